@@ -1,0 +1,20 @@
+"""Rigid-body dynamics of robot arms, computed recursively and batched over path samples.
+
+Models are immutable data (`RobotModel`); algorithms are free functions of (model, inputs) that accept
+a single configuration of shape (n,) or a batch of shape (N, n).
+"""
+
+from .model import ModelError, RobotModel, check_inertial
+from .forward_kinematics import forward_kinematics, frame_jacobian, frame_pose
+from .mass_matrix import mass_matrix
+from .gravity_torques import gravity_torques
+from .inverse_dynamics import friction_torques, inverse_dynamics
+from .christoffel import christoffel, coriolis_matrix
+from .path_coefficients import PathCoefficients, path_coefficients
+
+__all__ = [
+    "ModelError", "RobotModel", "check_inertial",
+    "forward_kinematics", "frame_pose", "frame_jacobian",
+    "mass_matrix", "gravity_torques", "inverse_dynamics", "friction_torques",
+    "christoffel", "coriolis_matrix", "path_coefficients", "PathCoefficients",
+]

@@ -1,0 +1,48 @@
+"""Forward kinematics: homogeneous poses of every body and of named frames, batched over samples."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._batch import as_batch, body_poses
+from .model import RobotModel
+
+
+def _homogeneous(R: np.ndarray, o: np.ndarray) -> np.ndarray:
+    T = np.zeros(R.shape[:-2] + (4, 4))
+    T[..., :3, :3] = R
+    T[..., :3, 3] = o
+    T[..., 3, 3] = 1.0
+    return T
+
+
+def forward_kinematics(robot: RobotModel, q) -> np.ndarray:
+    """Poses of all bodies in the base frame, shape (..., n, 4, 4) for q of shape (..., n)."""
+    q2, single = as_batch(robot, q, "q")
+    T = _homogeneous(*body_poses(robot, q2))
+    return T[0] if single else T
+
+
+def frame_pose(robot: RobotModel, q, frame: str | None = None) -> np.ndarray:
+    """Pose (..., 4, 4) of a named frame (a link or an extra frame; default the tool frame)."""
+    body, T_body = robot.frame(frame)
+    T = forward_kinematics(robot, q)[..., body, :, :]
+    return T @ T_body
+
+
+def frame_jacobian(robot: RobotModel, q, frame: str | None = None) -> np.ndarray:
+    """Geometric Jacobian (..., 6, n) of a frame's origin: rows (v; ω) in the base frame."""
+    from ._batch import world_quantities, cross
+    q2, single = as_batch(robot, q, "q")
+    body, T_body = robot.frame(frame)
+    W = world_quantities(robot, q2)
+    p = W.o[:, body] + W.R[:, body] @ T_body[:3, 3]
+    anc = robot.subtree_mask()[:, body]
+    J = np.zeros((q2.shape[0], 6, robot.n))
+    for j in np.flatnonzero(anc):
+        if robot.joint_types[j] == "prismatic":
+            J[:, :3, j] = W.z[:, j]
+        else:
+            J[:, :3, j] = cross(W.z[:, j], p - W.o[:, j])
+            J[:, 3:, j] = W.z[:, j]
+    return J[0] if single else J

@@ -1,0 +1,340 @@
+"""The robot model: plain, immutable data for a kinematic tree (Featherstone's spatial_v2 style).
+
+Body ``i`` is moved by joint ``i``; its parent body is ``parents[i]`` (``-1`` is the fixed base).
+The pose of body ``i`` in its parent's frame is
+
+    T_parent_i(q_i) = [R_i  p_i] · X_joint(q_i)
+                      [0    1  ]
+
+with ``(R_i, p_i)`` the joint placement and ``X_joint`` a rotation by ``q_i`` about ``axis_i``
+(revolute) or a translation by ``q_i`` along it (prismatic), ``axis_i`` expressed in body ``i``'s frame.
+Inertial data of body ``i`` (mass, centre of mass, inertia about the centre of mass) is in body ``i``'s
+frame. Extra named frames (tool flange, TCP, …) are fixed to a body by a 4×4 transform.
+
+Every array is copied and made read-only on construction; "changing" a model returns a new one
+(``with_limits``, ``with_payload``), so the same model can be shared between threads and plans.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+
+REVOLUTE = "revolute"
+PRISMATIC = "prismatic"
+JOINT_TYPES = (REVOLUTE, PRISMATIC)
+
+
+class ModelError(ValueError):
+    """A robot model, or an input given to a dynamics function, is invalid."""
+
+
+def _ro(a, dtype=float) -> np.ndarray:
+    a = np.array(a, dtype=dtype, copy=True)
+    a.setflags(write=False)
+    return a
+
+
+def _vector(name: str, value, n: int, default: float | None, *, allow_inf: bool = True) -> np.ndarray:
+    if value is None:
+        if default is None:
+            raise ModelError(f"{name}: required")
+        value = np.full(n, default)
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim == 0:
+        arr = np.full(n, float(arr))
+    if arr.shape != (n,):
+        raise ModelError(f"{name}: expected {n} values, got shape {arr.shape}")
+    if np.isnan(arr).any() or (not allow_inf and not np.isfinite(arr).all()):
+        raise ModelError(f"{name}: values must be finite numbers, got {arr.tolist()}")
+    return _ro(arr)
+
+
+@dataclass(frozen=True, eq=False)
+class RobotModel:
+    """Kinematic tree with inertial data, limits and friction. See the module docstring for frames."""
+
+    name: str
+    joint_names: tuple[str, ...]
+    link_names: tuple[str, ...]
+    parents: np.ndarray            # (n,) int, parents[i] < i, -1 for the base
+    joint_types: tuple[str, ...]   # "revolute" | "prismatic"
+    placement_rotations: np.ndarray    # (n, 3, 3) R_i: joint frame in the parent body frame
+    placement_translations: np.ndarray  # (n, 3)   p_i
+    axes: np.ndarray               # (n, 3) unit joint axis in the body frame
+    masses: np.ndarray             # (n,)
+    coms: np.ndarray               # (n, 3) centre of mass in the body frame
+    inertias: np.ndarray           # (n, 3, 3) inertia about the centre of mass, body axes
+    q_min: np.ndarray
+    q_max: np.ndarray
+    qd_max: np.ndarray             # inf where unlimited
+    qdd_max: np.ndarray            # inf where unlimited
+    tau_max: np.ndarray            # inf where unlimited
+    coulomb: np.ndarray            # Coulomb friction torque/force per joint (>= 0)
+    viscous: np.ndarray            # viscous friction coefficient per joint (>= 0)
+    gravity: np.ndarray            # (3,) in the base frame, m/s²
+    base_name: str = "base"
+    frame_names: tuple[str, ...] = ()          # extra frames fixed to bodies
+    frame_bodies: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    frame_transforms: np.ndarray = field(default_factory=lambda: np.zeros((0, 4, 4)))
+    tool_frame: str | None = None  # default frame for payloads and Cartesian paths
+    rated_payload: float | None = None   # kg, manufacturer's rating (None: unknown)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def create(
+        cls,
+        *,
+        name: str,
+        parents,
+        joint_types,
+        placement_rotations,
+        placement_translations,
+        axes,
+        masses,
+        coms,
+        inertias,
+        joint_names=None,
+        link_names=None,
+        q_min=None,
+        q_max=None,
+        qd_max=None,
+        qdd_max=None,
+        tau_max=None,
+        coulomb=None,
+        viscous=None,
+        gravity=(0.0, 0.0, -9.81),
+        base_name: str = "base",
+        frames: dict | None = None,
+        tool_frame: str | None = None,
+        rated_payload: float | None = None,
+    ) -> "RobotModel":
+        """Build and validate a model; every per-joint array has length n = len(parents).
+
+        ``frames`` maps a frame name to ``(body name or index, 4×4 transform in that body)``.
+        Axes are normalised. Missing limits mean unlimited (±inf), missing friction means zero.
+        """
+        parents = np.asarray(parents)
+        if parents.ndim != 1 or parents.size == 0:
+            raise ModelError("parents: expected a non-empty 1-D list of parent indices")
+        n = parents.size
+        joint_names = tuple(joint_names or (f"joint{i + 1}" for i in range(n)))
+        link_names = tuple(link_names or (f"link{i + 1}" for i in range(n)))
+        axes = np.array(axes, dtype=float).reshape(n, 3)
+        norms = np.linalg.norm(axes, axis=1)
+        for i in range(n):
+            if not np.isfinite(norms[i]) or norms[i] < 1e-12:
+                raise ModelError(f"joint '{joint_names[i]}': axis must be a non-zero finite vector, got {axes[i].tolist()}")
+        axes = axes / norms[:, None]
+        frames = dict(frames or {})
+        names, bodies, transforms = [], [], []
+        for fname, (body, T) in frames.items():
+            if isinstance(body, str):
+                if body not in link_names:
+                    raise ModelError(f"frame '{fname}': unknown body '{body}'")
+                body = link_names.index(body)
+            names.append(fname)
+            bodies.append(int(body))
+            transforms.append(np.asarray(T, dtype=float).reshape(4, 4))
+        model = cls(
+            name=name,
+            joint_names=joint_names,
+            link_names=link_names,
+            parents=_ro(parents, int),
+            joint_types=tuple(joint_types),
+            placement_rotations=_ro(np.asarray(placement_rotations, float).reshape(n, 3, 3)),
+            placement_translations=_ro(np.asarray(placement_translations, float).reshape(n, 3)),
+            axes=_ro(axes),
+            masses=_vector("masses", masses, n, None),
+            coms=_ro(np.asarray(coms, float).reshape(n, 3)),
+            inertias=_ro(np.asarray(inertias, float).reshape(n, 3, 3)),
+            q_min=_vector("q_min", q_min, n, -np.inf),
+            q_max=_vector("q_max", q_max, n, np.inf),
+            qd_max=_vector("qd_max", qd_max, n, np.inf),
+            qdd_max=_vector("qdd_max", qdd_max, n, np.inf),
+            tau_max=_vector("tau_max", tau_max, n, np.inf),
+            coulomb=_vector("coulomb", coulomb, n, 0.0, allow_inf=False),
+            viscous=_vector("viscous", viscous, n, 0.0, allow_inf=False),
+            gravity=_ro(np.asarray(gravity, float).reshape(3)),
+            base_name=base_name,
+            frame_names=tuple(names),
+            frame_bodies=_ro(np.asarray(bodies, dtype=int).reshape(-1), int),
+            frame_transforms=_ro(np.asarray(transforms, dtype=float).reshape(-1, 4, 4)),
+            tool_frame=tool_frame,
+            rated_payload=rated_payload,
+        )
+        return model
+
+    def __post_init__(self):
+        _validate(self)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def n(self) -> int:
+        return int(self.parents.size)
+
+    @property
+    def is_serial(self) -> bool:
+        return bool(np.all(self.parents == np.arange(-1, self.n - 1)))
+
+    @property
+    def all_revolute(self) -> bool:
+        return all(t == REVOLUTE for t in self.joint_types)
+
+    def replace(self, **changes) -> "RobotModel":
+        """A new model with some fields replaced (validated again)."""
+        for key in ("q_min", "q_max", "qd_max", "qdd_max", "tau_max", "coulomb", "viscous", "masses"):
+            if key in changes:
+                changes[key] = _vector(key, changes[key], self.n, None, allow_inf=key not in ("coulomb", "viscous", "masses"))
+        for key in ("coms", "inertias", "gravity", "placement_rotations", "placement_translations"):
+            if key in changes:
+                changes[key] = _ro(changes[key])
+        return dataclasses.replace(self, **changes)
+
+    def with_limits(self, *, q_min=None, q_max=None, qd_max=None, qdd_max=None, tau_max=None) -> "RobotModel":
+        """New model with other limits; a scalar applies to every joint, None keeps the current value."""
+        given = dict(q_min=q_min, q_max=q_max, qd_max=qd_max, qdd_max=qdd_max, tau_max=tau_max)
+        return self.replace(**{k: v for k, v in given.items() if v is not None})
+
+    def joint_index(self, name: str) -> int:
+        try:
+            return self.joint_names.index(name)
+        except ValueError:
+            raise ModelError(f"joint '{name}': no such joint in robot '{self.name}'") from None
+
+    def frame(self, name: str | None = None) -> tuple[int, np.ndarray]:
+        """``(body index, 4×4 transform in that body)`` of a named frame (a link name, an extra frame,
+        or ``None`` for the tool frame)."""
+        if name is None:
+            name = self.tool_frame if self.tool_frame is not None else self.link_names[-1]
+        if name in self.frame_names:
+            k = self.frame_names.index(name)
+            return int(self.frame_bodies[k]), np.array(self.frame_transforms[k])
+        if name in self.link_names:
+            return self.link_names.index(name), np.eye(4)
+        known = ", ".join(self.link_names + self.frame_names)
+        raise ModelError(f"frame '{name}': unknown frame of robot '{self.name}' (known: {known})")
+
+    def subtree_mask(self) -> np.ndarray:
+        """``A[j, i]`` is True when body ``j`` is body ``i`` or one of its ancestors."""
+        n = self.n
+        A = np.zeros((n, n), dtype=bool)
+        for i in range(n):
+            j = i
+            while j >= 0:
+                A[j, i] = True
+                j = self.parents[j]
+        return A
+
+    def __repr__(self) -> str:
+        kinds = "".join("R" if t == REVOLUTE else "P" for t in self.joint_types)
+        return f"RobotModel({self.name!r}, n={self.n}, joints={kinds}, serial={self.is_serial})"
+
+
+def _validate(m: RobotModel) -> None:
+    n = m.parents.size
+    per_joint = {
+        "joint_names": len(m.joint_names), "link_names": len(m.link_names), "joint_types": len(m.joint_types),
+        "placement_rotations": m.placement_rotations.shape[0], "placement_translations": m.placement_translations.shape[0],
+        "axes": m.axes.shape[0], "masses": m.masses.shape[0], "coms": m.coms.shape[0], "inertias": m.inertias.shape[0],
+    }
+    for key, size in per_joint.items():
+        if size != n:
+            raise ModelError(f"{key}: expected {n} entries (one per joint), got {size}")
+    if len(set(m.joint_names)) != n:
+        raise ModelError(f"joint_names: duplicate names in {list(m.joint_names)}")
+    if len(set(m.link_names)) != n or m.base_name in m.link_names:
+        raise ModelError(f"link_names: duplicate names in {[m.base_name, *m.link_names]}")
+    for i in range(n):
+        if not (-1 <= m.parents[i] < i):
+            raise ModelError(f"joint '{m.joint_names[i]}': parent index {m.parents[i]} must come before the joint "
+                             f"(parents before children, -1 for the base)")
+        if m.joint_types[i] not in JOINT_TYPES:
+            raise ModelError(f"joint '{m.joint_names[i]}': unknown joint type '{m.joint_types[i]}' (use revolute or prismatic)")
+    for key in ("placement_rotations", "placement_translations", "axes", "coms", "inertias", "gravity"):
+        if not np.isfinite(getattr(m, key)).all():
+            raise ModelError(f"{key}: values must be finite numbers")
+    R = m.placement_rotations
+    err = np.abs(np.einsum("nij,nkj->nik", R, R) - np.eye(3)).max(axis=(1, 2))
+    for i in np.flatnonzero((err > 1e-9) | (np.linalg.det(R) < 0)):
+        raise ModelError(f"joint '{m.joint_names[i]}': placement rotation is not a proper rotation matrix")
+    if np.abs(np.linalg.norm(m.axes, axis=1) - 1).max() > 1e-9:
+        raise ModelError("axes: joint axes must be unit vectors (use RobotModel.create to normalise)")
+    for i in range(n):
+        check_inertial(f"link '{m.link_names[i]}'", m.masses[i], m.inertias[i])
+        if m.q_min[i] > m.q_max[i]:
+            raise ModelError(f"joint '{m.joint_names[i]}': q_min {m.q_min[i]} is above q_max {m.q_max[i]}")
+        for key in ("qd_max", "qdd_max", "tau_max"):
+            if not getattr(m, key)[i] > 0:
+                raise ModelError(f"joint '{m.joint_names[i]}': {key} must be positive, got {getattr(m, key)[i]}")
+        for key in ("coulomb", "viscous"):
+            if getattr(m, key)[i] < 0:
+                raise ModelError(f"joint '{m.joint_names[i]}': {key} friction must be >= 0, got {getattr(m, key)[i]}")
+    for k, name in enumerate(m.frame_names):
+        if not (0 <= m.frame_bodies[k] < n):
+            raise ModelError(f"frame '{name}': body index {m.frame_bodies[k]} out of range")
+        T = m.frame_transforms[k]
+        if not np.isfinite(T).all() or np.abs(T[:3, :3] @ T[:3, :3].T - np.eye(3)).max() > 1e-9:
+            raise ModelError(f"frame '{name}': transform is not a finite rigid transform")
+    if m.tool_frame is not None and m.tool_frame not in m.frame_names + m.link_names:
+        raise ModelError(f"tool_frame: unknown frame '{m.tool_frame}'")
+    if m.rated_payload is not None and not m.rated_payload >= 0:
+        raise ModelError(f"rated_payload: must be >= 0 kg, got {m.rated_payload}")
+
+
+def check_inertial(where: str, mass: float, inertia: np.ndarray, tol: float = 1e-9) -> None:
+    """Physical consistency of a rigid body's mass and inertia about its centre of mass.
+
+    Mass positive (or exactly zero for a massless body, whose inertia must then be zero); inertia
+    symmetric, positive semi-definite, principal moments satisfying the triangle inequality
+    I_a + I_b >= I_c (the density cannot be negative)."""
+    I = np.asarray(inertia, dtype=float)
+    if not np.isfinite(mass) or not np.isfinite(I).all():
+        raise ModelError(f"{where}: mass and inertia must be finite numbers")
+    if mass < 0:
+        raise ModelError(f"{where}: mass must be positive (or 0 for a massless link), got {mass}")
+    scale = max(float(np.abs(I).max()), 1e-12)
+    if np.abs(I - I.T).max() > tol * scale:
+        raise ModelError(f"{where}: inertia must be symmetric, got {I.tolist()}")
+    if mass == 0:
+        if np.abs(I).max() > 0:
+            raise ModelError(f"{where}: a massless link must have zero inertia")
+        return
+    ev = np.linalg.eigvalsh(0.5 * (I + I.T))
+    if ev[0] < -tol * scale:
+        raise ModelError(f"{where}: inertia must be positive semi-definite, principal moments {ev.tolist()}")
+    if ev[0] + ev[1] < ev[2] - tol * scale:
+        raise ModelError(f"{where}: principal moments {ev.tolist()} violate the triangle inequality I1 + I2 >= I3")
+
+
+# Builders live in their own files; they are exposed as class methods for the public API.
+def _from_mdh(cls, *args, **kwargs):
+    """Model from a modified (Craig) DH table; see `dynamics.builders.from_mdh`."""
+    from .builders import from_mdh
+    return from_mdh(*args, **kwargs)
+
+
+def _from_dh(cls, *args, **kwargs):
+    """Model from a standard DH table; see `dynamics.builders.from_dh`."""
+    from .builders import from_dh
+    return from_dh(*args, **kwargs)
+
+
+def _from_urdf(cls, path, locked_joints=None, **kwargs):
+    """Model from a URDF file; see `dynamics.urdf.from_urdf`."""
+    from .urdf import from_urdf
+    return from_urdf(path, locked_joints=locked_joints, **kwargs)
+
+
+def _with_payload(self, payload, frame=None, **kwargs):
+    """New model with a carried object merged into the body holding `frame`; see `dynamics.payload`."""
+    from .payload import with_payload
+    return with_payload(self, payload, frame=frame, **kwargs)
+
+
+RobotModel.from_mdh = classmethod(_from_mdh)
+RobotModel.from_dh = classmethod(_from_dh)
+RobotModel.from_urdf = classmethod(_from_urdf)
+RobotModel.with_payload = _with_payload

@@ -1,0 +1,38 @@
+"""Path coefficients of the dynamics along q(θ) (Safeea eq. 5, 32–34):
+
+    τ = m̃ θ̈ + c̃ θ̇² + d̃,   m̃ = M q′,   c̃_k = Σ_j a_kj q″_j + Σ_ij c^k_ij q′_i q′_j,   d̃ = g + F_c sign(q′)
+
+with M and the Christoffel symbols c^k_ij computed recursively at every sample. Viscous friction
+F_v q′ θ̇ is not of this form (it is linear in θ̇); the planner adds it separately.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ._batch import same_batch, world_quantities
+from .christoffel import christoffel_world
+from .gravity_torques import gravity_torques_world
+from .mass_matrix import composite_inertias, mass_matrix_world
+from .model import RobotModel
+
+
+class PathCoefficients(NamedTuple):
+    m: np.ndarray   # (..., n)
+    c: np.ndarray   # (..., n)
+    d: np.ndarray   # (..., n)
+
+
+def path_coefficients(robot: RobotModel, q, dq, ddq) -> PathCoefficients:
+    """m̃, c̃, d̃ at path samples q(θ), q′ = dq/dθ, q″ = d²q/dθ², each of shape (..., n)."""
+    (q2, dq2, ddq2), single = same_batch(robot, q, ("dq", dq), ("ddq", ddq))
+    W = world_quantities(robot, q2)
+    M = mass_matrix_world(robot, W)
+    C = christoffel_world(robot, W)
+    m = np.einsum("nkj,nj->nk", M, dq2)
+    c = np.einsum("nkj,nj->nk", M, ddq2) + np.einsum("nkij,ni,nj->nk", C, dq2, dq2, optimize=True)  # eq. 32
+    d = gravity_torques_world(robot, W) + robot.coulomb * np.sign(dq2)
+    out = PathCoefficients(m, c, d)
+    return PathCoefficients(*(x[0] for x in out)) if single else out

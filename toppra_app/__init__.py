@@ -1,0 +1,1 @@
+"""Time-optimal path parameterisation with full rigid-body dynamics (convex, cvxpy)."""
