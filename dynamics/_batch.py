@@ -88,7 +88,7 @@ def body_poses(robot: RobotModel, q: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 def world_quantities(robot: RobotModel, q: np.ndarray) -> World:
     R, o = body_poses(robot, q)
-    z = np.einsum("nkij,kj->nki", R, robot.axes)
-    c = o + np.einsum("nkij,kj->nki", R, robot.coms)
-    inertia = np.einsum("nkij,kjl,nkml->nkim", R, robot.inertias, R)
+    z = (R @ robot.axes[:, :, None])[..., 0]
+    c = o + (R @ robot.coms[:, :, None])[..., 0]
+    inertia = R @ robot.inertias @ np.swapaxes(R, -1, -2)
     return World(R, o, z, c, inertia)

@@ -35,45 +35,65 @@ from ._batch import World, as_batch, cross, world_quantities
 from .model import PRISMATIC, RobotModel
 
 
+def _cross(a, b):
+    """Cross product of component-first arrays: a, b of shape (3, ...) (broadcasting)."""
+    return np.stack((a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]))
+
+
 def christoffel_world(robot: RobotModel, W: World) -> np.ndarray:
     N, n = W.z.shape[:2]
     anc = robot.subtree_mask()                           # anc[a, b]: a is b or an ancestor of b
     prism = np.array([t == PRISMATIC for t in robot.joint_types])
-    revolute = ~prism
-    # pairs (j, i) whose rotations both act (h and the revolute-revolute f) / revolute j, prismatic i
-    rr = anc & revolute[:, None] & revolute[None, :]
-    rp = anc & revolute[:, None] & prism[None, :] & ~np.eye(n, dtype=bool)
-    eye = np.eye(3)
-    trI = np.einsum("nkii->nk", W.inertia)
-    L = trI[..., None, None] * eye - 2.0 * W.inertia                     # eq. 16, world axes
-    F_acc = np.zeros((N, n, n, n, 3))                    # Σ_children F^c, per body
-    H_acc = np.zeros((N, n, n, n, 3))                    # Σ_children (H^c + l × F^c), per body
-    C = np.zeros((N, n, n, n))                           # C[:, k, j, i] = c^k_ji (j ancestor of i)
+    # The pairs (j, i) with j ancestor-or-self of i, sorted by i: for a serial chain the pairs that
+    # act on link k (i ancestor-or-self of k) are then a prefix of the list.
+    jj, ii = np.nonzero(anc.T)[::-1]
+    order = np.lexsort((jj, ii))
+    jj, ii = jj[order], ii[order]
+    P = jj.size
+    rev_j, rev_i = ~prism[jj], ~prism[ii]
+    w_rr = (rev_j & rev_i).astype(float)[:, None]                      # both rotate
+    w_rp = (rev_j & prism[ii] & (jj != ii)).astype(float)[:, None]     # revolute j, prismatic i
+    # sample axis last and components first (3, ..., N): contiguous, cross products are cheap
+    z = np.transpose(W.z, (2, 1, 0))                     # k_j, (3, n, N)
+    o = np.transpose(W.o, (2, 1, 0))
+    c = np.transpose(W.c, (2, 1, 0))
+    inertia = np.transpose(W.inertia, (1, 2, 3, 0))      # (n, 3, 3, N)
+    trI = np.einsum("kaan->kn", inertia)
+    out = np.zeros((n, P, N))                            # out[k, p] = c^k_{j_p i_p}
+    pending = {}                                         # body -> (Σ_children F^c, Σ_children H^c + l × F^c)
     for k in range(n - 1, -1, -1):
-        b = k + 1                                        # ancestors of k have indices <= k
-        z = W.z[:, :b]                                   # k_j of the joints that can drive link k
-        act = anc[:b, k]                                 # ... and those that really do
-        pC = W.c[:, k, None, :] - W.o[:, :b]             # p_Cki
-        mask_rr = (rr[:b, :b] & act[None, :])[None, :, :, None]
-        mask_rp = (rp[:b, :b] & act[None, :])[None, :, :, None]
-        # eq. 27 (and eq. 10 for j = i): m_k k_j × (k_i × p_Cki)
-        f = robot.masses[k] * cross(z[:, :, None, :], cross(z, pC)[:, None, :, :]) * mask_rr
-        f += robot.masses[k] * cross(z[:, :, None, :], z[:, None, :, :]) * mask_rp
-        # eq. 26 (and eq. 15 for j = i): ½ (L_k k_j) × k_i
-        Lz = np.einsum("nab,njb->nja", L[:, k], z)
-        h = 0.5 * cross(Lz[:, :, None, :], z[:, None, :, :]) * mask_rr
-        F = F_acc[:, k]
-        H = H_acc[:, k]
-        F[:, :b, :b] += f                                                     # eq. 28
-        H[:, :b, :b] += h + cross((W.c[:, k] - W.o[:, k])[:, None, None, :], f)  # eq. 29
-        C[:, k] = np.einsum("na,njia->nji", W.z[:, k], F if prism[k] else H)   # eq. 30
+        act = anc[ii, k]                                 # pairs whose joint i drives link k
+        cnt = int(act.sum())
+        sel = slice(0, cnt) if act[:cnt].all() else np.flatnonzero(act)
+        F, H = pending.pop(k, (None, None))
+        if F is None:
+            F = np.zeros((3, P, N))
+            H = np.zeros((3, P, N))
+        if robot.masses[k] > 0 and cnt:
+            j, i = jj[sel], ii[sel]
+            zj, zi = z[:, j], z[:, i]
+            # eq. 27 (eq. 10 for j = i): f = m_k k_j × (k_i × p_Cki); revolute j, prismatic i: m_k k_j × k_i
+            f = robot.masses[k] * (_cross(zj, _cross(zi, c[:, k, None] - o[:, i])) * w_rr[sel]
+                                   + _cross(zj, zi) * w_rp[sel])
+            # eq. 16: L_k = R_k (tr(I) 1 − 2 I) R_kᵀ;  eq. 26 (eq. 15 for j = i): h = ½ (L_k k_j) × k_i
+            Lzj = trI[k] * zj - 2.0 * np.einsum("abn,bpn->apn", inertia[k], zj)
+            h = 0.5 * _cross(Lzj, zi) * w_rr[sel]
+            F[:, sel] += f                                                         # eq. 28
+            H[:, sel] += h + _cross((c[:, k] - o[:, k])[:, None], f)               # eq. 29
+        out[k] = np.einsum("an,apn->pn", z[:, k], F if prism[k] else H)             # eq. 30
         p = robot.parents[k]
         if p >= 0:
-            F_acc[:, p] += F
-            H_acc[:, p] += H + cross((W.o[:, k] - W.o[:, p])[:, None, None, :], F)   # l_k × F^{k+1}
-    # keep the pairs with j ancestor-or-self of i, then symmetrise c^k_ij = c^k_ji
-    C *= anc[None, None]
-    return C + np.swapaxes(C, -1, -2) - C * np.eye(n)
+            H = H + _cross((o[:, k] - o[:, p])[:, None], F)                        # l × F^{k+1}
+            if p in pending:
+                pending[p][0].__iadd__(F)
+                pending[p][1].__iadd__(H)
+            else:
+                pending[p] = (F, H)
+    C = np.zeros((N, n, n, n))
+    vals = np.transpose(out, (2, 0, 1))                  # (N, n, P)
+    C[:, :, jj, ii] = vals                               # c^k_ji, and by symmetry c^k_ij
+    C[:, :, ii, jj] = vals
+    return C
 
 
 def christoffel(robot: RobotModel, q) -> np.ndarray:
@@ -90,3 +110,61 @@ def coriolis_matrix(robot: RobotModel, q, qd) -> np.ndarray:
     (q2, qd2), single = same_batch(robot, q, ("qd", qd))
     C = np.einsum("nkij,ni->nkj", christoffel_world(robot, world_quantities(robot, q2)), qd2)
     return C[0] if single else C
+
+
+def christoffel_quadratic_world(robot: RobotModel, W: World, v: np.ndarray) -> np.ndarray:
+    """Σ_ij c^k_ij v_i v_j (N, n) by the same recursion (eq. 26–30) with the quadratic form taken
+    before the backward pass instead of after it.
+
+    The recursion is linear in (f, h), so weighting each pair's (f^k_ji, h^k_ji) by its coefficient
+    in Σ_ij c^k_ij v_i v_j (v_j v_i for j = i, 2 v_j v_i for j ≠ i) and summing over pairs first gives
+    the same torques. For link k the pair sum collapses to one sum over its driving joints i:
+
+        Σ_{j ⪯ i} w_ji k_j = v_i (2 Ω_i + v_i k_i),   Ω_i = Σ_{j ≺ i, revolute} v_j k_j
+
+    (Ω_i: angular velocity of joint i's parent body), so the cost is O(n²) per sample instead of
+    O(n³). This is what `path_coefficients` uses for c̃ (eq. 32) with v = q′.
+    """
+    N, n = W.z.shape[:2]
+    anc = robot.subtree_mask()
+    prism = np.array([t == PRISMATIC for t in robot.joint_types])
+    z = np.transpose(W.z, (2, 1, 0))                     # (3, n, N)
+    o = np.transpose(W.o, (2, 1, 0))
+    c = np.transpose(W.c, (2, 1, 0))
+    inertia = np.transpose(W.inertia, (1, 2, 3, 0))
+    trI = np.einsum("kaan->kn", inertia)
+    vT = v.T                                             # (n, N)
+    vz = z * vT                                          # v_j k_j
+    Omega = np.zeros((3, n, N))                          # Ω_i
+    for i in range(n):
+        p = robot.parents[i]
+        if p >= 0:
+            Omega[:, i] = Omega[:, p] + (0.0 if prism[p] else vz[:, p])
+    rot = ~prism
+    # weighted "j side" of every pair ending at a revolute i, and at a prismatic i (rev. j only)
+    Wj_rev = (2.0 * Omega + vz) * (vT * rot[:, None])              # v_i (2Ω_i + v_i k_i)
+    Wj_pri = 2.0 * Omega * (vT * prism[:, None])                     # 2 v_i Ω_i
+    tau = np.zeros((n, N))
+    pending = {}
+    for k in range(n - 1, -1, -1):
+        F, H = pending.pop(k, (np.zeros((3, N)), np.zeros((3, N))))
+        if robot.masses[k] > 0:
+            i = np.flatnonzero(anc[:, k])
+            zi = z[:, i]
+            f = robot.masses[k] * (_cross(Wj_rev[:, i], _cross(zi, c[:, k, None] - o[:, i]))
+                                   + _cross(Wj_pri[:, i], zi)).sum(axis=1)           # eq. 27
+            Wr = Wj_rev[:, i]
+            IW = sum(inertia[k, :, b, None, :] * Wr[b] for b in range(3))
+            LW = trI[k] * Wr - 2.0 * IW
+            h = 0.5 * _cross(LW, zi).sum(axis=1)                                      # eq. 26
+            F = F + f                                                                 # eq. 28
+            H = H + h + _cross(c[:, k] - o[:, k], f)                                  # eq. 29
+        tau[k] = np.einsum("an,an->n", z[:, k], F if prism[k] else H)                 # eq. 30
+        p = robot.parents[k]
+        if p >= 0:
+            H = H + _cross(o[:, k] - o[:, p], F)
+            if p in pending:
+                pending[p] = (pending[p][0] + F, pending[p][1] + H)
+            else:
+                pending[p] = (F, H)
+    return tau.T

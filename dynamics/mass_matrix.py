@@ -20,9 +20,9 @@ def composite_inertias(robot: RobotModel, W: World):
     origin Σ (I_c + m [c]ᵀ[c]) (N, n, 3, 3), accumulated from the leaves towards the base."""
     m = np.broadcast_to(robot.masses, W.c.shape[:2]).copy()
     h = W.c * robot.masses[:, None]
-    cc = np.einsum("nki,nki->nk", W.c, W.c)
+    cc = (W.c * W.c).sum(axis=-1)
     J = W.inertia + robot.masses[:, None, None] * (
-        cc[..., None, None] * np.eye(3) - np.einsum("nki,nkj->nkij", W.c, W.c))
+        cc[..., None, None] * np.eye(3) - W.c[..., :, None] * W.c[..., None, :])
     for k in range(robot.n - 1, -1, -1):
         p = robot.parents[k]
         if p >= 0:
@@ -49,10 +49,10 @@ def mass_matrix_world(robot: RobotModel, W: World) -> np.ndarray:
     S = motion_subspaces(robot, W)
     w, v = S[..., :3], S[..., 3:]
     # F_i = I^c_i S_i:  moment J ω + h × v,  force m v + ω × h
-    moment = np.einsum("nkij,nkj->nki", J, w) + cross(h, v)
+    moment = (J @ w[..., None])[..., 0] + cross(h, v)
     force = m[..., None] * v + cross(w, h)
     F = np.concatenate((moment, force), axis=-1)
-    M = np.einsum("nja,nia->nji", S, F)          # S_j · F_i for all pairs
+    M = S @ np.swapaxes(F, -1, -2)               # S_j · F_i for all pairs
     anc = robot.subtree_mask()                   # anc[j, i]: j is i or an ancestor of i
     upper = np.where(anc, M, 0.0)
     return upper + np.swapaxes(upper, -1, -2) - upper * np.eye(robot.n)

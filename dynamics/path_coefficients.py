@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._batch import same_batch, world_quantities
-from .christoffel import christoffel_world
+from .christoffel import christoffel_quadratic_world, christoffel_world
 from .gravity_torques import gravity_torques_world
 from .mass_matrix import composite_inertias, mass_matrix_world
 from .model import RobotModel
@@ -25,14 +25,24 @@ class PathCoefficients(NamedTuple):
     d: np.ndarray   # (..., n)
 
 
-def path_coefficients(robot: RobotModel, q, dq, ddq) -> PathCoefficients:
-    """m̃, c̃, d̃ at path samples q(θ), q′ = dq/dθ, q″ = d²q/dθ², each of shape (..., n)."""
+def path_coefficients(robot: RobotModel, q, dq, ddq, *, method: str = "contracted") -> PathCoefficients:
+    """m̃, c̃, d̃ at path samples q(θ), q′ = dq/dθ, q″ = d²q/dθ², each of shape (..., n).
+
+    ``method="full"`` forms all Christoffel symbols c^k_ij (O(n³) per sample) and contracts them
+    with q′ as written in eq. 32; ``"contracted"`` (default) runs the same recursion with the
+    contraction moved inside it (O(n²), see `christoffel_quadratic_world`). Both agree to rounding.
+    """
+    if method not in ("contracted", "full"):
+        raise ValueError(f"method: expected 'contracted' or 'full', got {method!r}")
     (q2, dq2, ddq2), single = same_batch(robot, q, ("dq", dq), ("ddq", ddq))
     W = world_quantities(robot, q2)
     M = mass_matrix_world(robot, W)
-    C = christoffel_world(robot, W)
     m = np.einsum("nkj,nj->nk", M, dq2)
-    c = np.einsum("nkj,nj->nk", M, ddq2) + np.einsum("nkij,ni,nj->nk", C, dq2, dq2, optimize=True)  # eq. 32
+    if method == "full":
+        quad = np.einsum("nkij,ni,nj->nk", christoffel_world(robot, W), dq2, dq2, optimize=True)
+    else:
+        quad = christoffel_quadratic_world(robot, W, dq2)
+    c = np.einsum("nkj,nj->nk", M, ddq2) + quad                     # eq. 32
     d = gravity_torques_world(robot, W) + robot.coulomb * np.sign(dq2)
     out = PathCoefficients(m, c, d)
     return PathCoefficients(*(x[0] for x in out)) if single else out
