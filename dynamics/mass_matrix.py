@@ -44,8 +44,8 @@ def motion_subspaces(robot: RobotModel, W: World) -> np.ndarray:
     return S
 
 
-def mass_matrix_world(robot: RobotModel, W: World) -> np.ndarray:
-    m, h, J = composite_inertias(robot, W)
+def mass_matrix_world(robot: RobotModel, W: World, composites=None) -> np.ndarray:
+    m, h, J = composites if composites is not None else composite_inertias(robot, W)
     S = motion_subspaces(robot, W)
     w, v = S[..., :3], S[..., 3:]
     # F_i = I^c_i S_i:  moment J ω + h × v,  force m v + ω × h

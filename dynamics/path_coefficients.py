@@ -36,13 +36,14 @@ def path_coefficients(robot: RobotModel, q, dq, ddq, *, method: str = "contracte
         raise ValueError(f"method: expected 'contracted' or 'full', got {method!r}")
     (q2, dq2, ddq2), single = same_batch(robot, q, ("dq", dq), ("ddq", ddq))
     W = world_quantities(robot, q2)
-    M = mass_matrix_world(robot, W)
+    composites = composite_inertias(robot, W)
+    M = mass_matrix_world(robot, W, composites)
     m = np.einsum("nkj,nj->nk", M, dq2)
     if method == "full":
         quad = np.einsum("nkij,ni,nj->nk", christoffel_world(robot, W), dq2, dq2, optimize=True)
     else:
         quad = christoffel_quadratic_world(robot, W, dq2)
     c = np.einsum("nkj,nj->nk", M, ddq2) + quad                     # eq. 32
-    d = gravity_torques_world(robot, W) + robot.coulomb * np.sign(dq2)
+    d = gravity_torques_world(robot, W, composites) + robot.coulomb * np.sign(dq2)
     out = PathCoefficients(m, c, d)
     return PathCoefficients(*(x[0] for x in out)) if single else out
