@@ -62,33 +62,66 @@ class World(NamedTuple):
     inertia: np.ndarray  # inertia about the COM, world axes (N, n, 3, 3)
 
 
-def body_poses(robot: RobotModel, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Forward recursion over the tree: world rotation (N, n, 3, 3) and origin (N, n, 3) of every body.
+class WorldT(NamedTuple):
+    """The same quantities with the body axis first and the sample axis last, (n, ..., N): the
+    layout the recursive algorithms use, so every per-body operation is a few contiguous vector ops."""
+    R: np.ndarray        # (n, 3, 3, N)
+    o: np.ndarray        # (n, 3, N)
+    z: np.ndarray        # (n, 3, N)
+    c: np.ndarray        # (n, 3, N)
+    inertia: np.ndarray  # (n, 3, 3, N)
 
-    T_world_i = T_world_parent(i) · [R_i, p_i] · X_joint_i(q_i)."""
+
+def _skew(a: np.ndarray) -> np.ndarray:
+    x, y, z = a
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+
+
+def world_quantities_t(robot: RobotModel, q: np.ndarray) -> WorldT:
+    """Forward recursion over the tree, T_world_i = T_world_parent(i) · [R_i, p_i] · X_joint_i(q_i).
+
+    A revolute joint's rotation Rot(a, q) = 1 + sin q K + (1 − cos q) K² (Rodrigues, K = [a]×), so
+    R_i = A + sin q (A K) + (1 − cos q)(A K²) with A = R_parent R_i: only products with constant
+    3×3 matrices, no batched 3×3 matrix products."""
     N, n = q.shape
-    R = np.empty((N, n, 3, 3))
-    o = np.empty((N, n, 3))
+    qT = q.T
+    R = np.empty((n, 3, 3, N))
+    o = np.empty((n, 3, N))
+    z = np.empty((n, 3, N))
+    c = np.empty((n, 3, N))
+    inertia = np.empty((n, 3, 3, N))
     for i in range(n):
         p = robot.parents[i]
+        R_pl, p_pl, axis = robot.placement_rotations[i], robot.placement_translations[i], robot.axes[i]
         if p < 0:
-            Rp, op = np.broadcast_to(np.eye(3), (N, 3, 3)), np.zeros((N, 3))
+            A = np.repeat(R_pl[:, :, None], N, axis=2)
+            oi = np.repeat(p_pl[:, None], N, axis=1)
         else:
-            Rp, op = R[:, p], o[:, p]
-        Rj = Rp @ robot.placement_rotations[i]
-        oj = op + Rp @ robot.placement_translations[i]
+            A = np.einsum("abn,bc->acn", R[p], R_pl)
+            oi = o[p] + np.einsum("abn,b->an", R[p], p_pl)
+        z[i] = np.einsum("abn,b->an", A, axis)
         if robot.joint_types[i] == PRISMATIC:
-            R[:, i] = Rj
-            o[:, i] = oj + q[:, i, None] * (Rj @ robot.axes[i])
+            R[i] = A
+            o[i] = oi + qT[i] * z[i]
         else:
-            R[:, i] = Rj @ axis_rotation(robot.axes[i], q[:, i])
-            o[:, i] = oj
-    return R, o
+            K = _skew(axis)
+            B = np.einsum("abn,bc->acn", A, K)
+            R[i] = A + np.sin(qT[i]) * B + (1.0 - np.cos(qT[i])) * np.einsum("abn,bc->acn", B, K)
+            o[i] = oi
+        c[i] = o[i] + np.einsum("abn,b->an", R[i], robot.coms[i])
+        RI = np.einsum("abn,bc->acn", R[i], robot.inertias[i])
+        inertia[i] = sum(RI[:, None, k] * R[i][None, :, k] for k in range(3))      # R I Rᵀ
+    return WorldT(R, o, z, c, inertia)
+
+
+def body_poses(robot: RobotModel, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """World rotation (N, n, 3, 3) and origin (N, n, 3) of every body."""
+    W = world_quantities(robot, q)
+    return W.R, W.o
 
 
 def world_quantities(robot: RobotModel, q: np.ndarray) -> World:
-    R, o = body_poses(robot, q)
-    z = (R @ robot.axes[:, :, None])[..., 0]
-    c = o + (R @ robot.coms[:, :, None])[..., 0]
-    inertia = R @ robot.inertias @ np.swapaxes(R, -1, -2)
-    return World(R, o, z, c, inertia)
+    """`world_quantities_t` with the sample axis first (views, no copy)."""
+    T = world_quantities_t(robot, q)
+    return World(np.moveaxis(T.R, -1, 0), np.moveaxis(T.o, -1, 0), np.moveaxis(T.z, -1, 0),
+                 np.moveaxis(T.c, -1, 0), np.moveaxis(T.inertia, -1, 0))

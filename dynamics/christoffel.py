@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._batch import World, as_batch, cross, world_quantities
+from ._batch import WorldT, as_batch, world_quantities_t
 from .model import PRISMATIC, RobotModel
 
 
@@ -40,8 +40,8 @@ def _cross(a, b):
     return np.stack((a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]))
 
 
-def christoffel_world(robot: RobotModel, W: World) -> np.ndarray:
-    N, n = W.z.shape[:2]
+def christoffel_world(robot: RobotModel, W: WorldT) -> np.ndarray:
+    n, N = W.z.shape[0], W.z.shape[-1]
     anc = robot.subtree_mask()                           # anc[a, b]: a is b or an ancestor of b
     prism = np.array([t == PRISMATIC for t in robot.joint_types])
     # The pairs (j, i) with j ancestor-or-self of i, sorted by i: for a serial chain the pairs that
@@ -54,10 +54,10 @@ def christoffel_world(robot: RobotModel, W: World) -> np.ndarray:
     w_rr = (rev_j & rev_i).astype(float)[:, None]                      # both rotate
     w_rp = (rev_j & prism[ii] & (jj != ii)).astype(float)[:, None]     # revolute j, prismatic i
     # sample axis last and components first (3, ..., N): contiguous, cross products are cheap
-    z = np.transpose(W.z, (2, 1, 0))                     # k_j, (3, n, N)
-    o = np.transpose(W.o, (2, 1, 0))
-    c = np.transpose(W.c, (2, 1, 0))
-    inertia = np.transpose(W.inertia, (1, 2, 3, 0))      # (n, 3, 3, N)
+    z = np.swapaxes(W.z, 0, 1)                           # k_j, (3, n, N)
+    o = np.swapaxes(W.o, 0, 1)
+    c = np.swapaxes(W.c, 0, 1)
+    inertia = W.inertia                                  # (n, 3, 3, N)
     trI = np.einsum("kaan->kn", inertia)
     out = np.zeros((n, P, N))                            # out[k, p] = c^k_{j_p i_p}
     pending = {}                                         # body -> (Σ_children F^c, Σ_children H^c + l × F^c)
@@ -100,7 +100,7 @@ def christoffel(robot: RobotModel, q) -> np.ndarray:
     """Christoffel symbols C[..., k, i, j] = c^k_ij, so that the Coriolis and centrifugal torques are
     τ_k = Σ_ij C[k, i, j] q̇_i q̇_j. Shape (..., n, n, n)."""
     q2, single = as_batch(robot, q, "q")
-    C = christoffel_world(robot, world_quantities(robot, q2))
+    C = christoffel_world(robot, world_quantities_t(robot, q2))
     return C[0] if single else C
 
 
@@ -108,11 +108,11 @@ def coriolis_matrix(robot: RobotModel, q, qd) -> np.ndarray:
     """Christoffel-consistent Coriolis matrix C(q, q̇)_kj = Σ_i c^k_ij q̇_i (so Ṁ − 2C is skew)."""
     from ._batch import same_batch
     (q2, qd2), single = same_batch(robot, q, ("qd", qd))
-    C = np.einsum("nkij,ni->nkj", christoffel_world(robot, world_quantities(robot, q2)), qd2)
+    C = np.einsum("nkij,ni->nkj", christoffel_world(robot, world_quantities_t(robot, q2)), qd2)
     return C[0] if single else C
 
 
-def christoffel_quadratic_world(robot: RobotModel, W: World, v: np.ndarray) -> np.ndarray:
+def christoffel_quadratic_world(robot: RobotModel, W: WorldT, v: np.ndarray) -> np.ndarray:
     """Σ_ij c^k_ij v_i v_j (N, n) by the same recursion (eq. 26–30) with the quadratic form taken
     before the backward pass instead of after it.
 
@@ -125,13 +125,13 @@ def christoffel_quadratic_world(robot: RobotModel, W: World, v: np.ndarray) -> n
     (Ω_i: angular velocity of joint i's parent body), so the cost is O(n²) per sample instead of
     O(n³). This is what `path_coefficients` uses for c̃ (eq. 32) with v = q′.
     """
-    N, n = W.z.shape[:2]
+    n, N = W.z.shape[0], W.z.shape[-1]
     anc = robot.subtree_mask()
     prism = np.array([t == PRISMATIC for t in robot.joint_types])
-    z = np.transpose(W.z, (2, 1, 0))                     # (3, n, N)
-    o = np.transpose(W.o, (2, 1, 0))
-    c = np.transpose(W.c, (2, 1, 0))
-    inertia = np.transpose(W.inertia, (1, 2, 3, 0))
+    z = np.swapaxes(W.z, 0, 1)                           # (3, n, N)
+    o = np.swapaxes(W.o, 0, 1)
+    c = np.swapaxes(W.c, 0, 1)
+    inertia = W.inertia
     trI = np.einsum("kaan->kn", inertia)
     vT = v.T                                             # (n, N)
     vz = z * vT                                          # v_j k_j

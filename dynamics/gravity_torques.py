@@ -8,24 +8,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._batch import World, as_batch, cross, world_quantities
-from .mass_matrix import composite_inertias
+from ._batch import WorldT, as_batch, world_quantities_t
+from .mass_matrix import composite_inertias, cross3
 from .model import PRISMATIC, RobotModel
 
 
-def gravity_torques_world(robot: RobotModel, W: World, composites=None) -> np.ndarray:
+def gravity_torques_world(robot: RobotModel, W: WorldT, composites=None) -> np.ndarray:
+    """g with the sample axis first, (N, n)."""
     m, h, _ = composites if composites is not None else composite_inertias(robot, W)
     weight = -robot.gravity                                   # force needed to hold 1 kg still
-    moment = cross(h - m[..., None] * W.o, np.broadcast_to(weight, W.o.shape))
-    force = m[..., None] * weight
+    lever = np.swapaxes(h - m[:, None] * W.o, 0, 1)           # Σ m_b (c_b − o_k), (3, n, N)
+    moment = np.swapaxes(cross3(lever, weight[:, None, None]), 0, 1)
+    force = m[:, None] * weight[None, :, None]
     prism = np.array([t == PRISMATIC for t in robot.joint_types])
-    per_joint = np.where(prism[None, :, None], force, moment)
-    return np.einsum("nki,nki->nk", W.z, per_joint)
+    per_joint = np.where(prism[:, None, None], force, moment)
+    return (W.z * per_joint).sum(axis=1).T
 
 
 def gravity_torques(robot: RobotModel, q) -> np.ndarray:
     """Joint torques (forces) that hold the robot still against gravity, shape (..., n)."""
     q2, single = as_batch(robot, q, "q")
-    W = world_quantities(robot, q2)
-    g = gravity_torques_world(robot, W)
+    g = gravity_torques_world(robot, world_quantities_t(robot, q2))
     return g[0] if single else g

@@ -5,61 +5,71 @@ about the world origin) is its own plus its children's. Column i of M is then th
 F_i = I^c_i S_i needed to accelerate the composite body of subtree i along the joint's motion
 subspace S_i = (z_i, o_i × z_i) (revolute) or (0, z_i) (prismatic); M_ji = S_j · F_i for every
 ancestor j of i (Featherstone, Rigid Body Dynamics Algorithms, §6.2).
+
+Arrays use the layout of `WorldT`: body axis first, sample axis last.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._batch import World, as_batch, cross, world_quantities
+from ._batch import WorldT, as_batch, world_quantities_t
 from .model import PRISMATIC, RobotModel
 
 
-def composite_inertias(robot: RobotModel, W: World):
-    """Subtree mass (N, n), first moment Σ m c (N, n, 3) and rotational inertia about the world
-    origin Σ (I_c + m [c]ᵀ[c]) (N, n, 3, 3), accumulated from the leaves towards the base."""
-    m = np.broadcast_to(robot.masses, W.c.shape[:2]).copy()
-    h = W.c * robot.masses[:, None]
-    cc = (W.c * W.c).sum(axis=-1)
-    J = W.inertia + robot.masses[:, None, None] * (
-        cc[..., None, None] * np.eye(3) - W.c[..., :, None] * W.c[..., None, :])
+def cross3(a, b):
+    """Cross product of component-first arrays a, b of shape (3, ...) (broadcasting)."""
+    return np.stack((a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]))
+
+
+def composite_inertias(robot: RobotModel, W: WorldT):
+    """Subtree mass (n, N), first moment Σ m c (n, 3, N) and rotational inertia about the world
+    origin Σ (I_c + m [c]ᵀ[c]) (n, 3, 3, N), accumulated from the leaves towards the base."""
+    masses = robot.masses[:, None]
+    m = np.repeat(masses, W.c.shape[-1], axis=1)
+    h = W.c * masses[:, None]
+    cc = (W.c * W.c).sum(axis=1)                                   # (n, N)
+    J = W.inertia - masses[:, None, None] * (W.c[:, :, None] * W.c[:, None, :])
+    for a in range(3):
+        J[:, a, a] += robot.masses[:, None] * cc
     for k in range(robot.n - 1, -1, -1):
         p = robot.parents[k]
         if p >= 0:
-            m[:, p] += m[:, k]
-            h[:, p] += h[:, k]
-            J[:, p] += J[:, k]
+            m[p] += m[k]
+            h[p] += h[k]
+            J[p] += J[k]
     return m, h, J
 
 
-def motion_subspaces(robot: RobotModel, W: World) -> np.ndarray:
-    """World-frame joint motion subspaces S (N, n, 6) as (angular; linear at the world origin)."""
-    S = np.zeros(W.z.shape[:2] + (6,))
+def motion_subspaces(robot: RobotModel, W: WorldT) -> np.ndarray:
+    """World-frame joint motion subspaces S (n, 6, N) as (angular; linear at the world origin)."""
+    S = np.zeros((robot.n, 6, W.z.shape[-1]))
     for i in range(robot.n):
         if robot.joint_types[i] == PRISMATIC:
-            S[:, i, 3:] = W.z[:, i]
+            S[i, 3:] = W.z[i]
         else:
-            S[:, i, :3] = W.z[:, i]
-            S[:, i, 3:] = cross(W.o[:, i], W.z[:, i])
+            S[i, :3] = W.z[i]
+            S[i, 3:] = cross3(W.o[i], W.z[i])
     return S
 
 
-def mass_matrix_world(robot: RobotModel, W: World, composites=None) -> np.ndarray:
+def mass_matrix_world(robot: RobotModel, W: WorldT, composites=None) -> np.ndarray:
+    """M with the sample axis first, (N, n, n)."""
     m, h, J = composites if composites is not None else composite_inertias(robot, W)
     S = motion_subspaces(robot, W)
-    w, v = S[..., :3], S[..., 3:]
+    w, v = S[:, :3], S[:, 3:]                                     # (n, 3, N)
+    hT, wT, vT = (np.swapaxes(x, 0, 1) for x in (h, w, v))        # (3, n, N)
     # F_i = I^c_i S_i:  moment J ω + h × v,  force m v + ω × h
-    moment = (J @ w[..., None])[..., 0] + cross(h, v)
-    force = m[..., None] * v + cross(w, h)
-    F = np.concatenate((moment, force), axis=-1)
-    M = S @ np.swapaxes(F, -1, -2)               # S_j · F_i for all pairs
-    anc = robot.subtree_mask()                   # anc[j, i]: j is i or an ancestor of i
-    upper = np.where(anc, M, 0.0)
+    moment = (J * w[:, None, :, :]).sum(axis=2) + np.swapaxes(cross3(hT, vT), 0, 1)
+    force = m[:, None] * v + np.swapaxes(cross3(wT, hT), 0, 1)
+    F = np.concatenate((moment, force), axis=1)                   # (n, 6, N)
+    M = np.einsum("jan,ian->nji", S, F)                           # S_j · F_i for all pairs
+    upper = M * robot.subtree_mask()                              # keep j ancestor-or-self of i
     return upper + np.swapaxes(upper, -1, -2) - upper * np.eye(robot.n)
 
 
 def mass_matrix(robot: RobotModel, q) -> np.ndarray:
     """Joint-space inertia matrix M(q), shape (..., n, n)."""
     q2, single = as_batch(robot, q, "q")
-    M = mass_matrix_world(robot, world_quantities(robot, q2))
+    M = mass_matrix_world(robot, world_quantities_t(robot, q2))
     return M[0] if single else M
