@@ -10,13 +10,21 @@ from .model import RobotModel
 
 def random_robot(n: int, seed: int | np.random.Generator = 0, *, tree: bool = False,
                  prismatic: float = 0.0, name: str | None = None) -> RobotModel:
-    """A random kinematic chain (or tree when ``tree``) with n joints.
+    """A random kinematic chain (or tree when ``tree``, numbered in depth-first order) with n joints.
 
     Placements have random rotations and offsets up to ~0.3 m, axes are random unit vectors, masses
     in [0.5, 3] kg, inertias random rotations of principal moments that satisfy the triangle
     inequality. A fraction ``prismatic`` of the joints (in expectation) is prismatic."""
     rng = np.random.default_rng(seed)
-    parents = [-1 if i == 0 else (int(rng.integers(-1, i)) if tree else i - 1) for i in range(n)]
+    parents = [-1]
+    for i in range(1, n):
+        if tree:   # depth-first (pre-)order, as Pinocchio needs: the parent is on the path to body i-1
+            path = [i - 1]
+            while path[-1] >= 0:
+                path.append(parents[path[-1]])
+            parents.append(int(rng.choice(path)))
+        else:
+            parents.append(i - 1)
     rotations, inertias = [], []
     for _ in range(n):
         a = rng.normal(size=3)

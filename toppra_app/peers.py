@@ -14,6 +14,14 @@ def to_pinocchio(robot: RobotModel):
         import pinocchio as pin
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise RuntimeError("pinocchio is not installed: pip install -e '.[test]'") from exc
+    for i in range(1, robot.n):
+        # Pinocchio's algorithms assume depth-first numbering: each subtree is a contiguous range
+        k = i - 1
+        while k >= 0 and k != robot.parents[i]:
+            k = robot.parents[k]
+        if k != robot.parents[i]:
+            raise ValueError(f"robot '{robot.name}': joints are not numbered depth-first "
+                             f"(joint {i}'s parent {robot.parents[i]} is not on the path to joint {i - 1})")
     model = pin.Model()
     model.name = robot.name
     for i in range(robot.n):
