@@ -11,10 +11,11 @@ from .gravity_torques import gravity_torques
 from .inverse_dynamics import friction_torques, inverse_dynamics
 from .christoffel import christoffel, coriolis_matrix
 from .path_coefficients import PathCoefficients, path_coefficients
+from .robots import load_robot
 
 __all__ = [
     "ModelError", "RobotModel", "check_inertial",
     "forward_kinematics", "frame_pose", "frame_jacobian",
     "mass_matrix", "gravity_torques", "inverse_dynamics", "friction_torques",
-    "christoffel", "coriolis_matrix", "path_coefficients", "PathCoefficients",
+    "christoffel", "coriolis_matrix", "path_coefficients", "PathCoefficients", "load_robot",
 ]

@@ -8,38 +8,48 @@ from dynamics import RobotModel
 
 
 def to_pinocchio(robot: RobotModel):
-    """A `pinocchio.Model` with the same joints, placements, inertias and gravity as `robot`
-    (joint i of ours is Pinocchio joint i + 1). Needs the `pin` package (`pip install -e ".[test]"`)."""
+    """pinocchio Model with the same tree, placements, axes, inertias, gravity and named frames.
+
+    Any tree of revolute/prismatic joints with arbitrary axes (JointModel*Unaligned); pinocchio's joint
+    frame after the joint motion is placement · X_joint(q), as ours, and its body inertia is given
+    about the COM in the joint (= body) frame."""
     try:
         import pinocchio as pin
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise RuntimeError("pinocchio is not installed: pip install -e '.[test]'") from exc
-    for i in range(1, robot.n):
-        # Pinocchio's algorithms assume depth-first numbering: each subtree is a contiguous range
-        k = i - 1
-        while k >= 0 and k != robot.parents[i]:
-            k = robot.parents[k]
-        if k != robot.parents[i]:
-            raise ValueError(f"robot '{robot.name}': joints are not numbered depth-first "
-                             f"(joint {i}'s parent {robot.parents[i]} is not on the path to joint {i - 1})")
     model = pin.Model()
     model.name = robot.name
-    for i in range(robot.n):
-        axis = np.array(robot.axes[i], dtype=float)
-        if robot.joint_types[i] == "prismatic":
-            jm = pin.JointModelPrismaticUnaligned(axis)
-        else:
-            jm = pin.JointModelRevoluteUnaligned(axis)
-        placement = pin.SE3(np.array(robot.placement_rotations[i]), np.array(robot.placement_translations[i]))
-        jid = model.addJoint(int(robot.parents[i]) + 1, jm, placement, robot.joint_names[i])
-        inertia = pin.Inertia(float(robot.masses[i]), np.array(robot.coms[i]), np.array(robot.inertias[i]))
-        model.appendBodyToJoint(jid, inertia, pin.SE3.Identity())
-    model.gravity = pin.Motion(np.array(robot.gravity, dtype=float), np.zeros(3))
+    model.gravity = pin.Motion(np.asarray(robot.gravity, float), np.zeros(3))
+    # pinocchio's algorithms need every subtree contiguous in q (its CRBA uses nvSubtree), so joints
+    # are added depth-first; Pinocchio's joint order can then differ from ours (match by joint name).
+    children = {i: [c for c in range(robot.n) if robot.parents[c] == i] for i in range(-1, robot.n)}
+    order, stack = [], list(reversed(children[-1]))
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        stack.extend(reversed(children[i]))
+    jids = {}
+    for i in order:
+        axis = np.asarray(robot.axes[i], float)
+        jm = (pin.JointModelPrismaticUnaligned(axis) if robot.joint_types[i] == "prismatic"
+              else pin.JointModelRevoluteUnaligned(axis))
+        parent = 0 if robot.parents[i] < 0 else jids[robot.parents[i]]
+        placement = pin.SE3(np.asarray(robot.placement_rotations[i], float),
+                            np.asarray(robot.placement_translations[i], float))
+        jid = model.addJoint(parent, jm, placement, robot.joint_names[i])
+        model.appendBodyToJoint(jid, pin.Inertia(float(robot.masses[i]), np.asarray(robot.coms[i], float),
+                                                 np.asarray(robot.inertias[i], float)), pin.SE3.Identity())
+        model.addFrame(pin.Frame(robot.link_names[i], jid, pin.SE3.Identity(), pin.FrameType.BODY))
+        jids[i] = jid
+    for k, name in enumerate(robot.frame_names):
+        T = np.asarray(robot.frame_transforms[k], float)
+        model.addFrame(pin.Frame(name, jids[robot.frame_bodies[k]], pin.SE3(T[:3, :3], T[:3, 3]),
+                                 pin.FrameType.OP_FRAME))
     return model
 
 
 def pinocchio_christoffel(model, data, q: np.ndarray) -> np.ndarray:
-    """Christoffel symbols C[k, i, j] of a Pinocchio model at one configuration, from
+    """Christoffel symbols C[k, i, j] of a Pinocchio model (in its joint order) at one configuration, from
     `computeRNEADerivatives` with unit velocities: ∂τ_k/∂v_i at v = e_j equals 2 c^k_ij
     (gravity must be off in `model`). Pinocchio writes only the entries of ``dtau_dv`` that its
     tree's sparsity pattern allows, so the matrix is cleared before every call."""

@@ -1,0 +1,340 @@
+"""Robot models from URDF files (ROS Unified Robot Description Format), read with xml.etree.
+
+Supported joint types: revolute, continuous (no position limits), prismatic and fixed. The tree is
+walked depth-first from the root link, child joints in file order, so parents come before children.
+
+* Every revolute/continuous/prismatic joint that is not locked becomes a body of the model (named after
+  its child link). The URDF joint frame is ``parent link · origin(xyz, rpy)``; the child link frame
+  coincides with it, and the joint moves the child link about/along ``axis`` (default (1, 0, 0)),
+  given in that frame — exactly our placement · X_joint(q) convention.
+* A fixed joint, or a movable joint named in ``locked_joints`` (held at the given position), welds its
+  child link to the parent's body: the child's inertial data is merged into that body (masses add, the
+  COM is the mass-weighted mean, inertias are rotated into the body's axes and moved to the common COM
+  by the parallel-axis theorem), and the child link becomes a named frame of the body (e.g. ``tool0``,
+  ``panda_hand``). Links welded to the fixed root link are part of the base and are dropped.
+* ``<origin rpy>`` is roll-pitch-yaw about fixed axes: R = Rz(yaw) Ry(pitch) Rx(roll).
+* ``<inertial>``: ``<mass value>``, ``<origin>`` (the COM frame, whose axes the ``<inertia>`` tensor
+  is expressed in; the tensor is about the COM), ``<inertia ixx ixy ixz iyy iyz izz>`` (the matrix
+  entries). A link without ``<inertial>`` is massless.
+* ``<limit lower upper velocity effort>`` → q_min/q_max (continuous: unbounded), qd_max, tau_max;
+  ``<dynamics friction damping>`` → Coulomb / viscous friction.
+* ``<mimic>`` joints are not supported (lock them), nor are floating/planar joints or closed loops.
+
+Every problem raises `ModelError` with one line naming the file, the joint or link and the field.
+The default tool frame is the last frame welded by fixed joints to the last body (e.g. ``tool0`` or
+``panda_hand_tcp``), or the last body itself when it has none.
+"""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from .builders import homogeneous, rpy_matrix
+from .model import PRISMATIC, REVOLUTE, ModelError, RobotModel, check_inertial
+
+__all__ = ["from_urdf", "merge_inertials"]
+
+_MOVABLE = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
+_KNOWN = set(_MOVABLE) | {"fixed"}
+_UNSUPPORTED = {"floating", "planar"}
+
+
+class _Reader:
+    """Attribute parsing with error messages that name the file and the element."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def error(self, where: str, what: str) -> ModelError:
+        return ModelError(f"{self.path}: {where}: {what}")
+
+    def attr(self, elem, key: str, where: str, default=None, required: bool = True):
+        value = elem.get(key)
+        if value is None:
+            if required and default is None:
+                raise self.error(where, f"<{elem.tag}> is missing the attribute '{key}'")
+            return default
+        return value
+
+    def number(self, elem, key: str, where: str, default: float | None = None) -> float:
+        raw = self.attr(elem, key, where, default=None, required=default is None)
+        if raw is None:
+            return float(default)
+        try:
+            value = float(raw)
+        except ValueError:
+            raise self.error(where, f"<{elem.tag} {key}=\"{raw}\">: not a number") from None
+        if np.isnan(value):
+            raise self.error(where, f"<{elem.tag} {key}=\"{raw}\">: not a number")
+        return value
+
+    def vector(self, elem, key: str, where: str, default) -> np.ndarray:
+        raw = elem.get(key)
+        if raw is None:
+            return np.array(default, dtype=float)
+        parts = raw.split()
+        try:
+            values = [float(p) for p in parts]
+        except ValueError:
+            raise self.error(where, f"<{elem.tag} {key}=\"{raw}\">: not a list of numbers") from None
+        if len(values) != 3 or not np.isfinite(values).all():
+            raise self.error(where, f"<{elem.tag} {key}=\"{raw}\">: expected 3 finite numbers")
+        return np.array(values)
+
+    def origin(self, parent, where: str) -> np.ndarray:
+        el = parent.find("origin")
+        if el is None:
+            return np.eye(4)
+        xyz = self.vector(el, "xyz", where, (0.0, 0.0, 0.0))
+        rpy = self.vector(el, "rpy", where, (0.0, 0.0, 0.0))
+        return homogeneous(rpy_matrix(*rpy), xyz)
+
+    def child(self, elem, tag: str, where: str):
+        el = elem.find(tag)
+        if el is None:
+            raise self.error(where, f"missing <{tag}>")
+        return el
+
+
+def merge_inertials(parts):
+    """Combine rigid bodies [(mass, com (3,), inertia about com (3, 3))] given in one frame into one:
+    (mass, com, inertia about the combined com). Massless parts contribute nothing."""
+    parts = [(float(m), np.asarray(c, float), np.asarray(I, float)) for m, c, I in parts if m > 0]
+    if not parts:
+        return 0.0, np.zeros(3), np.zeros((3, 3))
+    mass = sum(m for m, _, _ in parts)
+    com = sum(m * c for m, c, _ in parts) / mass
+    inertia = np.zeros((3, 3))
+    for m, c, I in parts:
+        r = c - com
+        inertia += I + m * (r @ r * np.eye(3) - np.outer(r, r))     # parallel-axis theorem
+    return mass, com, 0.5 * (inertia + inertia.T)
+
+
+def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str | None = None,
+              gravity=(0.0, 0.0, -9.81)) -> RobotModel:
+    """Model from a URDF file; ``locked_joints`` maps joint names to the positions they are held at
+    (a list of names locks them at 0). See the module docstring for what is read and how."""
+    path = os.fspath(path)
+    rd = _Reader(path)
+    try:
+        root = ET.parse(path).getroot()
+    except FileNotFoundError:
+        raise ModelError(f"{path}: file not found") from None
+    except ET.ParseError as exc:
+        raise ModelError(f"{path}: not valid XML: {exc}") from None
+    except OSError as exc:
+        raise ModelError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if root.tag != "robot":
+        raise ModelError(f"{path}: the root element is <{root.tag}>, expected <robot>")
+
+    if locked_joints is None:
+        locked = {}
+    elif isinstance(locked_joints, dict):
+        locked = dict(locked_joints)
+    else:
+        locked = {str(j): 0.0 for j in locked_joints}
+
+    # ------------------------------------------------------------------ links
+    links: dict[str, tuple[float, np.ndarray, np.ndarray]] = {}   # name -> (mass, com, inertia) in link frame
+    order: list[str] = []
+    for el in root.findall("link"):
+        lname = rd.attr(el, "name", "<link>")
+        where = f"link '{lname}'"
+        if lname in links:
+            raise rd.error(where, "defined twice")
+        inertial = el.find("inertial")
+        if inertial is None:
+            links[lname] = (0.0, np.zeros(3), np.zeros((3, 3)))
+        else:
+            mass = rd.number(rd.child(inertial, "mass", where + " <inertial>"), "value", where + " <inertial>")
+            T = rd.origin(inertial, where + " <inertial>")
+            iel = rd.child(inertial, "inertia", where + " <inertial>")
+            entries = {k: rd.number(iel, k, where + " <inertial>") for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
+            I = np.array([[entries["ixx"], entries["ixy"], entries["ixz"]],
+                          [entries["ixy"], entries["iyy"], entries["iyz"]],
+                          [entries["ixz"], entries["iyz"], entries["izz"]]])
+            check_inertial(f"{path}: link '{lname}' <inertial>", mass, I)
+            R = T[:3, :3]
+            links[lname] = (mass, T[:3, 3].copy(), R @ I @ R.T)
+        order.append(lname)
+    if not links:
+        raise ModelError(f"{path}: no <link> elements")
+
+    # ------------------------------------------------------------------ joints
+    joints: dict[str, dict] = {}
+    child_of: dict[str, str] = {}       # child link -> joint name
+    children: dict[str, list[str]] = {lname: [] for lname in links}
+    for el in root.findall("joint"):
+        jname = rd.attr(el, "name", "<joint>")
+        where = f"joint '{jname}'"
+        if jname in joints:
+            raise rd.error(where, "defined twice")
+        jtype = rd.attr(el, "type", where)
+        if jtype in _UNSUPPORTED:
+            raise rd.error(where, f"joint type '{jtype}' is not supported "
+                                  f"(use revolute, continuous, prismatic or fixed)")
+        if jtype not in _KNOWN:
+            raise rd.error(where, f"unknown joint type '{jtype}' (use revolute, continuous, prismatic or fixed)")
+        parent = rd.attr(rd.child(el, "parent", where), "link", where)
+        child = rd.attr(rd.child(el, "child", where), "link", where)
+        for role, lname in (("parent", parent), ("child", child)):
+            if lname not in links:
+                raise rd.error(where, f"<{role} link=\"{lname}\">: no such link")
+        if child in child_of:
+            raise rd.error(where, f"link '{child}' is already the child of joint '{child_of[child]}' "
+                                  f"(closed kinematic loops are not supported)")
+        if parent == child:
+            raise rd.error(where, f"link '{child}' is its own parent (a loop)")
+        j = {"name": jname, "type": jtype, "parent": parent, "child": child,
+             "origin": rd.origin(el, where), "mimic": el.find("mimic") is not None}
+        if jtype in _MOVABLE:
+            axis_el = el.find("axis")
+            axis = rd.vector(axis_el, "xyz", where + " <axis>", (1.0, 0.0, 0.0)) if axis_el is not None \
+                else np.array([1.0, 0.0, 0.0])
+            if np.linalg.norm(axis) < 1e-12:
+                raise rd.error(where, f"<axis xyz=\"{axis_el.get('xyz')}\">: the axis must not be zero")
+            j["axis"] = axis / np.linalg.norm(axis)
+            lim = el.find("limit")
+            if lim is None and jtype != "continuous":
+                raise rd.error(where, f"missing <limit> (required for a {jtype} joint)")
+            if jtype == "continuous":
+                j["lower"], j["upper"] = -np.inf, np.inf
+            else:
+                j["lower"] = rd.number(lim, "lower", where + " <limit>", default=0.0)
+                j["upper"] = rd.number(lim, "upper", where + " <limit>", default=0.0)
+                if j["lower"] > j["upper"]:
+                    raise rd.error(where, f"<limit>: lower {j['lower']} is above upper {j['upper']}")
+            if lim is not None:
+                j["velocity"] = rd.number(lim, "velocity", where + " <limit>")
+                j["effort"] = rd.number(lim, "effort", where + " <limit>")
+                for key in ("velocity", "effort"):
+                    if not j[key] > 0:
+                        raise rd.error(where, f"<limit {key}=\"{lim.get(key)}\">: must be positive")
+            else:
+                j["velocity"] = j["effort"] = np.inf
+            dyn = el.find("dynamics")
+            j["coulomb"] = rd.number(dyn, "friction", where + " <dynamics>", default=0.0) if dyn is not None else 0.0
+            j["viscous"] = rd.number(dyn, "damping", where + " <dynamics>", default=0.0) if dyn is not None else 0.0
+            for key in ("coulomb", "viscous"):
+                if j[key] < 0:
+                    raise rd.error(where, f"<dynamics {'friction' if key == 'coulomb' else 'damping'}>: must be >= 0")
+        joints[jname] = j
+        child_of[child] = jname
+        children[parent].append(jname)
+
+    for jname, value in locked.items():
+        if jname not in joints:
+            raise ModelError(f"{path}: locked joint '{jname}' not found (joints: {', '.join(joints) or 'none'})")
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise ModelError(f"{path}: locked joint '{jname}': position {value!r} is not a number") from None
+        if not np.isfinite(v):
+            raise ModelError(f"{path}: locked joint '{jname}': position must be finite, got {value!r}")
+        locked[jname] = v
+
+    roots = [lname for lname in order if lname not in child_of]
+    if not roots:
+        raise ModelError(f"{path}: no root link: every link is the child of a joint (a loop)")
+    if len(roots) > 1:
+        raise ModelError(f"{path}: two or more root links ({', '.join(roots)}): links must form one tree "
+                         f"(every link but one must be the child of a joint)")
+    base = roots[0]
+
+    # ------------------------------------------------------------------ walk the tree
+    body_of = {base: -1}                  # link -> body index (-1: the fixed base)
+    T_in_body = {base: np.eye(4)}         # link frame in its body's frame
+    via_fixed = {base: True}              # reached from its body only through fixed joints
+    bodies: list[dict] = []
+    frames: list[tuple[str, int, np.ndarray, bool]] = []
+    visited = {base}
+    stack = list(reversed(children[base]))       # joints still to visit; popped in file order (pre-order)
+    while stack:
+        jname = stack.pop()
+        j = joints[jname]
+        p, c = j["parent"], j["child"]
+        where = f"joint '{jname}'"
+        if c in visited:
+            raise rd.error(where, f"link '{c}' is reached twice (a loop)")
+        visited.add(c)
+        b = body_of[p]
+        T_joint = T_in_body[p] @ j["origin"]
+        if j["type"] in _MOVABLE and jname not in locked:
+            if j["mimic"]:
+                raise rd.error(where, "<mimic> joints are not supported (lock the joint with locked_joints)")
+            bodies.append({"joint": j, "link": c, "parent": b, "placement": T_joint})
+            body_of[c], T_in_body[c], via_fixed[c] = len(bodies) - 1, np.eye(4), True
+        else:
+            X = np.eye(4)
+            if j["type"] in _MOVABLE:                 # locked joint: its child is welded at q = locked[j]
+                qv = locked[jname]
+                if j["type"] == "prismatic":
+                    X[:3, 3] = qv * j["axis"]
+                else:
+                    X = homogeneous(_axis_angle(j["axis"], qv))
+            body_of[c], T_in_body[c] = b, T_joint @ X
+            via_fixed[c] = via_fixed[p] and j["type"] == "fixed"
+            if b >= 0:
+                frames.append((c, b, T_in_body[c], via_fixed[c]))
+        stack.extend(reversed(children[c]))
+    unreached = [lname for lname in order if lname not in visited]
+    if unreached:
+        raise ModelError(f"{path}: links {', '.join(unreached)} are not connected to the root '{base}' "
+                         f"(a loop of joints)")
+    n = len(bodies)
+    if n == 0:
+        raise ModelError(f"{path}: no movable joints (all joints are fixed or locked)")
+
+    # ------------------------------------------------------------------ inertial data per body
+    parts: list[list] = [[] for _ in range(n)]
+    for lname in order:
+        b = body_of[lname]
+        if b < 0:
+            continue
+        m, c, I = links[lname]
+        T = T_in_body[lname]
+        parts[b].append((m, T[:3, :3] @ c + T[:3, 3], T[:3, :3] @ I @ T[:3, :3].T))
+    merged = [merge_inertials(p) for p in parts]
+
+    # ------------------------------------------------------------------ default tool frame
+    frame_dict = {fname: (b, T) for fname, b, T, _ in frames}
+    if tool_frame is None:
+        tips = [fname for fname, b, _, fixed in frames if b == n - 1 and fixed]
+        tool_frame = tips[-1] if tips else bodies[-1]["link"]
+    elif tool_frame not in frame_dict and tool_frame not in [bd["link"] for bd in bodies]:
+        raise ModelError(f"{path}: tool_frame '{tool_frame}': no such link on a moving body")
+
+    js = [bd["joint"] for bd in bodies]
+    try:
+        return RobotModel.create(
+            name=name or root.get("name") or os.path.splitext(os.path.basename(path))[0],
+            parents=[bd["parent"] for bd in bodies],
+            joint_types=[_MOVABLE[j["type"]] for j in js],
+            placement_rotations=[bd["placement"][:3, :3] for bd in bodies],
+            placement_translations=[bd["placement"][:3, 3] for bd in bodies],
+            axes=[j["axis"] for j in js],
+            masses=[m for m, _, _ in merged],
+            coms=[c for _, c, _ in merged],
+            inertias=[I for _, _, I in merged],
+            joint_names=[j["name"] for j in js],
+            link_names=[bd["link"] for bd in bodies],
+            base_name=base,
+            q_min=[j["lower"] for j in js], q_max=[j["upper"] for j in js],
+            qd_max=[j["velocity"] for j in js], tau_max=[j["effort"] for j in js],
+            coulomb=[j["coulomb"] for j in js], viscous=[j["viscous"] for j in js],
+            gravity=gravity,
+            frames=frame_dict,
+            tool_frame=tool_frame,
+        )
+    except ModelError as exc:
+        raise ModelError(f"{path}: {exc}") from None
+
+
+def _axis_angle(axis: np.ndarray, angle: float) -> np.ndarray:
+    x, y, z = axis
+    K = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+    return np.eye(3) + np.sin(angle) * K + (1.0 - np.cos(angle)) * (K @ K)

@@ -1,0 +1,119 @@
+"""Our recursive dynamics against pinocchio, on URDF robots loaded by both libraries, on the built-in
+robots and on random trees converted to pinocchio models (relative error ≤ 1e-9)."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+pin = pytest.importorskip("pinocchio")
+
+import dynamics as dyn  # noqa: E402
+from dynamics.robots import load_robot  # noqa: E402
+from dynamics.urdf import from_urdf  # noqa: E402
+from conftest import (PANDA_FINGERS, PinReference, assert_rel, random_robots, random_states,  # noqa: E402
+                      to_pinocchio)
+
+TOL = 1e-9
+
+
+def compare_all(robot, ref: PinReference, N=4, seed=0, frames=True):
+    q, qd, qdd = random_states(robot, N, seed)
+    # batched (N, n) and single (n,) inputs
+    for qq, qqd, qqdd in ((q, qd, qdd), (q[0], qd[0], qdd[0])):
+        M = ref.mass_matrix(qq)
+        m_scale = np.abs(M).max()       # C (same units as M) and g may vanish identically
+        assert_rel(dyn.mass_matrix(robot, qq), M, TOL, "M")
+        assert_rel(dyn.gravity_torques(robot, qq), ref.gravity(qq), TOL, "g", scale=9.81 * m_scale)
+        assert_rel(dyn.inverse_dynamics(robot, qq, qqd, qqdd), ref.rnea(qq, qqd, qqdd), TOL, "rnea",
+                   scale=m_scale)
+        assert_rel(dyn.christoffel(robot, qq), ref.christoffel(qq), TOL, "christoffel", scale=m_scale)
+    if frames:
+        names = list(robot.link_names) + list(robot.frame_names)
+        T = dyn.forward_kinematics(robot, q)
+        for s in range(N):
+            expected = ref.frame_poses(q[s], names)
+            for name in names:
+                body, X = robot.frame(name)
+                assert_rel(T[s, body] @ X, expected[name], TOL, f"pose of {name}")
+                assert_rel(dyn.frame_pose(robot, q[s], name), expected[name], TOL, f"frame_pose {name}")
+
+
+def test_christoffel_formula_from_rnea_derivatives():
+    """The oracle itself: Σ_ij C[k,i,j] v_i v_j from ½∂τ/∂v equals pinocchio's RNEA at a = 0, no gravity."""
+    robot = load_robot("panda")
+    ref = PinReference(to_pinocchio(robot), robot)
+    rng = np.random.default_rng(3)
+    q, v = rng.uniform(-2, 2, robot.n), rng.uniform(-2, 2, robot.n)
+    C = ref.christoffel(q)
+    assert np.allclose(C, np.swapaxes(C, 1, 2), atol=1e-12)
+    tau = pin.rnea(ref.free, ref.free_data, ref._pin(q), ref._pin(v), np.zeros(robot.n))
+    assert_rel(np.einsum("kij,i,j->k", C, v, v), ref._ours(tau), 1e-12, "C v v vs rnea")
+
+
+# ------------------------------------------------------------------------------ URDFs, both parsers
+def test_panda_urdf_with_locked_fingers(panda_urdf):
+    robot = from_urdf(panda_urdf, locked_joints=PANDA_FINGERS)
+    full = pin.buildModelFromUrdf(panda_urdf)
+    q_ref = pin.neutral(full)
+    lock = []
+    for name, value in PANDA_FINGERS.items():
+        jid = full.getJointId(name)
+        q_ref[full.joints[jid].idx_q] = value
+        lock.append(jid)
+    reduced = pin.buildReducedModel(full, lock, q_ref)
+    assert robot.n == reduced.nq == 7
+    assert {"panda_link8", "panda_hand", "panda_hand_tcp", "panda_leftfinger", "panda_rightfinger"} <= set(robot.frame_names)
+    compare_all(robot, PinReference(reduced, robot), N=3, seed=1)
+    # limits and friction read from the file
+    assert robot.q_max[3] == pytest.approx(-0.0698) and robot.qd_max[6] == pytest.approx(2.61)
+    assert robot.tau_max[0] == 87.0 and robot.viscous[0] == pytest.approx(0.003)
+
+
+def test_ur5_urdf(ur5_urdf):
+    robot = from_urdf(ur5_urdf)
+    model = pin.buildModelFromUrdf(ur5_urdf)
+    assert robot.n == model.nq == 6
+    assert robot.base_name == "world" and robot.tool_frame == "tool0"
+    compare_all(robot, PinReference(model, robot), N=3, seed=2)
+
+
+def test_panda_builtin_matches_urdf_kinematics_and_links(panda_urdf):
+    """The MDH built-in and Franka's URDF share link frames; links 1-6 have the same inertial data (the
+    URDF's link 7 also carries the hand)."""
+    urdf = from_urdf(panda_urdf, locked_joints=PANDA_FINGERS)
+    builtin = load_robot("panda")
+    q = random_states(builtin, 5, 4)[0]
+    assert_rel(dyn.forward_kinematics(builtin, q), dyn.forward_kinematics(urdf, q), 1e-12, "link poses")
+    assert_rel(dyn.frame_pose(builtin, q, "flange"), dyn.frame_pose(urdf, q, "panda_link8"), 1e-12, "flange")
+    assert_rel(builtin.masses[:6], urdf.masses[:6], 1e-15)
+    assert_rel(builtin.coms[:6], urdf.coms[:6], 1e-15)
+    assert_rel(builtin.inertias[:6], urdf.inertias[:6], 1e-15)
+
+
+# ------------------------------------------------------------------------------ built-ins
+@pytest.mark.parametrize("name", ["iiwa7", "panda", "ur5e", "puma560", "planar4"])
+def test_builtin_against_pinocchio(name):
+    robot = load_robot(name)
+    compare_all(robot, PinReference(to_pinocchio(robot), robot), N=4, seed=5)
+
+
+# ------------------------------------------------------------------------------ random trees
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_robots(max_n=6))
+def test_random_trees_against_pinocchio(robot):
+    compare_all(robot, PinReference(to_pinocchio(robot), robot), N=2, seed=7)
+
+
+def test_tree_urdf_with_fixed_and_locked_joints(tmp_path):
+    """A small tree (fixed root chain, rotated inertial frames, prismatic branch, fixed tip) read by both."""
+    from test_urdf import _tree_urdf
+    path = _tree_urdf(tmp_path)
+    full = pin.buildModelFromUrdf(path)
+    compare_all(from_urdf(path), PinReference(full, from_urdf(path)), N=3, seed=8)
+    lock = {"j2": 0.8, "j4": 0.03}
+    q_ref = pin.neutral(full)
+    for name, value in lock.items():
+        q_ref[full.joints[full.getJointId(name)].idx_q] = value
+    reduced = pin.buildReducedModel(full, [full.getJointId(j) for j in lock], q_ref)
+    robot = from_urdf(path, locked_joints=lock)
+    compare_all(robot, PinReference(reduced, robot), N=3, seed=9)
