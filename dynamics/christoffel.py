@@ -118,51 +118,64 @@ def christoffel_quadratic_world(robot: RobotModel, W: WorldT, v: np.ndarray) -> 
 
     The recursion is linear in (f, h), so weighting each pair's (f^k_ji, h^k_ji) by its coefficient
     in Σ_ij c^k_ij v_i v_j (v_j v_i for j = i, 2 v_j v_i for j ≠ i) and summing over pairs first gives
-    the same torques. For link k the pair sum collapses to one sum over its driving joints i:
+    the same torques. For link k the pair sum collapses to one sum over its driving joints i ⪯ k:
 
-        Σ_{j ⪯ i} w_ji k_j = v_i (2 Ω_i + v_i k_i),   Ω_i = Σ_{j ≺ i, revolute} v_j k_j
+        a_i = Σ_{j ⪯ i} w_ji k_j = v_i (2 Ω_i + v_i k_i),   Ω_i = Σ_{j ≺ i, revolute} v_j k_j
 
-    (Ω_i: angular velocity of joint i's parent body), so the cost is O(n²) per sample instead of
-    O(n³). This is what `path_coefficients` uses for c̃ (eq. 32) with v = q′.
+    (Ω_i: angular velocity of joint i's parent body), and with a × (k × p) = k (a·p) − p (a·k) the
+    sums over i become prefix sums along the tree, G_k = Σ_{i ⪯ k} k_i a_iᵀ (3×3),
+    s_k = Σ a_i·k_i, u_k = Σ [k_i (a_i·o_i) − o_i (a_i·k_i)]:
+
+        Σ_i f^k_ji-terms = m_k (G_k c_k − s_k c_k − u_k)                   (eq. 27, summed)
+        Σ_i h^k_ji-terms = ½ Σ_i (L_k a_i) × k_i = ½ vee(L_k G_kᵀ)         (eq. 26, summed)
+
+    with vee(X) = (X_yz − X_zy, X_zx − X_xz, X_xy − X_yx). A prismatic joint i behind revolute
+    joints adds m_k Σ_i 2 v_i Ω_i × k_i to f. The cost is O(n) per sample (the full symbols are
+    O(n³)); this is what `path_coefficients` uses for c̃ (eq. 32) with v = q′.
     """
     n, N = W.z.shape[0], W.z.shape[-1]
-    anc = robot.subtree_mask()
     prism = np.array([t == PRISMATIC for t in robot.joint_types])
-    z = np.swapaxes(W.z, 0, 1)                           # (3, n, N)
-    o = np.swapaxes(W.o, 0, 1)
-    c = np.swapaxes(W.c, 0, 1)
-    inertia = W.inertia
-    trI = np.einsum("kaan->kn", inertia)
+    z, o, c, inertia = W.z, W.o, W.c, W.inertia          # (n, 3, N), (n, 3, 3, N)
     vT = v.T                                             # (n, N)
-    vz = z * vT                                          # v_j k_j
-    Omega = np.zeros((3, n, N))                          # Ω_i
+    G = np.empty((n, 3, 3, N))                           # G_k = Σ_{i ⪯ k} k_i a_iᵀ
+    s_ = np.empty((n, N))
+    u = np.empty((n, 3, N))                              # u_k, plus the prismatic term
+    Omega = np.zeros((n, 3, N))                          # angular velocity of the parent body
     for i in range(n):
         p = robot.parents[i]
         if p >= 0:
-            Omega[:, i] = Omega[:, p] + (0.0 if prism[p] else vz[:, p])
-    rot = ~prism
-    # weighted "j side" of every pair ending at a revolute i, and at a prismatic i (rev. j only)
-    Wj_rev = (2.0 * Omega + vz) * (vT * rot[:, None])              # v_i (2Ω_i + v_i k_i)
-    Wj_pri = 2.0 * Omega * (vT * prism[:, None])                     # 2 v_i Ω_i
+            Omega[i] = Omega[p] + (0.0 if prism[p] else vT[p] * z[p])
+        if prism[i]:
+            a = np.zeros((3, N))
+            du = -2.0 * vT[i] * _cross(Omega[i], z[i])                  # m_k 2 v_i Ω_i × k_i, moved into −u
+            dG, ds = 0.0, 0.0
+        else:
+            a = vT[i] * (2.0 * Omega[i] + vT[i] * z[i])
+            ds = (a * z[i]).sum(axis=0)
+            dG = z[i][:, None] * a[None, :]
+            du = z[i] * (a * o[i]).sum(axis=0) - o[i] * ds
+        G[i] = dG + (G[p] if p >= 0 else 0.0)
+        s_[i] = ds + (s_[p] if p >= 0 else 0.0)
+        u[i] = du + (u[p] if p >= 0 else 0.0)
+    trI = np.einsum("kaan->kn", inertia)
     tau = np.zeros((n, N))
     pending = {}
     for k in range(n - 1, -1, -1):
         F, H = pending.pop(k, (np.zeros((3, N)), np.zeros((3, N))))
         if robot.masses[k] > 0:
-            i = np.flatnonzero(anc[:, k])
-            zi = z[:, i]
-            f = robot.masses[k] * (_cross(Wj_rev[:, i], _cross(zi, c[:, k, None] - o[:, i]))
-                                   + _cross(Wj_pri[:, i], zi)).sum(axis=1)           # eq. 27
-            Wr = Wj_rev[:, i]
-            IW = sum(inertia[k, :, b, None, :] * Wr[b] for b in range(3))
-            LW = trI[k] * Wr - 2.0 * IW
-            h = 0.5 * _cross(LW, zi).sum(axis=1)                                      # eq. 26
-            F = F + f                                                                 # eq. 28
-            H = H + h + _cross(c[:, k] - o[:, k], f)                                  # eq. 29
-        tau[k] = np.einsum("an,an->n", z[:, k], F if prism[k] else H)                 # eq. 30
+            Gk = G[k]
+            f = robot.masses[k] * ((Gk * c[k][None, :]).sum(axis=1) - s_[k] * c[k] - u[k])   # eq. 27
+            L = -2.0 * inertia[k]
+            for a in range(3):
+                L[a, a] += trI[k]                                                          # eq. 16
+            X = np.einsum("qsn,rsn->qrn", L, Gk)                                           # L_k G_kᵀ
+            h = 0.5 * np.stack((X[1, 2] - X[2, 1], X[2, 0] - X[0, 2], X[0, 1] - X[1, 0]))    # eq. 26
+            F = F + f                                                                      # eq. 28
+            H = H + h + _cross(c[k] - o[k], f)                                             # eq. 29
+        tau[k] = (z[k] * (F if prism[k] else H)).sum(axis=0)                               # eq. 30
         p = robot.parents[k]
         if p >= 0:
-            H = H + _cross(o[:, k] - o[:, p], F)
+            H = H + _cross(o[k] - o[p], F)
             if p in pending:
                 pending[p] = (pending[p][0] + F, pending[p][1] + H)
             else:
