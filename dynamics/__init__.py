@@ -9,7 +9,12 @@ from .forward_kinematics import forward_kinematics, frame_jacobian, frame_pose
 from .mass_matrix import mass_matrix
 from .gravity_torques import gravity_torques
 from .inverse_dynamics import friction_torques, inverse_dynamics
-from .christoffel import christoffel, coriolis_matrix
+from .christoffel import christoffel
+from .coriolis_tree import coriolis_matrix, coriolis_matrix_tree
+from .christoffel_tree import christoffel_tree
+from .operational_space_inertia import operational_space_inertia, operational_space_inertia_inverse
+from .euler_zxz import EulerLink, EulerModel, euler_points, from_euler_zxz, to_robot_model, zxz_euler
+from .charmie import charmie, charmie_robot
 from .path_coefficients import PathCoefficients, path_coefficients
 from .robots import load_robot
 
@@ -18,4 +23,7 @@ __all__ = [
     "forward_kinematics", "frame_pose", "frame_jacobian",
     "mass_matrix", "gravity_torques", "inverse_dynamics", "friction_torques",
     "christoffel", "coriolis_matrix", "path_coefficients", "PathCoefficients", "load_robot",
+    "coriolis_matrix_tree", "christoffel_tree", "operational_space_inertia", "operational_space_inertia_inverse",
+    "EulerLink", "EulerModel", "euler_points", "from_euler_zxz", "to_robot_model", "zxz_euler",
+    "charmie", "charmie_robot",
 ]

@@ -104,14 +104,6 @@ def christoffel(robot: RobotModel, q) -> np.ndarray:
     return C[0] if single else C
 
 
-def coriolis_matrix(robot: RobotModel, q, qd) -> np.ndarray:
-    """Christoffel-consistent Coriolis matrix C(q, q̇)_kj = Σ_i c^k_ij q̇_i (so Ṁ − 2C is skew)."""
-    from ._batch import same_batch
-    (q2, qd2), single = same_batch(robot, q, ("qd", qd))
-    C = np.einsum("nkij,ni->nkj", christoffel_world(robot, world_quantities_t(robot, q2)), qd2)
-    return C[0] if single else C
-
-
 def christoffel_quadratic_world(robot: RobotModel, W: WorldT, v: np.ndarray) -> np.ndarray:
     """Σ_ij c^k_ij v_i v_j (N, n) by the same recursion (eq. 26–30) with the quadratic form taken
     before the backward pass instead of after it.

@@ -257,7 +257,14 @@ def _planar4() -> RobotModel:
     )
 
 
-_BUILDERS = {"iiwa7": _iiwa7, "panda": _panda, "ur5e": _ur5e, "puma560": _puma560, "planar4": _planar4}
+def _charmie() -> RobotModel:
+    """CHARMIE (Gonçalves et al. 2022, Table 2), kinematics only; see dynamics/charmie.py."""
+    from .charmie import charmie_robot
+    return charmie_robot()
+
+
+_BUILDERS = {"iiwa7": _iiwa7, "panda": _panda, "ur5e": _ur5e, "puma560": _puma560, "planar4": _planar4,
+             "charmie": _charmie}
 BUILTIN_ROBOTS = tuple(_BUILDERS)
 
 

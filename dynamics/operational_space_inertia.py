@@ -1,0 +1,145 @@
+"""Operational-space inertia of a branching robot with m operational points, by Chang & Khatib's
+recursive force-propagation algorithm (2000, Table 1): O(nm + m³), no joint-space inverse.
+
+Conventions (Chang & Khatib's "modified spatial notation"): spatial vectors put the **linear part
+first**, a = (v̇; ω̇), f = (f; N). Every body frame i has its origin at the joint origin o_i and
+**world-aligned axes**, so a transform only shifts the reference point: the force transform from
+frame i to frame h is ʰXᵢ = [[1, 0], [S(r), 1]] with r = o_i − o_h (eq. 2), accelerations go the
+other way with ʰXᵢᵀ (eq. 3–4). An operational point e is the origin of a named frame, with
+world-aligned axes; its 6 rows are (linear; angular), as in `frame_jacobian`, so that
+Λ⁻¹ = J M⁻¹ Jᵀ (eq. 14) with J the stacked `frame_jacobian`s.
+
+Table 1 (steps 1–6):
+    1. ʰXᵢ for every joint                                                            (eq. 2)
+    2. inward:  D_i = S_iᵀ I^A_i S_i,  S̄_i = D_i⁻¹ S_iᵀ I^A_i,  ʰLᵢ = ʰXᵢ [1 − S_i S̄_i]ᵀ  (eq. 8)
+               I^A_h = I_h + Σ_children ʰLᵢ I^A_i ʰLᵢᵀ                                   (eq. 10)
+    3. outward: V_ii = S_i D_i⁻¹ S_iᵀ + ʰLᵢᵀ V_hh ʰLᵢ,  V at the base = 0                 (eq. 24)
+    4. V_ij = (ʰL*ᵢ)ᵀ V_hh ʰL*ⱼ, h the nearest common ancestor, L* = Π L along the path  (eq. 26, 29)
+    5. Λ⁻¹_{e_a e_b} = ⁱXₑᵀ V_ij ʲXₑ (frames at the operational points)                 (eq. 22)
+    6. Λ = (Λ⁻¹)⁻¹                                                                      (eq. 17)
+
+Operational points may sit on any body (not only leaves): the recursions of steps 2–3 hold for every
+body, since a force on body i reaches the base only through joint i's articulated body.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._batch import as_batch, world_quantities
+from .model import PRISMATIC, ModelError, RobotModel
+
+
+def _shift(r: np.ndarray) -> np.ndarray:
+    """Force transform [[1, 0], [S(r), 1]] (..., 6, 6) from a frame at p + r to one at p (eq. 2)."""
+    X = np.zeros(r.shape[:-1] + (6, 6))
+    X[..., :3, :3] = np.eye(3)
+    X[..., 3:, 3:] = np.eye(3)
+    X[..., 3, 1], X[..., 3, 2], X[..., 4, 2] = -r[..., 2], r[..., 1], -r[..., 0]     # S(r), lower left
+    X[..., 4, 0], X[..., 5, 0], X[..., 5, 1] = r[..., 2], -r[..., 1], r[..., 0]
+    return X
+
+
+def _frames(robot: RobotModel, frames) -> list:
+    if frames is None or isinstance(frames, str):
+        frames = [frames]
+    out = [robot.frame(f) for f in frames]
+    if not out:
+        raise ModelError("frames: give at least one operational frame")
+    return out
+
+
+def operational_space_inertia_inverse(robot: RobotModel, q, frames=None) -> np.ndarray:
+    """Λ⁻¹ = J M⁻¹ Jᵀ (…, 6m, 6m) for the origins of the named frames (linear rows first, world
+    axes), by Table 1 steps 1–5. Always defined (positive semi-definite; singular when 6m > n or at
+    kinematic singularities)."""
+    q2, single = as_batch(robot, q, "q")
+    fr = _frames(robot, frames)
+    W = world_quantities(robot, q2)
+    N, n = q2.shape
+    parents = robot.parents
+    prism = np.array([t == PRISMATIC for t in robot.joint_types])
+    # motion subspaces at o_i, world axes, linear first: revolute (0; k), prismatic (k; 0)
+    S = np.concatenate((np.where(prism[:, None], W.z, 0.0), np.where(prism[:, None], 0.0, W.z)), axis=-1)
+    # step 1 (eq. 2): ʰXᵢ, r = o_i − o_h (h = base: the world origin)
+    o_parent = np.where((parents >= 0)[:, None], W.o[:, np.maximum(parents, 0)], 0.0)
+    X = _shift(W.o - o_parent)                                            # (N, n, 6, 6)
+    # body spatial inertias at o_i (eq. 1, 5): ⁱX_cᵢ diag(m 1, I_c) ⁱX_cᵢᵀ, c the centre of mass
+    Xc = _shift(W.c - W.o)
+    Ic = np.zeros((N, n, 6, 6))
+    Ic[..., :3, :3] = robot.masses[:, None, None] * np.eye(3)
+    Ic[..., 3:, 3:] = W.inertia
+    IA = Xc @ Ic @ np.swapaxes(Xc, -1, -2)
+    # step 2, inward: force propagators and articulated-body inertias (eq. 8, 10)
+    L = np.empty((N, n, 6, 6))
+    Dinv = np.empty((N, n))
+    for i in range(n - 1, -1, -1):
+        U = np.einsum("nab,nb->na", IA[:, i], S[:, i])                    # I^A_i S_i
+        D = np.einsum("na,na->n", S[:, i], U)                             # D_i = S_iᵀ I^A_i S_i
+        if not np.all(D > 1e-12 * max(1.0, np.abs(IA[:, i]).max())):
+            raise ModelError(f"joint '{robot.joint_names[i]}' of robot '{robot.name}' moves no mass: "
+                             "the joint-space inertia is singular")
+        Dinv[:, i] = 1.0 / D
+        P = np.eye(6) - S[:, i, :, None] * (U * Dinv[:, i, None])[:, None, :]   # 1 − S_i S̄_i
+        L[:, i] = X[:, i] @ np.swapaxes(P, -1, -2)                        # eq. 8
+        if parents[i] >= 0:
+            IA[:, parents[i]] += L[:, i] @ IA[:, i] @ np.swapaxes(L[:, i], -1, -2)   # eq. 10
+    # step 3, outward (eq. 24), only on the paths from the operational points to the base
+    on_path = np.zeros(n, dtype=bool)
+    for body, _ in fr:
+        while body >= 0:
+            on_path[body] = True
+            body = parents[body]
+    V = {}
+    for i in np.flatnonzero(on_path):
+        V[i] = S[:, i, :, None] * (S[:, i] * Dinv[:, i, None])[:, None, :]  # S_i D_i⁻¹ S_iᵀ
+        if parents[i] >= 0:
+            V[i] = V[i] + np.swapaxes(L[:, i], -1, -2) @ V[parents[i]] @ L[:, i]
+    # step 4 (eq. 26): compound propagators ʰL*_b from each operational body b to all its ancestors h
+    chains = []
+    for body, _ in fr:
+        G, b, Lstar = {body: None}, body, None                            # None: identity
+        while parents[b] >= 0:
+            Lstar = L[:, b] if Lstar is None else L[:, b] @ Lstar
+            b = parents[b]
+            G[b] = Lstar
+        chains.append(G)
+    # step 5 (eq. 22): frames at the operational points, e at p_e = o_i + R_i t, so r = R_i t
+    Xe = [_shift(W.R[:, body] @ T[:3, 3]) for body, T in fr]
+    m = len(fr)
+    Linv = np.zeros((N, 6 * m, 6 * m))
+    for a in range(m):
+        for b in range(a, m):
+            Ga, Gb = chains[a], chains[b]
+            common = set(Ga) & set(Gb)
+            if not common:                     # on different subtrees of the fixed base: decoupled
+                continue
+            h = max(common)                    # nearest common ancestor (indices grow along a path)
+            Vab = V[h]
+            if Ga[h] is not None:
+                Vab = np.swapaxes(Ga[h], -1, -2) @ Vab                    # eq. 29
+            if Gb[h] is not None:
+                Vab = Vab @ Gb[h]
+            blk = np.swapaxes(Xe[a], -1, -2) @ Vab @ Xe[b]                # eq. 22
+            Linv[:, 6 * a:6 * a + 6, 6 * b:6 * b + 6] = blk
+            Linv[:, 6 * b:6 * b + 6, 6 * a:6 * a + 6] = np.swapaxes(blk, -1, -2)
+    return Linv[0] if single else Linv
+
+
+def operational_space_inertia(robot: RobotModel, q, frames=None, *, rcond: float = 1e-12) -> np.ndarray:
+    """Operational-space inertia Λ (…, 6m, 6m) of the origins of the named frames (default: the
+    tool frame), rows (linear; angular) per frame in world axes: Λ = (J M⁻¹ Jᵀ)⁻¹, by Chang &
+    Khatib's Table 1 and a final symmetric inversion (step 6).
+
+    Λ exists only where Λ⁻¹ is invertible (6m ≤ n and no kinematic singularity): when the smallest
+    eigenvalue of Λ⁻¹ is below ``rcond`` times its largest (at any sample) a `ModelError` is
+    raised — use `operational_space_inertia_inverse` then."""
+    Linv = np.asarray(operational_space_inertia_inverse(robot, q, frames))
+    w, U = np.linalg.eigh(Linv)                                           # step 6, symmetric PSD
+    bad = w[..., 0] <= rcond * w[..., -1]
+    if np.any(bad):
+        where = "" if Linv.ndim == 2 else f" at sample {int(np.flatnonzero(bad)[0])}"
+        raise ModelError(f"operational space inertia of robot '{robot.name}' is singular{where} "
+                         f"({Linv.shape[-1]} task coordinates, {robot.n} joints); "
+                         "use operational_space_inertia_inverse")
+    return (U / w[..., None, :]) @ np.swapaxes(U, -1, -2)

@@ -1,0 +1,130 @@
+"""Chang & Khatib (2000): operational-space inertia of branching robots with m operational points,
+against (J M⁻¹ Jᵀ)⁻¹ from Pinocchio (crba, frame Jacobians in LOCAL_WORLD_ALIGNED: linear rows first)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dynamics
+from dynamics.model import ModelError
+from dynamics.operational_space_inertia import operational_space_inertia, operational_space_inertia_inverse
+from toppra_app.bench_trees import random_tree_robot
+
+pin = pytest.importorskip("pinocchio")
+from test_trees import erd_path, load_urdf_tree, robot_from_pinocchio  # noqa: E402
+
+
+def pin_inverse_osi(pmodel, q, frames):
+    """J M⁻¹ Jᵀ per sample from Pinocchio, J the stacked LOCAL_WORLD_ALIGNED frame Jacobians."""
+    data = pmodel.createData()
+    out = []
+    for qs in np.atleast_2d(q):
+        M = pin.crba(pmodel, data, qs)
+        M = np.triu(M) + np.triu(M, 1).T
+        pin.computeJointJacobians(pmodel, data, qs)
+        pin.updateFramePlacements(pmodel, data)
+        J = np.vstack([pin.getFrameJacobian(pmodel, data, pmodel.getFrameId(f), pin.LOCAL_WORLD_ALIGNED)
+                       for f in frames])
+        out.append(J @ np.linalg.solve(M, J.T))
+    return np.array(out)
+
+
+@pytest.fixture(scope="module")
+def panda():
+    """Panda URDF with both finger joints free: a tree (the fingers branch at the hand) with
+    prismatic joints, n = 9."""
+    pmodel = pin.buildModelFromUrdf(erd_path("panda_description/urdf/panda.urdf"))
+    return robot_from_pinocchio(pmodel, "panda9"), pmodel
+
+
+def _q(robot, N=4, seed=0):
+    rng = np.random.default_rng(seed)
+    lo = np.maximum(robot.q_min, -2.5)
+    hi = np.minimum(robot.q_max, 2.5)
+    return rng.uniform(lo, hi, (N, robot.n))
+
+
+def test_panda_single_point_lambda(panda):
+    robot, pmodel = panda
+    q = _q(robot)
+    ref = np.linalg.inv(pin_inverse_osi(pmodel, q, ["panda_hand_tcp"]))
+    Lam = operational_space_inertia(robot, q, ["panda_hand_tcp"])
+    assert Lam.shape == (4, 6, 6)
+    assert np.abs(Lam - ref).max() <= 1e-9 * np.abs(ref).max()
+    assert np.allclose(operational_space_inertia(robot, q[1], "panda_hand_tcp"), Lam[1], rtol=1e-12, atol=1e-12)
+
+
+def test_panda_several_points_inverse(panda):
+    """m = 3 points on both finger branches and the elbow: 18 > 9 rows, so Λ is singular and only
+    Λ⁻¹ exists."""
+    robot, pmodel = panda
+    q = _q(robot, seed=1)
+    frames = ["panda_leftfinger", "panda_rightfinger", "panda_link4"]
+    ref = pin_inverse_osi(pmodel, q, frames)
+    Linv = operational_space_inertia_inverse(robot, q, frames)
+    assert Linv.shape == (4, 18, 18)
+    assert np.abs(Linv - ref).max() <= 1e-9 * np.abs(ref).max()
+    with pytest.raises(ModelError, match="singular"):
+        operational_space_inertia(robot, q, frames)
+
+
+def test_quadruped_feet_inverse():
+    """Solo-12 with a fixed base, all four feet (m = 4, 24 rows > 12 joints): Λ⁻¹ only."""
+    robot, pmodel = load_urdf_tree("solo12")
+    feet = ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"]
+    if not all(f in robot.frame_names + robot.link_names for f in feet):
+        robot = robot_from_pinocchio(pmodel, "solo12")
+    q = _q(robot, seed=2)
+    ref = pin_inverse_osi(pmodel, q, feet)
+    Linv = operational_space_inertia_inverse(robot, q, feet)
+    assert np.abs(Linv - ref).max() <= 1e-9 * np.abs(ref).max()
+    # feet on different legs are decoupled when the base is fixed
+    assert np.abs(Linv[:, :6, 6:]).max() <= 1e-12 * np.abs(ref).max()
+
+
+def two_arm_tree():
+    """A torso (3 joints) carrying two 6-joint arms: n = 15, two hands (m = 2, 12 rows ≤ 15)."""
+    parents = [-1, 0, 1, 2, 3, 4, 5, 6, 7, 2, 9, 10, 11, 12, 13]
+    base = random_tree_robot(parents, seed=2, prismatic=0.2, name="two-arms")
+    T = np.eye(4)
+    T[:3, 3] = [0.1, -0.2, 0.05]
+    return dynamics.RobotModel.create(
+        name="two-arms", parents=base.parents, joint_types=base.joint_types,
+        placement_rotations=base.placement_rotations, placement_translations=base.placement_translations,
+        axes=base.axes, masses=base.masses, coms=base.coms, inertias=base.inertias,
+        frames={"left_hand": (8, T), "right_hand": (14, T)})
+
+
+def test_two_arm_tree_lambda_against_pinocchio():
+    from toppra_app.peers import to_pinocchio
+    robot = two_arm_tree()
+    pmodel = to_pinocchio(robot)
+    for name in robot.frame_names:
+        body, T = robot.frame(name)
+        pmodel.addFrame(pin.Frame(name, body + 1, pin.SE3(T[:3, :3], T[:3, 3]), pin.FrameType.OP_FRAME))
+    q = _q(robot, seed=3)
+    frames = ["left_hand", "right_hand"]
+    ref_inv = pin_inverse_osi(pmodel, q, frames)
+    assert np.abs(operational_space_inertia_inverse(robot, q, frames) - ref_inv).max() <= 1e-9 * np.abs(ref_inv).max()
+    ref = np.linalg.inv(ref_inv)
+    Lam = operational_space_inertia(robot, q, frames)
+    assert Lam.shape == (4, 12, 12)
+    assert np.abs(Lam - ref).max() <= 1e-7 * np.abs(ref).max()
+    # and against our own J M⁻¹ Jᵀ, with an interior body as a third point (Λ⁻¹ only: 18 > 15)
+    frames3 = frames + ["link3"]
+    J = np.concatenate([dynamics.frame_jacobian(robot, q, f) for f in frames3], axis=1)
+    ours = J @ np.linalg.solve(dynamics.mass_matrix(robot, q), np.swapaxes(J, 1, 2))
+    assert np.abs(operational_space_inertia_inverse(robot, q, frames3) - ours).max() <= 1e-10 * np.abs(ours).max()
+
+
+def test_default_frame_and_errors(panda):
+    robot = two_arm_tree().replace(tool_frame="left_hand")
+    q = _q(robot, N=1)[0]
+    assert np.allclose(operational_space_inertia(robot, q), operational_space_inertia(robot, q, ["left_hand"]))
+    with pytest.raises(ModelError, match="unknown frame"):
+        operational_space_inertia_inverse(robot, q, ["nope"])
+    massless = robot.replace(masses=np.where(np.arange(robot.n) == 14, 0.0, robot.masses),
+                             inertias=np.where((np.arange(robot.n) == 14)[:, None, None], 0.0, robot.inertias))
+    with pytest.raises(ModelError, match="moves no mass"):
+        operational_space_inertia_inverse(massless, q, ["right_hand"])
