@@ -17,6 +17,8 @@ from .euler_zxz import EulerLink, EulerModel, euler_points, from_euler_zxz, to_r
 from .charmie import charmie, charmie_robot
 from .path_coefficients import PathCoefficients, path_coefficients
 from .robots import load_robot
+from .payload import PayloadError, RigidBodyInertia, with_payload
+from .inverse_kinematics import IKError, IKResult, TrackResult, pose_error, solve_ik, solve_ik_dls, track_path
 
 __all__ = [
     "ModelError", "RobotModel", "check_inertial",
@@ -26,4 +28,6 @@ __all__ = [
     "coriolis_matrix_tree", "christoffel_tree", "operational_space_inertia", "operational_space_inertia_inverse",
     "EulerLink", "EulerModel", "euler_points", "from_euler_zxz", "to_robot_model", "zxz_euler",
     "charmie", "charmie_robot",
+    "PayloadError", "RigidBodyInertia", "with_payload",
+    "IKError", "IKResult", "TrackResult", "pose_error", "solve_ik", "solve_ik_dls", "track_path",
 ]

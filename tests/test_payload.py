@@ -66,8 +66,15 @@ def random_robot(rng, parents=(-1, 0, 1, 2, 3, 4), prismatic=(), rated=10.0) -> 
 
 
 def to_pin(robot: RobotModel):
-    """A pinocchio model with exactly our numbers: joint placement (R_i, p_i), then a joint about/along
-    axis_i, body inertia in the joint frame."""
+    """A pinocchio model with exactly our numbers (our joint i is pinocchio joint i + 1): the project's
+    bridge `toppra_app.peers.to_pinocchio` when present, else a local copy of the same construction
+    (joint placement (R_i, p_i), a joint about/along axis_i, body inertia in the joint frame)."""
+    try:
+        from toppra_app.peers import to_pinocchio
+    except ImportError:
+        to_pinocchio = None
+    if to_pinocchio is not None:
+        return to_pinocchio(robot), list(range(1, robot.n + 1))
     model = pin.Model()
     model.gravity = pin.Motion(np.r_[robot.gravity, 0.0, 0.0, 0.0])
     ids = []
@@ -142,7 +149,7 @@ def test_box_inertia_closed_form():
     h1 = RigidBodyInertia.box(3.0, (0.1, 0.3, 0.4), com_offset=(-0.05, 0, 0.2))
     h2 = RigidBodyInertia.box(3.0, (0.1, 0.3, 0.4), com_offset=(0.05, 0, 0.2))
     assert (h1 + h2).isclose(b)
-    # eight corner point masses of a box shell of the same second moments? simpler: rotated box
+    # a box turned by 90° about z swaps its x and y moments
     R = np.array([[0.0, -1, 0], [1, 0, 0], [0, 0, 1]])
     r = RigidBodyInertia.box(6.0, (0.2, 0.3, 0.4), rotation=R)
     np.testing.assert_allclose(np.diag(r.inertia), [0.5 * (0.04 + 0.16), 0.5 * (0.09 + 0.16), 0.5 * (0.04 + 0.09)])
@@ -208,7 +215,8 @@ def test_with_payload_matches_pinocchio_serial(seed):
 
 def test_with_payload_matches_pinocchio_tree_prismatic_and_link_frame():
     rng = np.random.default_rng(7)
-    robot = random_robot(rng, parents=(-1, 0, 1, 1, 3, 2), prismatic=(2,))
+    # depth-first numbering (pinocchio's CRBA assumes each subtree is a contiguous index range)
+    robot = random_robot(rng, parents=(-1, 0, 1, 2, 1, 4), prismatic=(2,))
     payload = random_body(rng, (0.5, 3.0))
     compare_with_pinocchio(robot, payload, "link3", rng)       # a body in the middle of a branch
     compare_with_pinocchio(robot, payload, None, rng)          # the tool flange on the other branch
