@@ -1,0 +1,92 @@
+"""`toppra-app plan`: outputs written whole, CSV errors on one line naming file, row and field."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from toppra_app.bench_planner import BENCH_PATHS
+from toppra_app.cli import main
+
+
+def write_csv(path, rows, header=None):
+    with open(path, "w") as fh:
+        fh.write("# test waypoints\n")
+        if header:
+            fh.write(",".join(header) + "\n")
+        for r in rows:
+            fh.write(",".join(str(v) for v in r) + "\n")
+    return str(path)
+
+
+def test_plan_writes_summary_trajectory_and_plots(tmp_path, capsys):
+    W = BENCH_PATHS["panda"]["pick-place"]
+    csv_file = write_csv(tmp_path / "wp.csv", W, header=[f"j{k}" for k in range(1, 8)])
+    out = tmp_path / "result"
+    rc = main(["plan", csv_file, "--robot", "panda", "--out", str(out), "--payload-mass", "1.5",
+               "--payload-com", "0", "0", "0.05"])
+    assert rc == 0
+    files = sorted(os.listdir(out))
+    assert files == sorted(["summary.json", "trajectory.csv", "torques.png", "velocities.png",
+                            "accelerations.png", "phase_plane.png"])
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["robot"] == "panda" and summary["payload_mass"] == 1.5
+    assert summary["worst_ratio"] <= 1.001 and summary["duration"] > 0
+    table = np.loadtxt(out / "trajectory.csv", delimiter=",", skiprows=1)
+    header = (out / "trajectory.csv").read_text().splitlines()[0].split(",")
+    assert header[0] == "t" and len(header) == 1 + 4 * 7 and table.shape[1] == len(header)
+    assert np.allclose(np.diff(table[:-1, 0]), 1e-3, atol=1e-9)
+    assert table[-1, 0] == pytest.approx(summary["duration"], abs=1e-6)
+    np.testing.assert_allclose(table[0, 1:8], W[0], atol=1e-8)
+    np.testing.assert_allclose(table[-1, 1:8], W[-1], atol=1e-6)
+    for png in ("torques.png", "phase_plane.png"):
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "duration" in capsys.readouterr().out
+    assert not [f for f in os.listdir(tmp_path) if f.startswith(".result")]     # no temporary leftovers
+
+
+def test_plan_replaces_an_existing_output_directory(tmp_path):
+    csv_file = write_csv(tmp_path / "wp.csv", BENCH_PATHS["iiwa7"]["straight"])
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "stale.txt").write_text("old")
+    assert main(["plan", csv_file, "--out", str(out), "--no-plots", "--grid", "150", "--sd-end", "0.2"]) == 0
+    assert sorted(os.listdir(out)) == ["summary.json", "trajectory.csv"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["sd_end"] == 0.2 and summary["grid_points"] >= 151
+
+
+@pytest.mark.parametrize("content, message", [
+    ("q1,q2,q3,q4,q5,q6,q7\n0,0,0,-1.5,0,1.5,0\n0.5,0,abc,-1.5,0,1.5,0\n", "row 3, field 'q3': 'abc' is not a finite number"),
+    ("0,0,0,-1.5,0,1.5,0\n0.5,0,,-1.5,0,1.5,0\n", "row 2, field 'q3': is empty"),
+    ("0,0,0,-1.5,0,1.5,0\n0.5,0,0,-1.5,0,1.5\n", "row 2: expected 7 fields, got 6"),
+    ("0,0,0,-1.5,0,1.5\n0.5,0,0,-1.5,0,1.5\n", "6 joint columns but the robot has 7 joints"),
+    ("0,0,0,-1.5,0,1.5,0\n", "need at least 2 waypoints"),
+    ("s,a,b,c,d,e,f,g\n0,0,0,0,-1.5,0,1.5,0\n0,0.5,0,0,-1.5,0,1.5,0\n", "row 3, field 's': the path parameter must increase"),
+    ("0,0,0,-1.5,0,1.5,0\n0,nan,0,-1.5,0,1.5,0\n", "row 2, field 'q2'"),
+])
+def test_csv_errors_are_one_line(tmp_path, capsys, content, message):
+    f = tmp_path / "bad.csv"
+    f.write_text(content)
+    out = tmp_path / "out"
+    rc = main(["plan", str(f), "--robot", "panda", "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2
+    assert len(err.splitlines()) == 1, err
+    assert str(f) in err and message in err, err
+    assert not out.exists() and not [p for p in os.listdir(tmp_path) if p.startswith(".out")]
+
+
+def test_missing_file_and_infeasible_path(tmp_path, capsys):
+    assert main(["plan", str(tmp_path / "nope.csv"), "--out", str(tmp_path / "o")]) == 2
+    assert "nope.csv: no such file" in capsys.readouterr().err
+    csv_file = write_csv(tmp_path / "wp.csv", BENCH_PATHS["iiwa7"]["straight"])
+    assert main(["plan", csv_file, "--out", str(tmp_path / "o"), "--sd-start", "50"]) == 2
+    err = capsys.readouterr().err
+    assert "sd_start" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
+    assert main(["plan", csv_file, "--out", str(tmp_path / "o"), "--payload-mass", "-1"]) == 2
+    assert "--payload-mass" in capsys.readouterr().err

@@ -1,0 +1,252 @@
+"""`toppra-app plan WAYPOINTS.csv --robot iiwa7 --out DIR`: time-optimal motion through joint waypoints.
+
+WAYPOINTS.csv: one waypoint per row, one column per joint (radians, or degrees with ``--degrees``);
+blank lines and lines starting with ``#`` are skipped. An optional header row names the columns; a
+column named ``s`` (or ``theta``) gives the path parameter of each waypoint (default uniform on [0, 1]).
+
+DIR receives summary.json, trajectory.csv (t, q, q̇, q̈, τ at 1 kHz by default) and PNG plots
+(torques, velocities, accelerations against time with limits; phase plane). Everything is written into
+a temporary directory next to DIR and renamed at the end, so DIR is complete or untouched.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import shutil
+import tempfile
+
+import numpy as np
+
+from toppra_app.errors import InputError
+
+PARAM_COLUMNS = ("s", "theta")
+
+
+def add_parser(sub):
+    p = sub.add_parser("plan", help="time-optimal motion through joint waypoints (CSV) with full dynamics",
+                       description=__doc__.split("\n\n")[0])
+    p.add_argument("waypoints", metavar="WAYPOINTS.csv", help="joint waypoints, one row per waypoint")
+    p.add_argument("--robot", default="iiwa7",
+                   help="built-in robot (iiwa7, panda, ur5e, puma560, planar4) or a URDF file (default iiwa7)")
+    p.add_argument("--out", required=True, metavar="DIR", help="output directory (replaced as a whole)")
+    p.add_argument("--degrees", action="store_true", help="waypoints are in degrees")
+    p.add_argument("--payload-mass", type=float, default=None, metavar="KG", help="carried object's mass")
+    p.add_argument("--payload-com", type=float, nargs=3, default=None, metavar=("X", "Y", "Z"),
+                   help="object's centre of mass in the payload frame [m] (default 0 0 0)")
+    p.add_argument("--payload-inertia", type=float, nargs=3, default=None, metavar=("IXX", "IYY", "IZZ"),
+                   help="object's principal moments about its COM, payload-frame axes [kg·m²] (default 0)")
+    p.add_argument("--payload-frame", default=None, metavar="FRAME", help="frame of the payload (default the tool frame)")
+    p.add_argument("--allow-overload", action="store_true", help="accept a payload above the robot's rating")
+    p.add_argument("--grid", default=None, metavar="N",
+                   help="grid: number of intervals, or 'adaptive' (default: adaptive, 400 intervals)")
+    p.add_argument("--sd-start", type=float, default=0.0, metavar="V", help="path speed dθ/dt at the start (default 0)")
+    p.add_argument("--sd-end", type=float, default=0.0, metavar="V", help="path speed dθ/dt at the end (default 0)")
+    p.add_argument("--dt", type=float, default=1e-3, metavar="SECONDS", help="trajectory.csv sample time (default 0.001)")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    return p
+
+
+# ---------------------------------------------------------------------------------- input
+def _number(text: str) -> float | None:
+    try:
+        v = float(text)
+    except ValueError:
+        return None
+    return v
+
+
+def read_waypoints(filename: str, n: int | None = None, degrees: bool = False) -> tuple[np.ndarray, np.ndarray | None, list]:
+    """(waypoints (m, n), s or None, joint column names) from a CSV file; `InputError` naming file, row, field."""
+    try:
+        with open(filename, newline="", encoding="utf-8") as fh:
+            lines = list(enumerate(csv.reader(fh), start=1))
+    except FileNotFoundError:
+        raise InputError(f"{filename}: no such file") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(f"{filename}: cannot read ({exc})") from None
+    rows = [(i, [f.strip() for f in r]) for i, r in lines
+            if r and any(f.strip() for f in r) and not r[0].strip().startswith("#")]
+    if not rows:
+        raise InputError(f"{filename}: no waypoints (the file is empty)")
+    header = None
+    first_line, first = rows[0]
+    if any(_number(f) is None for f in first):
+        header = [f if f else f"column {k + 1}" for k, f in enumerate(first)]
+        rows = rows[1:]
+        lowered = [h.lower() for h in header]
+        if len(set(lowered)) != len(lowered):
+            raise InputError(f"{filename}: row {first_line}: duplicate column names in the header {header}")
+    width = len(header) if header else len(rows[0][1]) if rows else 0
+    names = header or [f"q{k + 1}" for k in range(width)]
+    values = []
+    for line, fields in rows:
+        if len(fields) != width:
+            raise InputError(f"{filename}: row {line}: expected {width} fields, got {len(fields)}")
+        row = []
+        for name, f in zip(names, fields):
+            v = _number(f)
+            if v is None or not math.isfinite(v):
+                what = "is empty" if f == "" else f"'{f}' is not a finite number"
+                raise InputError(f"{filename}: row {line}, field '{name}': {what}")
+            row.append(v)
+        values.append(row)
+    if len(values) < 2:
+        raise InputError(f"{filename}: need at least 2 waypoints, got {len(values)}")
+    data = np.array(values, dtype=float)
+    s = None
+    s_cols = [k for k, name in enumerate(names) if name.lower() in PARAM_COLUMNS]
+    if len(s_cols) > 1:
+        raise InputError(f"{filename}: more than one path-parameter column ({', '.join(PARAM_COLUMNS)})")
+    if s_cols:
+        s_name = names[s_cols[0]]
+        s = data[:, s_cols[0]]
+        data = np.delete(data, s_cols[0], axis=1)
+        names = [nm for k, nm in enumerate(names) if k != s_cols[0]]
+        steps = np.diff(s)
+        if (steps <= 0).any():
+            j = int(np.flatnonzero(steps <= 0)[0])
+            raise InputError(f"{filename}: row {rows[j + 1][0]}, field '{s_name}': the path parameter must "
+                             f"increase ({s[j + 1]:g} after {s[j]:g})")
+    if n is not None and data.shape[1] != n:
+        raise InputError(f"{filename}: row {rows[0][0]}: {data.shape[1]} joint columns but the robot has {n} joints")
+    if degrees:
+        data = np.deg2rad(data)
+    return data, s, names
+
+
+def load_robot_arg(name: str):
+    import dynamics
+    if name.lower().endswith(".urdf") or os.path.sep in name:
+        if not os.path.exists(name):
+            raise InputError(f"--robot: no such file '{name}'")
+        return dynamics.RobotModel.from_urdf(name)
+    loader = getattr(dynamics, "load_robot", None)
+    if loader is None:
+        from dynamics.robots import load_robot as loader
+    return loader(name)
+
+
+def _payload(args):
+    if args.payload_mass is None:
+        if args.payload_com is not None or args.payload_inertia is not None:
+            raise InputError("--payload-mass: required with --payload-com / --payload-inertia")
+        return None
+    from dynamics.payload import RigidBodyInertia
+    if not (math.isfinite(args.payload_mass) and args.payload_mass >= 0):
+        raise InputError(f"--payload-mass: must be a number >= 0 kg, got {args.payload_mass}")
+    com = np.zeros(3) if args.payload_com is None else np.array(args.payload_com)
+    inertia = np.zeros((3, 3)) if args.payload_inertia is None else np.diag(args.payload_inertia)
+    return RigidBodyInertia(args.payload_mass, com, inertia)
+
+
+def _grid(text):
+    if text is None or text == "adaptive":
+        return None
+    try:
+        k = int(text)
+    except ValueError:
+        raise InputError(f"--grid: expected a number of intervals or 'adaptive', got '{text}'") from None
+    if k < 2:
+        raise InputError(f"--grid: need at least 2 intervals, got {k}")
+    return k
+
+
+# ---------------------------------------------------------------------------------- output
+def _finite(obj):
+    """JSON-safe copy: non-finite floats become None, numpy scalars/arrays plain Python."""
+    if isinstance(obj, dict):
+        return {str(k): _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _finite(obj.tolist())
+    if isinstance(obj, (np.floating, float)):
+        return float(obj) if math.isfinite(obj) else None
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (np.bool_,)):
+        return bool(obj)
+    return obj
+
+
+def write_outputs(directory: str, plan, sample, source: str, plots: bool = True) -> list[str]:
+    """summary.json, trajectory.csv and the plots into an existing (temporary) directory."""
+    robot = plan.robot
+    names = list(robot.joint_names)
+    cols = ["t"] + [f"{p}_{j}" for p in ("q", "qd", "qdd", "tau") for j in names]
+    table = np.column_stack([sample.t, sample.q, sample.qd, sample.qdd, sample.tau])
+    np.savetxt(os.path.join(directory, "trajectory.csv"), table, delimiter=",", header=",".join(cols), comments="",
+               fmt="%.9g")
+    files = ["summary.json", "trajectory.csv"]
+    if plots:
+        from toppra_app.plots import plot_plan
+        files += [os.path.basename(f) for f in plot_plan(plan, directory, sample=sample)]
+    summary = plan.summary()
+    summary.update(waypoints_file=os.path.abspath(source), sample_time=float(sample.t[1] - sample.t[0]) if len(sample) > 1 else None,
+                   samples=len(sample), files=files)
+    with open(os.path.join(directory, "summary.json"), "w", encoding="utf-8") as fh:
+        json.dump(_finite(summary), fh, indent=2)
+    return files
+
+
+def publish(tmp: str, out: str) -> None:
+    """Move the finished temporary directory to `out`, replacing an existing one."""
+    old = None
+    if os.path.lexists(out):
+        if not os.path.isdir(out):
+            raise InputError(f"--out: '{out}' exists and is not a directory")
+        old = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.old-", dir=os.path.dirname(out))
+        os.rmdir(old)
+        os.replace(out, old)
+    try:
+        os.replace(tmp, out)
+    except OSError:
+        if old is not None:
+            os.replace(old, out)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def run(args) -> int:
+    from toppra_app.path import JointPath
+    from toppra_app.planner import TimeOptimalPlanner
+    robot = load_robot_arg(args.robot)
+    waypoints, s, _ = read_waypoints(args.waypoints, robot.n, args.degrees)
+    try:
+        path = JointPath.from_waypoints(waypoints, s=s)
+    except InputError as exc:
+        raise InputError(f"{args.waypoints}: {exc}") from None
+    if not (math.isfinite(args.dt) and args.dt > 0):
+        raise InputError(f"--dt: must be a positive number of seconds, got {args.dt}")
+    payload = _payload(args)
+    planner = TimeOptimalPlanner(robot, path, _grid(args.grid), payload_frame=args.payload_frame,
+                                 allow_overload=args.allow_overload)
+    from toppra_app.planner import SolverError
+    try:
+        plan = planner.plan(payload=payload, sd_start=args.sd_start, sd_end=args.sd_end)
+    except SolverError as exc:                      # not the user's input: one line, another exit code
+        import sys
+        print(f"toppra-app plan: error: {exc}", file=sys.stderr)
+        return 3
+    sample = plan.sample(args.dt)
+    out = os.path.abspath(args.out)
+    parent = os.path.dirname(out)
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.tmp-", dir=parent)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    os.chmod(tmp, 0o777 & ~mask)                                  # mkdtemp creates 0700
+    try:
+        files = write_outputs(tmp, plan, sample, args.waypoints, plots=not args.no_plots)
+        publish(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    worst = ", ".join(f"{k} {100 * w.ratio:.2f} %" for k, w in plan.worst.items() if w.joint >= 0)
+    print(f"{robot.name}: {len(waypoints)} waypoints, duration {plan.duration:.4f} s, worst value/limit: {worst}")
+    print(f"wrote {out}: {', '.join(files)}")
+    return 0

@@ -1,0 +1,198 @@
+"""Joint-space geometric paths q(θ) with their first and second derivatives q′, q″.
+
+A `JointPath` wraps a scipy piecewise polynomial (usually a `CubicSpline` through waypoints) and
+evaluates q, q′ = dq/dθ and q″ = d²q/dθ² at any θ, vectorised over θ. The path parameter runs over
+``[s_start, s_end]`` (``[0, 1]`` by default for waypoints); the time law θ(t) is the planner's job.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+from scipy.interpolate import CubicSpline, PPoly
+
+from .errors import InputError
+
+
+class PathSamples(NamedTuple):
+    """q, q′, q″ at path parameters theta, each (N, n)."""
+    theta: np.ndarray
+    q: np.ndarray
+    dq: np.ndarray
+    ddq: np.ndarray
+
+
+class DuplicateWaypointWarning(UserWarning):
+    """Consecutive identical waypoints were merged."""
+
+
+def _domain(spline) -> tuple[float, float]:
+    """Parameter interval of a scipy spline-like object."""
+    if hasattr(spline, "x") and np.ndim(spline.x) == 1:          # PPoly, CubicSpline, Akima, Pchip
+        x = np.asarray(spline.x, dtype=float)
+        return float(x[0]), float(x[-1])
+    if hasattr(spline, "t") and hasattr(spline, "k"):            # BSpline
+        t, k = np.asarray(spline.t, dtype=float), int(spline.k)
+        return float(t[k]), float(t[-k - 1])
+    raise InputError("path: expected a scipy spline (CubicSpline, PPoly or BSpline) with a parameter interval")
+
+
+class JointPath:
+    """A joint-space path q(θ), θ ∈ [s_start, s_end], from a scipy spline.
+
+    ``JointPath(spline)`` accepts any scipy piecewise polynomial or B-spline whose values are
+    vectors of joint positions (``spline(θ)`` of shape (..., n)) and that can be differentiated
+    (``spline(θ, nu)``). Use `from_waypoints` to interpolate waypoints.
+    """
+
+    def __init__(self, spline, *, waypoints=None, knots=None):
+        if not callable(spline):
+            raise InputError(f"path: expected a scipy spline, got {type(spline).__name__}")
+        self.spline = spline
+        self.s_start, self.s_end = _domain(spline)
+        if not (np.isfinite(self.s_start) and np.isfinite(self.s_end) and self.s_end > self.s_start):
+            raise InputError(f"path: parameter interval [{self.s_start}, {self.s_end}] must be finite and increasing")
+        try:
+            probe = np.asarray(spline(np.array([self.s_start]), 2), dtype=float)
+        except Exception as exc:                                   # noqa: BLE001 - any scipy failure
+            raise InputError(f"path: the spline cannot be evaluated with derivatives ({exc})") from None
+        self.dof = 1 if probe.ndim == 1 else int(np.prod(probe.shape[1:]))
+        if knots is None:
+            knots = getattr(spline, "x", None)
+            if knots is None or np.ndim(knots) != 1:
+                knots = np.unique(np.clip(np.asarray(getattr(spline, "t", [self.s_start, self.s_end])),
+                                          self.s_start, self.s_end))
+        self.knots = np.asarray(knots, dtype=float)
+        self.waypoints = None if waypoints is None else np.asarray(waypoints, dtype=float)
+        probe_all = self.q(np.linspace(self.s_start, self.s_end, 16))
+        if not np.isfinite(probe_all).all():
+            raise InputError("path: the spline gives non-finite joint positions")
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_spline(cls, spline) -> "JointPath":
+        """Wrap an existing scipy spline (CubicSpline, PPoly, BSpline, ...)."""
+        return cls(spline)
+
+    @classmethod
+    def from_waypoints(cls, waypoints, s=None, bc_type="not-a-knot") -> "JointPath":
+        """Cubic spline through ``waypoints`` (m, n) at path parameters ``s`` (default uniform on [0, 1]).
+
+        Consecutive duplicate waypoints are merged (with a warning); two waypoints give a straight
+        line. Raises `InputError` (a ValueError) naming the field for NaN, too few waypoints or a
+        non-increasing ``s``.
+        """
+        try:
+            W = np.array(waypoints, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError("waypoints: expected an (m, n) array of numbers") from None
+        if W.ndim == 1:
+            W = W[:, None]
+        if W.ndim != 2 or W.shape[1] == 0:
+            raise InputError(f"waypoints: expected an (m, n) array (one row per waypoint), got shape {W.shape}")
+        bad = np.argwhere(~np.isfinite(W))
+        if bad.size:
+            raise InputError(f"waypoints: row {bad[0][0]}, joint {bad[0][1]}: not a finite number ({W[tuple(bad[0])]})")
+        if W.shape[0] < 2:
+            raise InputError(f"waypoints: need at least 2 waypoints, got {W.shape[0]}")
+        if s is None:
+            S = None
+        else:
+            try:
+                S = np.array(s, dtype=float).reshape(-1)
+            except (TypeError, ValueError):
+                raise InputError("s: expected one number per waypoint") from None
+            if S.shape[0] != W.shape[0]:
+                raise InputError(f"s: expected {W.shape[0]} values (one per waypoint), got {S.shape[0]}")
+            if not np.isfinite(S).all():
+                raise InputError(f"s: value {int(np.flatnonzero(~np.isfinite(S))[0])} is not a finite number")
+            steps = np.diff(S)
+            if (steps <= 0).any():
+                k = int(np.flatnonzero(steps <= 0)[0])
+                raise InputError(f"s: must be strictly increasing, but s[{k + 1}] = {S[k + 1]} <= s[{k}] = {S[k]}")
+        # merge consecutive duplicates
+        scale = max(1.0, float(np.abs(W).max()))
+        same = np.all(np.abs(np.diff(W, axis=0)) <= 1e-12 * scale, axis=1)
+        if same.any():
+            keep = np.concatenate(([True], ~same))
+            dups = (np.flatnonzero(same) + 1).tolist()
+            warnings.warn(f"waypoints: rows {dups} repeat the previous waypoint and were merged",
+                          DuplicateWaypointWarning, stacklevel=2)
+            W = W[keep]
+            if S is not None:
+                # keep the s of the last of each run at the end, so the path still spans [s0, s_end]
+                S = S[keep]
+                S[-1] = float(np.array(s, dtype=float).reshape(-1)[-1])
+            if W.shape[0] < 2:
+                raise InputError("waypoints: all waypoints are identical, the path has zero length")
+        if S is None:
+            S = np.linspace(0.0, 1.0, W.shape[0])
+        if W.shape[0] == 2:
+            # straight line: q(θ) = w0 + (θ − s0) (w1 − w0) / (s1 − s0)
+            slope = (W[1] - W[0]) / (S[1] - S[0])
+            coeffs = np.zeros((4, 1, W.shape[1]))
+            coeffs[2, 0] = slope
+            coeffs[3, 0] = W[0]
+            spline = PPoly(coeffs, S)
+        else:
+            try:
+                spline = CubicSpline(S, W, axis=0, bc_type=bc_type)
+            except ValueError as exc:
+                raise InputError(f"bc_type: {exc}") from None
+        return cls(spline, waypoints=W, knots=S)
+
+    # ------------------------------------------------------------------ evaluation
+    def _eval(self, theta, order: int) -> np.ndarray:
+        th = np.asarray(theta, dtype=float)
+        scalar = th.ndim == 0
+        th1 = np.atleast_1d(th).reshape(-1)
+        out = np.asarray(self.spline(th1, order) if order else self.spline(th1), dtype=float)
+        out = out.reshape(th1.shape[0], self.dof)
+        return out[0] if scalar else out
+
+    def __call__(self, theta, order: int = 0) -> np.ndarray:
+        """q (order 0), q′ (1) or q″ (2) at theta: shape (n,) for a scalar, (N, n) for an array."""
+        return self._eval(theta, order)
+
+    def q(self, theta) -> np.ndarray:
+        return self._eval(theta, 0)
+
+    def dq(self, theta) -> np.ndarray:
+        return self._eval(theta, 1)
+
+    def ddq(self, theta) -> np.ndarray:
+        return self._eval(theta, 2)
+
+    def evaluate(self, theta) -> PathSamples:
+        """(theta, q, q′, q″) at an array of path parameters."""
+        th = np.atleast_1d(np.asarray(theta, dtype=float)).reshape(-1)
+        return PathSamples(th, self._eval(th, 0), self._eval(th, 1), self._eval(th, 2))
+
+    @property
+    def n(self) -> int:
+        return self.dof
+
+    @property
+    def length(self) -> float:
+        """Length of the parameter interval, s_end − s_start."""
+        return self.s_end - self.s_start
+
+    def joint_arc_length(self, samples: int = 2001) -> np.ndarray:
+        """Cumulative joint-space arc length ∫|q′| dθ at `samples` uniform parameters (for grids)."""
+        th = np.linspace(self.s_start, self.s_end, samples)
+        speed = np.linalg.norm(self.dq(th), axis=1)
+        return np.concatenate(([0.0], np.cumsum(0.5 * (speed[1:] + speed[:-1]) * np.diff(th))))
+
+    def __repr__(self) -> str:
+        return f"JointPath(dof={self.dof}, s=[{self.s_start:g}, {self.s_end:g}], knots={len(self.knots)})"
+
+
+def as_joint_path(path) -> JointPath:
+    """A `JointPath` from a JointPath, a scipy spline, or an (m, n) waypoint array."""
+    if isinstance(path, JointPath):
+        return path
+    if callable(path):
+        return JointPath(path)
+    return JointPath.from_waypoints(path)

@@ -1,0 +1,758 @@
+"""Time-optimal speed profile along a fixed path as a second-order cone program (cvxpy).
+
+Formulation (Verscheure et al. 2009; Lipp & Boyd 2014; Safeea et al. 2019 eq. 5):
+grid θ_0 < … < θ_N, variables b_i = θ̇²(θ_i) ≥ 0, a_j = θ̈ on interval j, r_i ≤ √b_i, t_j ≥ 0:
+
+    minimise   Σ_j t_j                                                                    (1)
+    subject to b_{j+1} − b_j = 2 a_j Δθ_j                                                 (2)
+               r_i² ≤ b_i          ⇔  ‖(2 r_i, b_i − 1)‖ ≤ b_i + 1                        (3)
+               t_j (r_j + r_{j+1}) ≥ 2Δθ_j  ⇔  ‖(2√(2Δθ_j), t_j − r_j − r_{j+1})‖ ≤ t_j + r_j + r_{j+1}   (4)
+               lo ≤ A a_j + B b_i + C r_i ≤ hi   for i ∈ {j, j+1}   (`constraints`, canonical rows)  (5)
+
+At the optimum t_j = 2Δθ_j/(√b_j + √b_{j+1}), the exact time of interval j when θ̈ is constant on it,
+so (1) is the duration. (5) is enforced at *both* ends of every interval with that interval's a_j
+("interpolation" scheme; "collocation" uses each point once with the following interval's a), so the
+exact time law meets every limit at every grid point. Between grid points it is re-checked at sub-samples
+(`verify`); where a limit is exceeded by more than `tol`, the offending intervals are split (or, with
+refine="tighten", the limit is lowered at their ends) and the problem re-solved.
+
+Default grid (`adaptive`): a first solve on 100 intervals, then 400 intervals placed where the coarse
+solution loses time (`adapted_grid`). With θ̈ constant per interval the duration converges as O(1/N);
+the adapted grid reaches ≤ 0.05 % of the converged duration on the benchmark paths (docs/planner.md).
+
+The rows are affine in a few named scalars — the ten standard inertial parameters of the payload-carrying
+body and the boundary speeds θ̇_start², θ̇_end² — and only these are cvxpy Parameters (DPP), so
+re-planning with another payload or other boundary speeds skips cvxpy's compilation (`TimeOptimalPlanner`
+keeps its compiled problems; `plan_time_optimal` keeps a few planners). See docs/planner.md.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import cvxpy as cp
+import numpy as np
+import scipy.sparse as sp
+
+import dynamics
+
+from .constraints import (PAYLOAD_PARAMS, BoundaryVelocity, JointAccelerationLimit, JointTorqueLimit,
+                          JointVelocityLimit, PathData, RowBlock, body_parameters)
+from .errors import InfeasiblePathError, InputError
+from .path import JointPath, as_joint_path
+from .trajectory import TimeLaw, TrajectorySample, joint_motion, sample_trajectory
+from .verify import KINDS, LimitCheck, SubSamples, check_time_law
+
+DEFAULT_INTERVALS = 400            # final grid of the default adaptive grid; see docs/planner.md, "Grid"
+COARSE_INTERVALS = 100             # first pass of the adaptive grid
+DEFAULT_SUBSTEPS = 20
+DEFAULT_TOL = 1e-3                 # allowed relative over-limit between grid points
+
+
+class SolverError(RuntimeError):
+    """No solver returned an accurate solution (and the problem was not shown infeasible)."""
+
+
+# ====================================================================== the convex problem
+_STATS = {"built": 0, "compiled": 0}
+_STATS_LOCK = threading.Lock()
+
+
+def problem_stats() -> dict:
+    """How many `TimeOptimalProblem`s were built and how many cvxpy compilations happened (process-wide)."""
+    with _STATS_LOCK:
+        return dict(_STATS)
+
+
+class TimeOptimalProblem:
+    """The SOCP (1)–(5) on one grid with the rows' numbers baked in as constants, except a few named
+    scalar cvxpy Parameters on which the rows depend affinely (`RowBlock.deltas`: payload inertial
+    parameters, boundary speeds). Built and compiled once; `solve(values)` only sets the Parameters.
+
+    (Why not make every coefficient a Parameter: cvxpy's DPP canonicalisation of conic problems costs
+    memory and time ∝ (#variables) × (#parameter entries), i.e. O(N²) — 30 s at N = 800 — whereas a
+    dozen scalar Parameters keep it O(N).)"""
+
+    def __init__(self, theta, blocks: list[RowBlock], scheme: str = "interpolation"):
+        theta = np.asarray(theta, dtype=float)
+        P = theta.size
+        if P < 2:
+            raise ValueError("TimeOptimalProblem: need at least 2 grid points")
+        if scheme not in ("interpolation", "collocation"):
+            raise InputError(f"scheme: expected 'interpolation' or 'collocation', got {scheme!r}")
+        self.theta, self.P, self.scheme = theta, P, scheme
+        self.lock = threading.Lock()
+        N = P - 1
+        self.nx = nx = 2 * P + 2 * N
+        x = self.x = cp.Variable(nx, name="x")
+        b, r, a, t = x[:P], x[P:2 * P], x[2 * P:2 * P + N], x[2 * P + N:]
+        self._b = slice(0, P)
+        dth = np.diff(theta)
+        rs = r[:-1] + r[1:]
+        cons = [b[1:] - b[:-1] == cp.multiply(2.0 * dth, a),                                          # (2)
+                b >= 0, r >= 0, t >= 0,
+                cp.SOC(b + 1.0, cp.vstack([2.0 * r, b - 1.0]), axis=0),                     # (3)
+                cp.SOC(t + rs, cp.vstack([2.0 * np.sqrt(2.0 * dth), t - rs]), axis=0)]      # (4)
+        names = sorted({name for blk in blocks for name in blk.deltas})
+        self.params = {name: cp.Parameter(name=name, value=0.0) for name in names}
+        # (5): gather (point, interval, row) entries of every block, per side
+        entries = {}
+        for blk in blocks:
+            pairs = self._pairs(P) if blk.uses_a else np.stack([np.arange(P), np.zeros(P, int)], axis=1)
+            if blk.points is not None:
+                pairs = pairs[np.asarray(blk.points, bool)[pairs[:, 0]]]
+            sides = (("eq", np.ones(blk.size, bool)),) if blk.equality else (("hi", blk.has_hi), ("lo", blk.has_lo))
+            for side, mask in sides:
+                rows = np.flatnonzero(mask)
+                if rows.size == 0 or pairs.shape[0] == 0:
+                    continue
+                entries.setdefault(side, []).append((blk, np.repeat(pairs[:, 0], rows.size),
+                                                     np.repeat(pairs[:, 1], rows.size), np.tile(rows, pairs.shape[0])))
+        self.n_rows = 0
+        for side, items in entries.items():
+            mats = {None: self._matrix(items, side, None)}
+            for name in names:
+                if any(name in blk.deltas for blk, *_ in items):
+                    mats[name] = self._matrix(items, side, name)
+            G0, h0 = mats.pop(None)
+            expr, rhs = G0 @ x, h0
+            for name, (G, h) in mats.items():
+                if G.nnz:
+                    expr = expr + cp.multiply(self.params[name], G @ x)
+                if np.any(h):
+                    rhs = rhs + cp.multiply(self.params[name], h)
+            cons.append({"hi": expr <= rhs, "lo": expr >= rhs, "eq": expr == rhs}[side])
+            self.n_rows += G0.shape[0]
+        self.problem = cp.Problem(cp.Minimize(cp.sum(t)), cons)
+        self.n_solves = 0
+        self.n_compiles = 0
+        self.compile_time = 0.0
+        with _STATS_LOCK:
+            _STATS["built"] += 1
+
+    def _matrix(self, items, side: str, name):
+        """Sparse G (M × nx) and h (M,) of the rows in `items` (base values, or the delta of `name`)."""
+        P, N = self.P, self.P - 1
+        rows, cols, vals, hs = [], [], [], []
+        offset = 0
+        for blk, pt, iv, col in items:
+            src = {key: getattr(blk, key) for key in ("A", "B", "C", "lo", "hi")} if name is None else blk.deltas.get(name, {})
+            M = pt.size
+            m = offset + np.arange(M)
+            for key, var_cols, used in (("B", pt, True), ("A", 2 * P + iv, blk.uses_a), ("C", P + pt, blk.uses_r)):
+                if used and key in src:
+                    v = src[key][pt, col]
+                    keep = v != 0
+                    rows.append(m[keep])
+                    cols.append(var_cols[keep])
+                    vals.append(v[keep])
+            bound = src.get("lo" if side in ("lo", "eq") else "hi")
+            hs.append(np.zeros(M) if bound is None else bound[pt, col])
+            offset += M
+        cat = (lambda parts, dtype: np.concatenate(parts) if parts else np.zeros(0, dtype))
+        G = sp.csr_matrix((cat(vals, float), (cat(rows, int), cat(cols, int))), shape=(offset, self.nx))
+        return G, np.concatenate(hs)
+
+    def _pairs(self, P: int) -> np.ndarray:
+        """(point, interval) pairs at which rows that use a are enforced."""
+        i = np.arange(P)
+        if self.scheme == "collocation":
+            return np.stack([i, np.minimum(i, P - 2)], axis=1)
+        left = np.stack([i[:-1], i[:-1]], axis=1)           # interval j at its left end θ_j
+        right = np.stack([i[1:], i[:-1]], axis=1)           # interval j at its right end θ_{j+1}
+        return np.concatenate([left, right])
+
+    def solve(self, values: dict, solver: str = "CLARABEL", **options) -> tuple[str, np.ndarray, float, float]:
+        """Set the named Parameters and solve; returns (status, b, wall seconds, compile seconds)."""
+        with self.lock:
+            for name, p in self.params.items():
+                p.value = float(values.get(name, 0.0))
+            before = self._compiled_program()
+            t0 = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self.problem.solve(solver=solver, **options)
+            wall = time.perf_counter() - t0
+            # cvxpy keeps one compiled (solver-specific) program per problem; a new one means a compilation
+            compiled = self._compiled_program() is not before
+            compile_s = float(self.problem.compilation_time or 0.0) if compiled else 0.0
+            if compiled:
+                self.n_compiles += 1
+                self.compile_time += compile_s
+                with _STATS_LOCK:
+                    _STATS["compiled"] += 1
+            self.n_solves += 1
+            xv = self.x.value
+            b = None if xv is None else np.array(xv[self._b], dtype=float)
+            return self.problem.status, b, wall, compile_s
+
+    def _compiled_program(self):
+        cache = getattr(self.problem, "_cache", None)
+        return getattr(cache, "param_prog", None)
+
+
+def _solver_chain(solver: str | None) -> list[tuple[str, dict]]:
+    """The requested solver, then fallbacks that cvxpy has installed (Clarabel with other settings,
+    ECOS, SCS). Clarabel's default primal feasibility tolerance (1e-8) is tighter than the problem's
+    degenerate start/end (b = r = 0 on the cone boundary) allows; 1e-7 still gives durations to ~1e-8."""
+    installed = set(cp.installed_solvers())
+    chain = []
+    first = (solver or "CLARABEL").upper()
+    if first == "CLARABEL" and first in installed:
+        chain.append(("CLARABEL", dict(tol_feas=1e-7)))
+    elif first in installed:
+        chain.append((first, {}))
+    else:
+        raise InputError(f"solver: {first} is not available in cvxpy (installed: {', '.join(sorted(installed))})")
+    if "CLARABEL" in installed:
+        chain.append(("CLARABEL", dict(max_iter=500, tol_feas=1e-6, tol_gap_abs=1e-7, tol_gap_rel=1e-7,
+                                       static_regularization_constant=1e-7, equilibrate_max_iter=50)))
+    for name, opts in (("ECOS", dict(max_iters=500)), ("SCS", dict(eps_abs=1e-6, eps_rel=1e-6, max_iters=20_000))):
+        if name in installed and name != first:
+            chain.append((name, opts))
+    return chain
+
+
+# ====================================================================== grids
+def default_grid(path: JointPath, intervals: int = DEFAULT_INTERVALS) -> np.ndarray:
+    """Grid adapted to the path: half the points uniform in θ, half uniform in joint-space arc length
+    (more points where the path moves fast), merged with the spline knots; `intervals` + 1 points."""
+    s0, s1 = path.s_start, path.s_end
+    fine = np.linspace(s0, s1, 4 * intervals + 1)
+    speed = np.linalg.norm(path.dq(fine), axis=1)
+    arc = np.concatenate(([0.0], np.cumsum(0.5 * (speed[1:] + speed[:-1]) * np.diff(fine))))
+    # density ∝ 1 + |q′|/mean|q′|: a blend of uniform-θ and uniform-arc-length spacing
+    w = arc / arc[-1] if arc[-1] > 0 else np.zeros_like(arc)
+    u = (fine - s0) / (s1 - s0)
+    cum = 0.5 * (u + w)
+    grid = np.interp(np.linspace(0.0, 1.0, intervals + 1), cum, fine)
+    grid[0], grid[-1] = s0, s1
+    return grid
+
+
+def adapted_grid(law: TimeLaw, intervals: int = DEFAULT_INTERVALS, uniform_share: float = 0.3) -> np.ndarray:
+    """Grid refined where a coarse solution loses time (a posteriori, for the default grid).
+
+    With θ̈ constant per interval and every limit met at both ends, an interval whose optimal θ̈ would vary
+    (a torque- or acceleration-limited arc) loses O(Δθ) in θ̈, so the duration converges as O(1/N).
+    The loss of interval j is estimated by the jumps of the coarse θ̈ at its ends per unit θ, weighted by
+    the time spent per unit θ (1/θ̇); grid density ∝ uniform_share + (1 − uniform_share) × that estimate
+    (equidistributed). Falls back to the coarse grid's spacing where nothing varies."""
+    th = law.theta
+    dth = np.diff(th)
+    N0 = dth.size
+    jump = np.abs(np.diff(law.a))
+    ind = np.zeros(N0)
+    if N0 > 1:
+        ind[1:] = np.maximum(ind[1:], jump)
+        ind[:-1] = np.maximum(ind[:-1], jump)
+    sd_mid = 0.5 * (law.sd_grid[1:] + law.sd_grid[:-1])
+    w = 1.0 / np.maximum(sd_mid, 1e-3 * max(sd_mid.max(), 1e-12))
+    dens = ind / dth * w
+    total = float(np.sum(dens * dth))
+    if not np.isfinite(total) or total <= 0:
+        dens = np.ones(N0)
+    else:
+        dens = dens * (th[-1] - th[0]) / total
+    dens = uniform_share + (1.0 - uniform_share) * dens
+    cum = np.concatenate(([0.0], np.cumsum(dens * dth)))
+    grid = np.interp(np.linspace(0.0, cum[-1], intervals + 1), cum, th)
+    grid[0], grid[-1] = th[0], th[-1]
+    return grid
+
+
+def make_grid(path: JointPath, grid) -> np.ndarray:
+    if grid is None or (isinstance(grid, str) and grid == "adaptive"):
+        return default_grid(path, COARSE_INTERVALS)
+    if isinstance(grid, str):
+        raise InputError(f"grid: expected 'adaptive', a number of intervals or grid points, got {grid!r}")
+    if np.isscalar(grid) and float(grid) == int(grid):
+        k = int(grid)
+        if k < 2:
+            raise InputError(f"grid: need at least 2 intervals, got {k}")
+        return default_grid(path, k)
+    try:
+        g = np.array(grid, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise InputError("grid: expected a number of intervals or an increasing array of path parameters") from None
+    if g.size < 3 or not np.isfinite(g).all() or (np.diff(g) <= 0).any():
+        raise InputError("grid: expected at least 3 finite, strictly increasing path parameters")
+    tol = 1e-9 * max(1.0, path.length)
+    if abs(g[0] - path.s_start) > tol or abs(g[-1] - path.s_end) > tol:
+        raise InputError(f"grid: must start at {path.s_start:g} and end at {path.s_end:g} (the path's parameter "
+                         f"interval), got [{g[0]:g}, {g[-1]:g}]")
+    g[0], g[-1] = path.s_start, path.s_end
+    return g
+
+
+# ====================================================================== results
+@dataclass
+class TimeOptimalPlan:
+    """A planned motion: the speed profile on the grid, its exact time law and diagnostics."""
+    robot: object                 # the robot the plan is for (payload merged)
+    path: JointPath
+    law: TimeLaw
+    check: LimitCheck             # limits re-checked between grid points
+    torques: np.ndarray           # (P, n) joint torques at the grid points (rigid body + friction)
+    status: str
+    solver: str
+    timings: dict                 # seconds: coefficients, compile, solve, verify, total
+    iterations: int               # number of convex solves
+    reused_problem: bool          # the compiled cvxpy problem came from the cache
+    planner: "TimeOptimalPlanner" = field(repr=False, default=None)
+    payload: object = None
+    sd_start: float = 0.0
+    sd_end: float = 0.0
+    refinements: list = field(default_factory=list)
+
+    # grid quantities ----------------------------------------------------------------
+    @property
+    def duration(self) -> float:
+        return self.law.duration
+
+    @property
+    def s(self) -> np.ndarray:
+        """Grid points θ_i."""
+        return self.law.theta
+
+    @property
+    def sd(self) -> np.ndarray:
+        """θ̇ at the grid points."""
+        return self.law.sd_grid
+
+    @property
+    def sdd(self) -> np.ndarray:
+        """θ̈ at the grid points (constant per interval: the following interval's, the last at the end)."""
+        return self.law.sdd_grid
+
+    @property
+    def t(self) -> np.ndarray:
+        """Time at the grid points."""
+        return self.law.t
+
+    @property
+    def grid(self) -> np.ndarray:
+        return self.law.theta
+
+    @property
+    def worst(self) -> dict:
+        """{kind: Worst} – largest |value|/limit between grid points per kind of limit."""
+        return self.check.worst
+
+    @property
+    def worst_ratio(self) -> float:
+        return self.check.worst_ratio
+
+    @property
+    def solve_time(self) -> float:
+        return self.timings["solve"]
+
+    def sample(self, dt: float = 1e-3) -> TrajectorySample:
+        """t, q, q̇, q̈, τ (and θ, θ̇, θ̈) at controller rate from the exact time law."""
+        return sample_trajectory(self.robot, self.path, self.law, dt)
+
+    def replan(self, payload=None, sd_start=None, sd_end=None) -> "TimeOptimalPlan":
+        """Plan again on the same path and grid with another payload (reuses the compiled problem)."""
+        return self.planner.plan(payload=payload,
+                                 sd_start=self.sd_start if sd_start is None else sd_start,
+                                 sd_end=self.sd_end if sd_end is None else sd_end)
+
+    def summary(self) -> dict:
+        names = list(self.robot.joint_names)
+        return dict(
+            robot=self.robot.name, dof=self.robot.n, duration=self.duration, grid_points=int(self.s.size),
+            sd_start=self.sd_start, sd_end=self.sd_end,
+            payload_mass=None if self.payload is None else float(self.payload.mass),
+            solver=self.solver, status=self.status, iterations=self.iterations,
+            reused_compiled_problem=self.reused_problem, timings=dict(self.timings),
+            worst_ratio=self.worst_ratio, worst={k: w.as_dict(names) for k, w in self.worst.items()},
+            refinements=list(self.refinements),
+        )
+
+
+# ====================================================================== the planner
+class TimeOptimalPlanner:
+    """Plans on one path and grid; `plan(payload=..., sd_start=..., sd_end=...)` can be called repeatedly
+    and only the first call compiles the convex problem (payload and boundary speeds are Parameters).
+
+    Options: `grid` – None (`DEFAULT_INTERVALS` intervals adapted to the path), a number of intervals, or
+    the grid points; `scheme` – "interpolation" (limits at both ends of every interval, default) or
+    "collocation"; `substeps` – sub-samples per interval for the between-grid check; `tol` – allowed
+    relative over-limit there; `refine` – "split" (halve offending intervals, at most `max_splits` times,
+    then tighten; default) or "tighten" (lower the limit at the ends of offending intervals);
+    `max_rounds` – refinement rounds in all; `solver` – cvxpy solver name (Clarabel default;
+    fallbacks are tried automatically); `payload_frame` – frame the payload is given in (default the
+    tool frame); `payload_params` – keep the payload as Parameters (cheap re-planning; default True);
+    `allow_overload` – accept payloads above the robot's rating.
+    """
+
+    def __init__(self, robot, path, grid=None, *, scheme: str = "interpolation", substeps: int = DEFAULT_SUBSTEPS,
+                 tol: float = DEFAULT_TOL, refine: str = "split", max_rounds: int = 12, max_splits: int = 3,
+                 solver: str = "CLARABEL",
+                 check_position_limits: bool = True, limits=None, payload_frame: str | None = None,
+                 payload_params: bool = True, max_viscous_iterations: int = 8, allow_overload: bool = False):
+        path = as_joint_path(path)
+        if path.dof != robot.n:
+            raise InputError(f"waypoints: path has {path.dof} joint values per waypoint but robot '{robot.name}' "
+                             f"has {robot.n} joints")
+        if refine not in ("tighten", "split"):
+            raise InputError(f"refine: expected 'tighten' or 'split', got {refine!r}")
+        if scheme not in ("interpolation", "collocation"):
+            raise InputError(f"scheme: expected 'interpolation' or 'collocation', got {scheme!r}")
+        if int(substeps) < 1:
+            raise InputError(f"substeps: must be >= 1, got {substeps}")
+        if not (np.isfinite(tol) and tol >= 0):
+            raise InputError(f"tol: must be a number >= 0, got {tol}")
+        _solver_chain(solver)                                 # validates the solver name
+        self.robot, self.path = robot, path
+        self.scheme, self.substeps, self.tol, self.refine = scheme, int(substeps), float(tol), refine
+        self.max_rounds, self.max_splits, self.solver = int(max_rounds), int(max_splits), solver
+        self.max_viscous_iterations = int(max_viscous_iterations)
+        self.payload_frame = payload_frame
+        self.allow_overload = bool(allow_overload)
+        self.payload_body = robot.frame(payload_frame)[0] if payload_params else None
+        self.limits = list(limits) if limits is not None else [JointTorqueLimit(), JointVelocityLimit(),
+                                                                JointAccelerationLimit()]
+        self._problems: "OrderedDict[tuple, TimeOptimalProblem]" = OrderedDict()
+        self._grid_version = 0
+        self._token = 0
+        self._last_b = None
+        self.adaptive = grid is None or (isinstance(grid, str) and grid == "adaptive")
+        self.intervals = DEFAULT_INTERVALS
+        self._set_grid(make_grid(path, grid))
+        if check_position_limits:
+            self._check_positions()
+
+    # ------------------------------------------------------------------ grid and data
+    def _set_grid(self, theta: np.ndarray) -> None:
+        self.theta = np.asarray(theta, dtype=float)
+        S = self.path.evaluate(self.theta)
+        self.samples = S
+        self.sub = SubSamples.build(self.path, self.theta, self.substeps)
+        self._data = PathData(self.robot, self.theta, S.q, S.dq, S.ddq, self.payload_body)
+        self._grid_version += 1
+
+    @property
+    def grid(self) -> np.ndarray:
+        return self.theta
+
+    def _check_positions(self) -> None:
+        robot = self.robot
+        q = self.sub.q
+        th = self.sub.theta.reshape(-1)
+        span = np.where(np.isfinite(robot.q_max - robot.q_min), robot.q_max - robot.q_min, 1.0)
+        slack = 1e-6 * span
+        over = (q > robot.q_max + slack) | (q < robot.q_min - slack)
+        if over.any():
+            i, k = np.argwhere(over)[0]
+            lim = robot.q_max[k] if q[i, k] > robot.q_max[k] else robot.q_min[k]
+            raise InfeasiblePathError(
+                f"path leaves the position range of joint {robot.joint_names[k]} (#{k}) at θ = {th[i]:.6g}: "
+                f"q = {q[i, k]:.6g} rad, limit {lim:.6g} rad (a waypoint is out of range or the spline "
+                f"overshoots between waypoints)")
+
+    def payload_values(self, payload) -> tuple[object, dict]:
+        """The robot with `payload` merged, and the Parameter values (Δπ of the carrying body)."""
+        if payload is None:
+            return self.robot, {}
+        kwargs = {"allow_overload": True} if self.allow_overload else {}
+        robot_p = self.robot.with_payload(payload, frame=self.payload_frame, **kwargs)
+        if self.payload_body is None:
+            return robot_p, {}
+        k = self.payload_body
+        delta = body_parameters(robot_p, k) - body_parameters(self.robot, k)
+        return robot_p, dict(zip(PAYLOAD_PARAMS, delta))
+
+    # ------------------------------------------------------------------ diagnosis
+    def _diagnose(self, robot, data: PathData, values: dict, sd_start: float, sd_end: float) -> None:
+        k_lim = np.isfinite(robot.tau_max)
+        if k_lim.any() and any(isinstance(l, JointTorqueLimit) for l in self.limits):
+            d = dynamics.gravity_torques(robot, data.q) + robot.coulomb * np.sign(data.dq)
+            over = (np.abs(d) > robot.tau_max) & k_lim
+            if over.any():
+                i = int(np.nonzero(over)[0][0])
+                ks = np.flatnonzero(over[i])
+                k = int(ks[np.argmax(np.abs(d[i, ks]) / robot.tau_max[ks])])
+                on_k = np.flatnonzero(over[:, k])
+                raise InfeasiblePathError(
+                    f"gravity alone exceeds the torque limit of joint {robot.joint_names[k]} (#{k}) at θ = "
+                    f"{data.theta[i]:.6g} (grid index {i} of {data.size - 1}): |d̃| = {abs(d[i, k]):.6g} N·m > "
+                    f"tau_max = {robot.tau_max[k]:.6g} N·m; the robot cannot hold the path there "
+                    f"({on_k.size} grid points, θ ∈ [{data.theta[on_k[0]]:.6g}, {data.theta[on_k[-1]]:.6g}])")
+        for name, i, sd in (("sd_start", 0, sd_start), ("sd_end", data.size - 1, sd_end)):
+            if sd == 0:
+                continue
+            qd = data.dq[i] * sd
+            ratio = np.abs(qd) / robot.qd_max
+            if (ratio > 1 + 1e-9).any():
+                k = int(np.argmax(ratio))
+                raise InfeasiblePathError(
+                    f"{name} = {sd:.6g} is too fast at θ = {data.theta[i]:.6g} (grid index {i}): joint "
+                    f"{robot.joint_names[k]} (#{k}) would move at {abs(qd[k]):.6g} > qd_max = {robot.qd_max[k]:.6g}")
+            self._check_point(robot, data, values, i, sd * sd, name)
+
+    def _check_point(self, robot, data: PathData, values: dict, i: int, b: float, name: str) -> None:
+        """Is there any θ̈ meeting every row at grid point i with θ̇² = b fixed?"""
+        blocks = [blk.at(values) for blk in self._blocks(data, None, np.full(data.size, max(b, 1e-12)))]
+        lo_a, hi_a, why_lo, why_hi = -np.inf, np.inf, None, None
+        for blk in blocks:
+            if blk.points is not None and not blk.points[i]:
+                continue
+            for r in range(blk.size):
+                A, rest = blk.A[i, r], blk.B[i, r] * b + blk.C[i, r] * np.sqrt(b)
+                sides = (("hi", True),) if blk.equality else (("hi", blk.has_hi[r]), ("lo", blk.has_lo[r]))
+                for side, has in sides:
+                    if not has:
+                        continue
+                    bound = (blk.hi if side == "hi" else blk.lo)[i, r] - rest
+                    if abs(A) < 1e-12:
+                        if (side == "hi" and bound < -1e-9) or (side == "lo" and bound > 1e-9):
+                            self._raise_point(robot, data, i, name, blk, r, b)
+                        continue
+                    v = bound / A
+                    upper = (side == "hi") == (A > 0)
+                    if upper and v < hi_a:
+                        hi_a, why_hi = v, (blk, r)
+                    if not upper and v > lo_a:
+                        lo_a, why_lo = v, (blk, r)
+        if lo_a > hi_a + 1e-9 * max(1.0, abs(lo_a)):
+            self._raise_point(robot, data, i, name, *why_hi, b, other=why_lo)
+
+    @staticmethod
+    def _raise_point(robot, data, i, name, blk, r, b, other=None):
+        def label(bl, rr):
+            k = int(bl.joints[rr])
+            return f"{bl.kind} limit" + (f" of joint {robot.joint_names[k]} (#{k})" if k >= 0 else "")
+        msg = (f"{name} = {np.sqrt(b):.6g} cannot be met at θ = {data.theta[i]:.6g} (grid index {i}): "
+               f"no path acceleration satisfies the {label(blk, r)}")
+        if other is not None and (other[0] is not blk or other[1] != r):
+            msg += f" together with the {label(*other)}"
+        raise InfeasiblePathError(msg)
+
+    # ------------------------------------------------------------------ planning
+    def _blocks(self, data, scales, b_ref):
+        limits = self.limits + [BoundaryVelocity()]
+        return [blk for blk in (l.rows(data, b_ref=b_ref, scales=scales) for l in limits) if blk is not None]
+
+    def _problem(self, key, blocks) -> tuple[TimeOptimalProblem, bool]:
+        prob = self._problems.get(key)
+        if prob is not None:
+            self._problems.move_to_end(key)
+            return prob, True
+        prob = TimeOptimalProblem(self.theta, blocks, self.scheme)
+        self._problems[key] = prob
+        while len(self._problems) > 4:
+            self._problems.popitem(last=False)
+        return prob, False
+
+    def plan(self, payload=None, sd_start: float = 0.0, sd_end: float = 0.0) -> TimeOptimalPlan:
+        """Plan (rest-to-rest unless sd_start/sd_end, the path speeds θ̇ at the ends, are given)."""
+        t_all = time.perf_counter()
+        sd = []
+        for name, v in (("sd_start", sd_start), ("sd_end", sd_end)):
+            try:
+                v = float(v)
+            except (TypeError, ValueError):
+                raise InputError(f"{name}: expected a number, got {v!r}") from None
+            if not (np.isfinite(v) and v >= 0):
+                raise InputError(f"{name}: must be a finite number >= 0, got {v}")
+            sd.append(v)
+        sd_start, sd_end = sd
+        timings = dict(coefficients=0.0, build=0.0, compile=0.0, solve=0.0, verify=0.0)
+        t0 = time.perf_counter()
+        robot_p, values = self.payload_values(payload)
+        values.update(BoundaryVelocity(sd_start, sd_end).values())
+        const_payload = payload is not None and self.payload_body is None
+        if self.adaptive:
+            self._adapt(robot_p, values, payload, const_payload, sd_start, sd_end, timings)
+        has_viscous = bool((robot_p.viscous[np.isfinite(robot_p.tau_max)] > 0).any())
+        refinements, iterations, reused_first = [], 0, None
+        scales = b_ref = law = check = status = solver_used = None
+        prev_duration = None
+        n_viscous = 0
+        data = None
+        for rnd in range(self.max_rounds + self.max_viscous_iterations + 1):
+            if data is None or data.theta is not self.theta:
+                t0 = time.perf_counter()
+                data = self._data if not const_payload else PathData(robot_p, self.theta, self.samples.q,
+                                                                      self.samples.dq, self.samples.ddq, None)
+                _ = data.coefficients
+                if data.payload_body is not None:
+                    _ = data.payload_basis
+                timings["coefficients"] += time.perf_counter() - t0
+                if rnd == 0:
+                    self._diagnose(robot_p, data, values, sd_start, sd_end)
+                if has_viscous:
+                    if law is not None:
+                        b_ref = np.interp(self.theta, law.theta, law.b)
+                    elif self._last_b is not None:
+                        b_ref = np.interp(self.theta, *self._last_b)
+                    else:
+                        vel = JointVelocityLimit().b_max(data)
+                        b_ref = np.where(np.isfinite(vel), vel, 1.0)
+                    b_ref = np.maximum(b_ref, 1e-6 * max(b_ref.max(), 1e-12))
+            t0 = time.perf_counter()
+            blocks = self._blocks(data, scales, b_ref)
+            base = scales is None and b_ref is None
+            self._token += 1          # problems with tightened limits / viscous tangents / constant payloads
+            key = (self._grid_version, "base" if base and not const_payload else self._token)   # are not shared
+            problem, reused = self._problem(key, blocks)
+            timings["build"] += time.perf_counter() - t0
+            reused_first = reused if reused_first is None else reused_first
+            status, b, solver_used, wall, compile_s = self._solve(problem, values)
+            iterations += 1
+            b = np.maximum(b, 0.0)
+            b[0], b[-1] = values["b_start"], values["b_end"]        # exact boundary speeds (solver tol ~1e-8)
+            timings["solve"] += wall - compile_s
+            timings["compile"] += compile_s
+            law = TimeLaw(self.theta, b)
+            t0 = time.perf_counter()
+            check = check_time_law(robot_p, self.sub, law.b)
+            timings["verify"] += time.perf_counter() - t0
+            duration = law.duration
+            over = {kind: check.ratios[kind] > 1.0 + self.tol for kind in KINDS}
+            n_over = int(sum(o.sum() for o in over.values()))
+            viscous_moving = has_viscous and (prev_duration is None or abs(prev_duration - duration) > 1e-6 * duration)
+            prev_duration = duration
+            if has_viscous and viscous_moving and n_viscous < self.max_viscous_iterations:
+                n_viscous += 1
+                b_ref = np.maximum(law.b, 1e-6 * max(law.b.max(), 1e-12))       # tangent at the new solution
+                if n_over == 0:
+                    continue
+            if n_over == 0 or len(refinements) >= self.max_rounds:
+                break
+            if self.refine == "split" and sum(r["action"] == "split" for r in refinements) < self.max_splits:
+                bad = np.zeros(self.theta.size - 1, bool)
+                for o in over.values():
+                    bad |= o.any(axis=1)
+                mids = 0.5 * (self.theta[:-1] + self.theta[1:])[bad]
+                refinements.append(dict(action="split", intervals=int(bad.sum()), worst_ratio=check.worst_ratio))
+                self._set_grid(np.sort(np.concatenate([self.theta, mids])))
+                if scales is not None:
+                    scales = None
+            else:
+                scales = {kind: np.ones((self.theta.size, robot_p.n)) for kind in KINDS} if scales is None else \
+                    {kind: v.copy() for kind, v in scales.items()}
+                for kind in KINDS:
+                    js, ks = np.nonzero(over[kind])
+                    if js.size == 0:
+                        continue
+                    excess = check.ratios[kind][js, ks] - 1.0
+                    f = np.clip(1.0 - 1.2 * excess - 0.2 * self.tol, 0.5, 1.0)
+                    for end in (js, js + 1):
+                        np.minimum.at(scales[kind], (end, ks), scales[kind][end, ks] * f)
+                refinements.append(dict(action="tighten", points=n_over, worst_ratio=check.worst_ratio))
+        if check.worst_ratio > 1.0 + self.tol:
+            w = max(check.worst.values(), key=lambda x: x.ratio)
+            warnings.warn(f"the plan still exceeds the {w.kind} limit of joint {robot_p.joint_names[w.joint]} by "
+                          f"{100 * (w.ratio - 1):.3f} % at θ = {w.theta:.6g} after {len(refinements)} refinements "
+                          f"(tol {100 * self.tol:g} %); use a finer grid", RuntimeWarning, stacklevel=2)
+        self._last_b = (law.theta.copy(), law.b.copy())
+        t0 = time.perf_counter()
+        motion = joint_motion(robot_p, self.path, law.theta, law.sd_grid, law.sdd_grid, law.t)
+        timings["verify"] += time.perf_counter() - t0
+        timings["total"] = time.perf_counter() - t_all
+        return TimeOptimalPlan(robot=robot_p, path=self.path, law=law, check=check, torques=motion.tau,
+                               status=status, solver=solver_used, timings=timings, iterations=iterations,
+                               reused_problem=bool(reused_first), planner=self, payload=payload,
+                               sd_start=sd_start, sd_end=sd_end, refinements=refinements)
+
+    def _adapt(self, robot_p, values, payload, const_payload, sd_start, sd_end, timings) -> None:
+        """First plan of an adaptive planner: solve on the coarse grid, then move to `adapted_grid`."""
+        t0 = time.perf_counter()
+        S = self.samples
+        data = self._data if not const_payload else PathData(robot_p, self.theta, S.q, S.dq, S.ddq, None)
+        self._diagnose(robot_p, data, values, sd_start, sd_end)
+        b_ref = None
+        if (robot_p.viscous[np.isfinite(robot_p.tau_max)] > 0).any():
+            vel = JointVelocityLimit().b_max(data)
+            b_ref = np.where(np.isfinite(vel), vel, 1.0)
+        blocks = self._blocks(data, None, b_ref)
+        timings["coefficients"] += time.perf_counter() - t0
+        problem = TimeOptimalProblem(self.theta, blocks, self.scheme)
+        status, b, solver, wall, compile_s = self._solve(problem, values)
+        timings["solve"] += wall - compile_s
+        timings["compile"] += compile_s
+        self.coarse_law = TimeLaw(self.theta, b)
+        self._set_grid(adapted_grid(self.coarse_law, self.intervals))
+        self.adaptive = False
+
+    def _solve(self, problem: TimeOptimalProblem, values: dict):
+        """Solve with the solver chain: the first accurate solution wins; an inaccurate one is kept
+        and used only if no later solver is accurate (slow first-order solvers are skipped then)."""
+        failures, candidate = [], None
+        total_compile = 0.0
+        for solver, options in _solver_chain(self.solver):
+            if candidate is not None and solver not in ("CLARABEL", "ECOS"):
+                break
+            try:
+                status, b, wall, compile_s = problem.solve(values, solver=solver, **options)
+            except cp.error.SolverError as exc:
+                failures.append(f"{solver}: {exc}")
+                continue
+            total_compile += compile_s
+            ok = b is not None and np.isfinite(b).all()
+            if status == cp.OPTIMAL and ok:
+                return status, b, solver, wall, total_compile
+            if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE) and not failures:
+                self._raise_infeasible(status)
+            failures.append(f"{solver}: {status}")
+            if status == cp.OPTIMAL_INACCURATE and ok and candidate is None:
+                candidate = (status, b, solver, wall, total_compile)
+        if candidate is not None:
+            warnings.warn(f"time-optimal problem solved only inaccurately ({'; '.join(failures)}); "
+                          f"the between-grid check still applies", RuntimeWarning, stacklevel=3)
+            return candidate
+        raise SolverError(f"the time-optimal problem could not be solved ({'; '.join(failures)}); "
+                          f"try another grid (grid=...) or solver (solver=...)")
+
+    def _raise_infeasible(self, status: str):
+        raise InfeasiblePathError(
+            f"no speed profile satisfies the limits along the path (solver status: {status}). Every grid point "
+            f"can be held at rest, so the boundary speeds (sd_start, sd_end) cannot be reached or left within "
+            f"the limits on the {self.theta.size - 1}-interval grid")
+
+
+_PLANNERS: "OrderedDict[tuple, TimeOptimalPlanner]" = OrderedDict()
+_PLANNERS_LOCK = threading.Lock()
+
+
+def _grid_key(grid):
+    if grid is None or np.isscalar(grid):
+        return grid
+    g = np.asarray(grid, dtype=float)
+    return (g.size, g.tobytes())
+
+
+def plan_time_optimal(robot, path, grid=None, payload=None, sd_start: float = 0.0, sd_end: float = 0.0,
+                      **options) -> TimeOptimalPlan:
+    """Minimum-time speed profile along `path` (a `JointPath`, a scipy spline or an (m, n) waypoint array)
+    for `robot` with `payload` merged (`robot.with_payload`), rest-to-rest unless sd_start/sd_end (θ̇ at
+    the ends) are given. Options as for `TimeOptimalPlanner`.
+
+    The planner for (robot, path, grid, options) is kept (a few, most recent first), so calling again with
+    the same robot and path objects but another payload or boundary speeds re-solves without compiling.
+    Raises `InfeasiblePathError` (where and which limit) when the path cannot be traversed, `InputError`
+    for bad inputs."""
+    key = None
+    if isinstance(path, JointPath):
+        key = (id(robot), id(path), _grid_key(grid), tuple(sorted((k, repr(v)) for k, v in options.items())))
+    planner = None
+    if key is not None:
+        with _PLANNERS_LOCK:
+            cached = _PLANNERS.get(key)
+            if cached is not None and cached.robot is robot and cached.path is path:
+                planner = cached
+                _PLANNERS.move_to_end(key)
+    if planner is None:
+        planner = TimeOptimalPlanner(robot, path, grid, **options)
+        if key is not None:
+            with _PLANNERS_LOCK:
+                _PLANNERS[key] = planner
+                while len(_PLANNERS) > 4:
+                    _PLANNERS.popitem(last=False)
+    return planner.plan(payload=payload, sd_start=sd_start, sd_end=sd_end)

@@ -1,0 +1,133 @@
+"""PNG plots of a plan (matplotlib, Agg backend), each file written atomically (temporary name, then rename).
+
+* `plot_joints`: joint torques, velocities or accelerations against time with their limits drawn, and
+  the same normalised (value / limit) in a second panel;
+* `plot_phase_plane`: θ̇(θ) of the plan with the maximum-velocity curves from the joint velocity limits
+  and from the torque (and acceleration) limits.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import numpy as np
+
+QUANTITIES = {
+    "torque": ("tau", "tau_max", "joint torque [N·m]"),
+    "velocity": ("qd", "qd_max", "joint velocity [rad/s]"),
+    "acceleration": ("qdd", "qdd_max", "joint acceleration [rad/s²]"),
+}
+
+
+def _pyplot():
+    import matplotlib
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def save_figure(fig, path) -> str:
+    """Write `fig` as PNG to `path` atomically (a temporary file in the same directory, then os.replace)."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".png", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fig.savefig(fh, format="png", dpi=110)
+        os.chmod(tmp, 0o666 & ~_umask())                   # mkstemp creates 0600
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    finally:
+        _pyplot().close(fig)
+    return path
+
+
+def plot_joints(robot, sample, kind: str, path) -> str:
+    """Joint `kind` ("torque", "velocity", "acceleration") of a `TrajectorySample` against time, limits
+    dashed; lower panel: value / limit (where limited) with ±1 drawn."""
+    if kind not in QUANTITIES:
+        raise ValueError(f"kind: expected one of {sorted(QUANTITIES)}, got {kind!r}")
+    attr, lim_attr, label = QUANTITIES[kind]
+    plt = _pyplot()
+    values = getattr(sample, attr)
+    limits = np.asarray(getattr(robot, lim_attr), dtype=float)
+    t = sample.t
+    fig, (ax, axn) = plt.subplots(2, 1, figsize=(9, 7), sharex=True)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for k in range(robot.n):
+        c = colors[k % len(colors)]
+        ax.plot(t, values[:, k], color=c, lw=1.2, label=robot.joint_names[k])
+        if np.isfinite(limits[k]):
+            ax.axhline(limits[k], color=c, ls="--", lw=0.7)
+            ax.axhline(-limits[k], color=c, ls="--", lw=0.7)
+            axn.plot(t, values[:, k] / limits[k], color=c, lw=1.0)
+    ax.set_ylabel(label)
+    ax.set_title(f"{robot.name}: {kind} (dashed: limits)")
+    ax.legend(loc="upper right", fontsize=7, ncol=max(1, robot.n // 4))
+    ax.grid(alpha=0.3)
+    for y in (-1.0, 1.0):
+        axn.axhline(y, color="k", ls="--", lw=0.8)
+    axn.set_ylabel(f"{kind} / limit")
+    axn.set_xlabel("time [s]")
+    axn.grid(alpha=0.3)
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def phase_plane_curves(plan, samples: int = 400) -> dict:
+    """θ, the velocity-limit curve √b_vel(θ) and the torque/acceleration-limit curve √b_dyn(θ)."""
+    from .constraints import JointAccelerationLimit, JointTorqueLimit, JointVelocityLimit, PathData, max_path_speed_squared
+    path, robot = plan.path, plan.robot
+    theta = np.linspace(path.s_start, path.s_end, samples)
+    S = path.evaluate(theta)
+    data = PathData(robot, theta, S.q, S.dq, S.ddq)
+    b_vel = JointVelocityLimit().b_max(data)
+    blocks = [blk for blk in (JointTorqueLimit().rows(data, b_ref=np.maximum(np.interp(theta, plan.s, plan.sd) ** 2, 1e-9)),
+                              JointAccelerationLimit().rows(data)) if blk is not None]
+    b_dyn = max_path_speed_squared(blocks) if blocks else np.full(samples, np.inf)
+    return dict(theta=theta, sd_velocity=np.sqrt(b_vel), sd_dynamics=np.sqrt(b_dyn))
+
+
+def plot_phase_plane(plan, path) -> str:
+    """θ̇ against θ: the plan and the maximum-velocity curves (velocity limits; torque/acceleration limits)."""
+    plt = _pyplot()
+    curves = phase_plane_curves(plan)
+    fig, ax = plt.subplots(figsize=(9, 5))
+    sd_max = max(float(np.max(plan.sd)), 1e-9)
+    envelope = np.fmin(curves["sd_velocity"], curves["sd_dynamics"])
+    envelope = envelope[np.isfinite(envelope)]
+    # the curves go to infinity where q′ → 0: show up to a few times the plan's top speed
+    top = min(max(1.3 * sd_max, 1.1 * float(envelope.max()) if envelope.size else 0.0), 4.0 * sd_max)
+    ax.plot(plan.s, plan.sd, "C0", lw=2.5, alpha=0.8, label=f"plan (T = {plan.duration:.4f} s)", zorder=2)
+    ax.plot(curves["theta"], np.minimum(curves["sd_velocity"], 2 * top), "C1--", lw=1.3, label="velocity limits",
+            zorder=3)
+    ax.plot(curves["theta"], np.minimum(curves["sd_dynamics"], 2 * top), "C3--", lw=1.3,
+            label="torque / acceleration limits (θ̈ free)", zorder=3)
+    ax.set_ylim(0, top)
+    ax.set_xlabel("path parameter θ")
+    ax.set_ylabel("path speed θ̇ [1/s]")
+    ax.set_title(f"{plan.robot.name}: phase plane")
+    ax.legend(loc="upper right", fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def plot_plan(plan, directory, sample=None, dt: float = 1e-3) -> list[str]:
+    """All plots of a plan into `directory`: torques.png, velocities.png, accelerations.png, phase_plane.png."""
+    sample = plan.sample(dt) if sample is None else sample
+    files = []
+    for kind, name in (("torque", "torques.png"), ("velocity", "velocities.png"), ("acceleration", "accelerations.png")):
+        files.append(plot_joints(plan.robot, sample, kind, os.path.join(directory, name)))
+    files.append(plot_phase_plane(plan, os.path.join(directory, "phase_plane.png")))
+    return files

@@ -1,0 +1,127 @@
+"""Checking a time law against the limits *between* grid points.
+
+The optimiser enforces the limits at the grid points only. Here the exact time law (b linear in θ
+inside each interval, constant θ̈; see `trajectory`) is re-evaluated at ``substeps + 1`` points per
+interval (both ends included), and every limit is recomputed from the physics, independently of the
+optimiser's rows: torques by recursive Newton–Euler inverse dynamics plus friction, joint velocities
+q′ θ̇ and accelerations q′ θ̈ + q″ θ̇². The result is a ratio |value| / limit per interval, kind and joint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import dynamics
+
+KINDS = ("torque", "velocity", "acceleration")
+
+
+@dataclass(frozen=True)
+class Worst:
+    """The largest |value| / limit of one kind of limit, and where it happens."""
+    kind: str
+    ratio: float
+    joint: int           # -1 when no limit of this kind exists
+    theta: float
+    interval: int
+    value: float
+    limit: float
+
+    def as_dict(self, joint_names=None) -> dict:
+        d = dict(kind=self.kind, ratio=self.ratio, joint=self.joint, theta=self.theta, interval=self.interval,
+                 value=self.value, limit=self.limit)
+        if joint_names is not None and self.joint >= 0:
+            d["joint_name"] = joint_names[self.joint]
+        return d
+
+
+@dataclass
+class SubSamples:
+    """Sub-sample positions inside every interval of a grid, with the path evaluated there."""
+    theta_grid: np.ndarray     # (P,)
+    u: np.ndarray              # (S+1,) fractions in [0, 1]
+    theta: np.ndarray          # (N, S+1)
+    q: np.ndarray              # (N·(S+1), n)
+    dq: np.ndarray
+    ddq: np.ndarray
+
+    @classmethod
+    def build(cls, path, theta_grid, substeps: int = 20) -> "SubSamples":
+        th = np.asarray(theta_grid, dtype=float)
+        u = np.linspace(0.0, 1.0, int(substeps) + 1)
+        sub = th[:-1, None] + u[None, :] * np.diff(th)[:, None]
+        sub[:, -1] = th[1:]
+        S = path.evaluate(sub.reshape(-1))
+        return cls(th, u, sub, S.q, S.dq, S.ddq)
+
+
+@dataclass
+class LimitCheck:
+    """Per-interval worst ratios (N, n) per kind, and the overall worst per kind."""
+    ratios: dict
+    worst: dict
+
+    @property
+    def worst_ratio(self) -> float:
+        return max((w.ratio for w in self.worst.values()), default=0.0)
+
+
+def _worst(kind, ratio, value, limit, theta) -> Worst:
+    """ratio, value: (N, S+1, n); limit: (n,)."""
+    if ratio.size == 0 or not np.isfinite(limit).any():
+        return Worst(kind, 0.0, -1, float("nan"), -1, float("nan"), float("inf"))
+    flat = np.nanargmax(ratio)
+    j, k, joint = np.unravel_index(flat, ratio.shape)
+    return Worst(kind, float(ratio[j, k, joint]), int(joint), float(theta[j, k]), int(j),
+                 float(value[j, k, joint]), float(limit[joint]))
+
+
+def check_time_law(robot, sub: SubSamples, b) -> LimitCheck:
+    """Ratios |value| / limit of torque, joint velocity and acceleration at the sub-samples of the
+    exact time law through grid values b (b linear inside each interval)."""
+    b = np.maximum(np.asarray(b, dtype=float), 0.0)
+    N, S1 = sub.theta.shape
+    n = robot.n
+    th = sub.theta_grid
+    a = (b[1:] - b[:-1]) / (2.0 * np.diff(th))                                  # (N,)
+    bs = (1.0 - sub.u)[None, :] * b[:-1, None] + sub.u[None, :] * b[1:, None]   # (N, S+1)
+    sd = np.sqrt(np.maximum(bs, 0.0)).reshape(-1, 1)
+    sdd = np.repeat(a, S1)[:, None]
+    qd = sub.dq * sd
+    qdd = sub.dq * sdd + sub.ddq * sd * sd
+    values = {"velocity": qd, "acceleration": qdd}
+    limits = {"velocity": robot.qd_max, "acceleration": robot.qdd_max, "torque": robot.tau_max}
+    if np.isfinite(robot.tau_max).any():
+        values["torque"] = dynamics.inverse_dynamics(robot, sub.q, qd, qdd) + dynamics.friction_torques(robot, qd)
+    ratios, worst = {}, {}
+    for kind in KINDS:
+        lim = limits[kind]
+        if kind not in values or not np.isfinite(lim).any():
+            ratios[kind] = np.zeros((N, n))
+            worst[kind] = _worst(kind, np.zeros((0,)), None, lim, sub.theta)
+            continue
+        v = values[kind].reshape(N, S1, n)
+        r = np.abs(v) / lim                        # inf limit → 0
+        ratios[kind] = r.max(axis=1)
+        worst[kind] = _worst(kind, r, v, lim, sub.theta)
+    return LimitCheck(ratios, worst)
+
+
+def check_samples(robot, sample, tau=None) -> dict:
+    """Worst ratio per kind of a sampled trajectory (t, q, qd, qdd[, tau]); tau defaults to the sample's.
+
+    Returns {kind: Worst} with `interval` the sample index and `theta` the sample time."""
+    q, qd, qdd = sample.q, sample.qd, sample.qdd
+    tau = sample.tau if tau is None else tau
+    theta = np.asarray(getattr(sample, "t", np.arange(len(q))), dtype=float)[:, None]
+    out = {}
+    for kind, v, lim in (("torque", tau, robot.tau_max), ("velocity", qd, robot.qd_max),
+                         ("acceleration", qdd, robot.qdd_max)):
+        if not np.isfinite(lim).any():
+            out[kind] = _worst(kind, np.zeros((0,)), None, lim, theta)
+            continue
+        r = (np.abs(v) / lim)[:, None, :]
+        out[kind] = _worst(kind, r, v[:, None, :], lim, theta)
+    return out
