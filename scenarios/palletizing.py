@@ -1,0 +1,833 @@
+"""Palletizing with changing payloads (Safeea et al. 2019, Section 6): cell file → Cartesian paths →
+inverse kinematics → joint paths → time-optimal plans with the carried box merged into the model.
+
+A *cell file* (TOML, see ``scenarios/default_cell.toml`` and docs/palletizing.md) describes the robot,
+its gripper, where boxes are picked, the pallet, the stacking pattern and a box catalogue. For every
+box the robot makes two moves:
+
+* **loaded**: pick (TCP on the box top at the conveyor) → lift → transfer → descend → place, with the
+  box as payload (`dynamics.payload.with_payload`: the box merged into the last link);
+* **return**: the same Cartesian path backwards with the empty gripper, so every cycle starts from the
+  same pick posture (the joint path is the loaded one reversed, which makes the moves repeat exactly).
+
+Cartesian paths are a vertical lift, a horizontal transfer (a swing about the base axis, or a straight
+line) and a vertical descent, joined by tangent-continuous cubic Bézier blends; the gripper points down
+and turns about the vertical axis during the transfer only (smooth-step in arc length). The TCP poses go through the recursive
+IK (`dynamics.inverse_kinematics.track_path`) starting from a preferred posture; the joint samples are
+interpolated by a cubic spline (`toppra_app.JointPath`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from dynamics.forward_kinematics import frame_pose
+from dynamics.inverse_kinematics import solve_ik, track_path
+from dynamics.model import ModelError, RobotModel
+from dynamics.payload import RigidBodyInertia, with_payload
+from toppra_app.errors import InputError
+
+DEFAULT_CELL = Path(__file__).with_name("default_cell.toml")
+TCP_FRAME = "tcp"
+
+_SCHEMA = {
+    "cell": {"name", "robot", "urdf", "flange", "preferred_posture_deg"},
+    "gripper": {"mass", "com", "size", "inertia", "tcp_offset"},
+    "pick": {"position", "yaw_deg"},
+    "pallet": {"position", "size", "yaw_deg"},
+    "pattern": {"layers", "rows", "columns", "gap", "alternate", "boxes", "box"},
+    "motion": {"approach_height", "clearance", "blend_radius", "transfer", "samples", "grid", "rot_weight"},
+    "boxes": None,        # a table of box types
+}
+_BOX_KEYS = {"size", "mass", "com_offset", "inertia"}
+
+
+# ------------------------------------------------------------------------------ small geometry
+def rot_z(angle: float) -> np.ndarray:
+    c, s = math.cos(angle), math.sin(angle)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def tool_down_pose(position, yaw: float) -> np.ndarray:
+    """TCP pose with the tool z axis pointing down (−z of the base) and yaw about the vertical:
+    R = R_z(yaw) · R_x(π)."""
+    T = np.eye(4)
+    T[:3, :3] = rot_z(yaw) @ np.diag([1.0, -1.0, -1.0])
+    T[:3, 3] = position
+    return T
+
+
+def _wrap(a: float) -> float:
+    return (a + math.pi) % (2 * math.pi) - math.pi
+
+
+# ------------------------------------------------------------------------------ cell data
+@dataclass(frozen=True)
+class BoxType:
+    name: str
+    size: np.ndarray             # (3,) along the box axes: length (x), width (y), height (z)
+    mass: float
+    com_offset: np.ndarray       # (3,) COM relative to the box centre, box axes
+    inertia: np.ndarray          # (3, 3) about the COM, box axes
+
+    def payload(self) -> RigidBodyInertia:
+        """The box as a payload in the TCP frame. The TCP is at the centre of the box's top face with the
+        tool z axis pointing down into the box and the tool x axis along the box's long side, so the box
+        centre is at (0, 0, h/2) and the box axes (z up) are seen from the tool through
+        R = diag(1, −1, −1): COM = (0, 0, h/2) + R·com_offset, inertia R I Rᵀ."""
+        R = np.diag([1.0, -1.0, -1.0])            # box axes (z up) seen from the tool (z down)
+        com = np.array([0.0, 0.0, 0.5 * self.size[2]]) + R @ self.com_offset
+        return RigidBodyInertia(self.mass, com, R @ self.inertia @ R.T)
+
+
+@dataclass(frozen=True)
+class Slot:
+    index: int
+    layer: int
+    row: int
+    column: int
+    box: BoxType
+    yaw: float                   # TCP yaw at the place pose (rad)
+    centre: np.ndarray           # box centre in the base frame
+    footprint: tuple             # (half extent along pallet x, along pallet y) of the placed box
+    place: np.ndarray            # TCP pose (4, 4) at the place pose
+
+    @property
+    def label(self) -> str:
+        return f"L{self.layer + 1}R{self.row + 1}C{self.column + 1}"
+
+
+@dataclass
+class Cell:
+    source: str
+    name: str
+    robot_name: str
+    base_robot: RobotModel       # as loaded (no gripper)
+    robot: RobotModel            # nominal model: gripper merged, "tcp" frame, rated payload minus gripper
+    gripper: RigidBodyInertia
+    pick: np.ndarray             # TCP pose at the pick (4, 4)
+    pallet_pose: np.ndarray      # pallet top-centre frame (4, 4)
+    pallet_size: np.ndarray      # (2,)
+    layers: int
+    rows: int
+    columns: int
+    gap: float
+    alternate: bool
+    layer_boxes: list            # BoxType per layer
+    boxes: dict                  # name -> BoxType
+    approach_height: float
+    clearance: float
+    blend_radius: float
+    transfer: str                # "arc" (swing about the base axis) or "line"
+    samples: int
+    grid: int
+    rot_weight: float
+    q_preferred: np.ndarray
+    slots: list = field(default_factory=list)
+    q_pick: np.ndarray | None = None
+
+
+class _Reader:
+    """Typed access to one TOML table with errors naming the file and the field."""
+
+    def __init__(self, source: str, table: dict, prefix: str):
+        self.source, self.table, self.prefix = source, table, prefix
+
+    def error(self, key: str | None, msg: str) -> InputError:
+        where = self.prefix if key is None else (f"{self.prefix}.{key}" if self.prefix else key)
+        return InputError(f"{self.source}: {where}: {msg}")
+
+    def check_keys(self, allowed):
+        unknown = sorted(set(self.table) - set(allowed))
+        if unknown:
+            raise self.error(unknown[0], f"unknown key (known keys: {', '.join(sorted(allowed))})")
+
+    def has(self, key):
+        return key in self.table
+
+    def number(self, key, default=None, *, lo=None, hi=None, positive=False, integer=False):
+        if key not in self.table:
+            if default is None:
+                raise self.error(key, "required")
+            return default
+        v = self.table[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise self.error(key, f"expected a number, got {v!r}")
+        if not math.isfinite(v):
+            raise self.error(key, f"must be a finite number, got {v}")
+        if integer and (not isinstance(v, int) and not float(v).is_integer()):
+            raise self.error(key, f"expected an integer, got {v}")
+        if positive and not v > 0:
+            raise self.error(key, f"must be > 0, got {v}")
+        if lo is not None and v < lo:
+            raise self.error(key, f"must be >= {lo}, got {v}")
+        if hi is not None and v > hi:
+            raise self.error(key, f"must be <= {hi}, got {v}")
+        return int(v) if integer else float(v)
+
+    def vector(self, key, n, default=None, *, positive=False):
+        if key not in self.table:
+            if default is None:
+                raise self.error(key, "required")
+            return np.array(default, dtype=float)
+        v = self.table[key]
+        if not isinstance(v, list) or len(v) != n or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in v):
+            raise self.error(key, f"expected a list of {n} numbers, got {v!r}")
+        arr = np.array(v, dtype=float)
+        if not np.isfinite(arr).all():
+            raise self.error(key, f"values must be finite numbers, got {v}")
+        if positive and not (arr > 0).all():
+            raise self.error(key, f"values must be > 0, got {v}")
+        return arr
+
+    def string(self, key, default=None):
+        if key not in self.table:
+            if default is None:
+                raise self.error(key, "required")
+            return default
+        v = self.table[key]
+        if not isinstance(v, str) or not v:
+            raise self.error(key, f"expected a non-empty string, got {v!r}")
+        return v
+
+    def inertia(self, key, mass, default):
+        """3 principal moments (along the body axes) or a 3×3 matrix, about the COM."""
+        if key not in self.table:
+            return default
+        v = self.table[key]
+        try:
+            arr = np.array(v, dtype=float)
+        except (TypeError, ValueError):
+            raise self.error(key, f"expected 3 numbers or a 3×3 matrix, got {v!r}") from None
+        if arr.shape == (3,):
+            arr = np.diag(arr)
+        if arr.shape != (3, 3):
+            raise self.error(key, f"expected 3 numbers or a 3×3 matrix, got shape {arr.shape}")
+        try:
+            RigidBodyInertia(mass, np.zeros(3), arr)
+        except ModelError as exc:
+            raise self.error(key, str(exc).removeprefix("payload: ")) from None
+        return arr
+
+
+def _table(source, doc, key, required=True) -> dict:
+    if key not in doc:
+        if required:
+            raise InputError(f"{source}: [{key}]: required table is missing")
+        return {}
+    if not isinstance(doc[key], dict):
+        raise InputError(f"{source}: {key}: expected a table")
+    return doc[key]
+
+
+def _box_type(source, name, table) -> BoxType:
+    if not isinstance(table, dict):
+        raise InputError(f"{source}: boxes.{name}: expected a table")
+    r = _Reader(source, table, f"boxes.{name}")
+    r.check_keys(_BOX_KEYS)
+    size = r.vector("size", 3, positive=True)
+    mass = r.number("mass", positive=True)
+    com = r.vector("com_offset", 3, default=np.zeros(3))
+    if np.any(np.abs(com) > 0.5 * size + 1e-12):
+        raise r.error("com_offset", f"COM {com.tolist()} lies outside the box of size {size.tolist()}")
+    a, b, c = size
+    uniform = mass / 12.0 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b])
+    inertia = r.inertia("inertia", mass, uniform)
+    return BoxType(name, size, mass, com, inertia)
+
+
+def default_preferred_posture(robot: RobotModel, pick: np.ndarray) -> np.ndarray:
+    """Start posture for the IK: elbow up, wrist down, joint 1 turned towards the pick (7-axis arms of
+    the iiwa/panda family); otherwise the middle of the joint ranges with joint 1 towards the pick."""
+    yaw = math.atan2(pick[1, 3], pick[0, 3])
+    if robot.n == 7:
+        q = np.array([yaw, 0.55, 0.0, -1.35, 0.0, 1.25, 0.0])
+    else:
+        lo = np.where(np.isfinite(robot.q_min), robot.q_min, -np.pi)
+        hi = np.where(np.isfinite(robot.q_max), robot.q_max, np.pi)
+        q = 0.5 * (lo + hi)
+        q[0] = yaw
+    return np.clip(q, robot.q_min, robot.q_max)
+
+
+def _load_robot(source, r: _Reader, base_dir: Path) -> tuple[str, RobotModel]:
+    from dynamics.robots import load_robot
+    if r.has("urdf") and r.has("robot"):
+        raise r.error("urdf", "give either 'robot' (a built-in name) or 'urdf' (a file), not both")
+    if r.has("urdf"):
+        path = base_dir / r.string("urdf")
+        if not path.is_file():
+            raise r.error("urdf", f"no such file: {path}")
+        try:
+            return path.stem, RobotModel.from_urdf(str(path))
+        except ValueError as exc:
+            raise r.error("urdf", str(exc)) from None
+    name = r.string("robot", "iiwa7")
+    try:
+        return name, load_robot(name)
+    except ModelError as exc:
+        raise r.error("robot", str(exc)) from None
+
+
+def load_cell(path=None, *, check_reach: bool = True) -> Cell:
+    """Read and validate a cell file (default: the built-in ``scenarios/default_cell.toml``).
+
+    Every problem raises `InputError` naming the file and the field. With ``check_reach`` the pick pose
+    and every place pose are solved by IK (a few ms each) so an unreachable slot is reported up front."""
+    path = Path(path) if path is not None else DEFAULT_CELL
+    source = str(path)
+    try:
+        with open(path, "rb") as fh:
+            doc = tomllib.load(fh)
+    except FileNotFoundError:
+        raise InputError(f"{source}: no such file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{source}: not valid TOML ({exc})") from None
+    unknown = sorted(set(doc) - set(_SCHEMA))
+    if unknown:
+        raise InputError(f"{source}: {unknown[0]}: unknown table (known: {', '.join(_SCHEMA)})")
+
+    rc = _Reader(source, _table(source, doc, "cell"), "cell")
+    rc.check_keys(_SCHEMA["cell"])
+    robot_name, base = _load_robot(source, rc, path.parent)
+    flange = rc.string("flange", base.tool_frame or base.link_names[-1])
+    try:
+        flange_body, T_body_flange = base.frame(flange)
+    except ModelError as exc:
+        raise rc.error("flange", str(exc)) from None
+
+    rg = _Reader(source, _table(source, doc, "gripper", required=False), "gripper")
+    rg.check_keys(_SCHEMA["gripper"])
+    g_mass = rg.number("mass", 0.0, lo=0.0)
+    g_com = rg.vector("com", 3, default=np.zeros(3))
+    if g_mass > 0:
+        g_size = rg.vector("size", 3, default=np.full(3, 0.05), positive=True)
+        g_inertia = rg.inertia("inertia", g_mass, RigidBodyInertia.box(g_mass, g_size).inertia)
+    else:
+        g_inertia = np.zeros((3, 3))
+    gripper = RigidBodyInertia(g_mass, g_com, g_inertia)
+    tcp = np.eye(4)
+    tcp[:3, 3] = rg.vector("tcp_offset", 3, default=np.zeros(3))
+    rated = base.rated_payload
+    if rated is not None and g_mass > rated:
+        raise rg.error("mass", f"gripper of {g_mass:g} kg exceeds the rated payload {rated:g} kg of {robot_name}")
+    robot = with_payload(base, gripper, frame=flange)
+    robot = robot.replace(
+        frame_names=tuple(base.frame_names) + (TCP_FRAME,),
+        frame_bodies=_ro_int(list(base.frame_bodies) + [flange_body]),
+        frame_transforms=_ro(np.concatenate([np.asarray(base.frame_transforms).reshape(-1, 4, 4),
+                                             (T_body_flange @ tcp)[None]])),
+        tool_frame=TCP_FRAME,
+        rated_payload=None if rated is None else rated - g_mass,
+    )
+
+    rp = _Reader(source, _table(source, doc, "pick"), "pick")
+    rp.check_keys(_SCHEMA["pick"])
+    pick = tool_down_pose(rp.vector("position", 3), math.radians(rp.number("yaw_deg", 0.0)))
+
+    rl = _Reader(source, _table(source, doc, "pallet"), "pallet")
+    rl.check_keys(_SCHEMA["pallet"])
+    pallet_pose = np.eye(4)
+    pallet_pose[:3, :3] = rot_z(math.radians(rl.number("yaw_deg", 0.0)))
+    pallet_pose[:3, 3] = rl.vector("position", 3)
+    pallet_size = rl.vector("size", 2, positive=True)
+
+    boxes_doc = _table(source, doc, "boxes")
+    if not boxes_doc:
+        raise InputError(f"{source}: boxes: define at least one box type ([boxes.NAME] with size and mass)")
+    boxes = {name: _box_type(source, name, t) for name, t in boxes_doc.items()}
+    cap = robot.rated_payload
+    for b in boxes.values():
+        if cap is not None and b.mass > cap + 1e-12:
+            raise InputError(f"{source}: boxes.{b.name}.mass: {b.mass:g} kg exceeds what {robot_name} can carry "
+                             f"(rated payload {rated:g} kg minus gripper {g_mass:g} kg = {cap:g} kg)")
+
+    rt = _Reader(source, _table(source, doc, "pattern"), "pattern")
+    rt.check_keys(_SCHEMA["pattern"])
+    layers = rt.number("layers", 1, lo=1, integer=True)
+    rows = rt.number("rows", 1, lo=1, integer=True)
+    columns = rt.number("columns", 1, lo=1, integer=True)
+    gap = rt.number("gap", 0.0)
+    if gap < 0:
+        raise rt.error("gap", f"negative gap {gap} m: neighbouring boxes would overlap")
+    alternate = rt.table.get("alternate", False)
+    if not isinstance(alternate, bool):
+        raise rt.error("alternate", f"expected true or false, got {alternate!r}")
+    if rt.has("box") and rt.has("boxes"):
+        raise rt.error("boxes", "give either 'box' (one type) or 'boxes' (a type per layer), not both")
+    names = rt.table.get("boxes", rt.table.get("box", next(iter(boxes))))
+    if isinstance(names, str):
+        names = [names]
+    key = "boxes" if rt.has("boxes") else "box"
+    if not isinstance(names, list) or not names or not all(isinstance(x, str) for x in names):
+        raise rt.error(key, f"expected a box type name or a list of names, got {names!r}")
+    for nm in names:
+        if nm not in boxes:
+            raise rt.error(key, f"unknown box type '{nm}' (defined: {', '.join(boxes)})")
+    layer_boxes = [boxes[names[k % len(names)]] for k in range(layers)]
+
+    rm = _Reader(source, _table(source, doc, "motion", required=False), "motion")
+    rm.check_keys(_SCHEMA["motion"])
+    cell = Cell(
+        source=source, name=rc.string("name", path.stem), robot_name=robot_name, base_robot=base, robot=robot,
+        gripper=gripper, pick=pick, pallet_pose=pallet_pose, pallet_size=pallet_size, layers=layers, rows=rows,
+        columns=columns, gap=gap, alternate=alternate, layer_boxes=layer_boxes, boxes=boxes,
+        approach_height=rm.number("approach_height", 0.08, positive=True),
+        clearance=rm.number("clearance", 0.05, lo=0.0),
+        blend_radius=rm.number("blend_radius", 0.05, lo=0.0),
+        transfer=rm.string("transfer", "arc"),
+        samples=rm.number("samples", 80, lo=10, hi=2000, integer=True),
+        grid=rm.number("grid", 120, lo=10, hi=5000, integer=True),
+        rot_weight=rm.number("rot_weight", 0.2, positive=True),
+        q_preferred=np.zeros(robot.n),
+    )
+    if cell.transfer not in ("arc", "line"):
+        raise rm.error("transfer", f"expected 'arc' or 'line', got {cell.transfer!r}")
+    if rc.has("preferred_posture_deg"):
+        qp = np.radians(rc.vector("preferred_posture_deg", robot.n))
+        bad = np.flatnonzero((qp < robot.q_min) | (qp > robot.q_max))
+        if bad.size:
+            raise rc.error("preferred_posture_deg", f"joint {robot.joint_names[bad[0]]} outside its limits")
+        cell.q_preferred = qp
+    else:
+        cell.q_preferred = default_preferred_posture(robot, pick)
+    cell.slots = make_slots(cell)
+    check_slots(cell)
+    if check_reach:
+        check_reachable(cell)
+    return cell
+
+
+def _ro(a):
+    a = np.array(a, dtype=float, copy=True)
+    a.setflags(write=False)
+    return a
+
+
+def _ro_int(a):
+    a = np.array(a, dtype=int, copy=True).reshape(-1)
+    a.setflags(write=False)
+    return a
+
+
+# ------------------------------------------------------------------------------ the pattern
+def make_slots(cell: Cell) -> list[Slot]:
+    """Box positions, layer by layer. In the layer frame boxes lie in ``columns`` along x (their long
+    side) and ``rows`` along y, spaced by the box size plus ``gap``, centred on the pallet; with
+    ``alternate`` every second layer is turned by 90° about the pallet's vertical axis."""
+    slots = []
+    z_top = 0.0
+    pallet_yaw = math.atan2(cell.pallet_pose[1, 0], cell.pallet_pose[0, 0])
+    for layer in range(cell.layers):
+        box = cell.layer_boxes[layer]
+        L, W, H = box.size
+        z_top += H
+        turn = (math.pi / 2) if (cell.alternate and layer % 2 == 1) else 0.0
+        Rl = rot_z(turn)[:2, :2]
+        half = np.abs(Rl) @ np.array([0.5 * L, 0.5 * W])            # footprint half extents, pallet axes
+        for row in range(cell.rows):
+            for col in range(cell.columns):
+                local = np.array([(col - 0.5 * (cell.columns - 1)) * (L + cell.gap),
+                                  (row - 0.5 * (cell.rows - 1)) * (W + cell.gap)])
+                xy = Rl @ local                                      # in the pallet frame
+                centre = cell.pallet_pose[:3, :3] @ np.array([xy[0], xy[1], z_top - 0.5 * H]) + cell.pallet_pose[:3, 3]
+                top = centre + cell.pallet_pose[:3, :3] @ np.array([0.0, 0.0, 0.5 * H])
+                yaw = _place_yaw(cell, _wrap(pallet_yaw + turn), top)
+                slots.append(Slot(len(slots), layer, row, col, box, yaw, centre,
+                                  (float(half[0]), float(half[1])), tool_down_pose(top, yaw)))
+    return slots
+
+
+def _place_yaw(cell: Cell, yaw: float, top: np.ndarray) -> float:
+    """The box footprint is the same for yaw and yaw + π; take the one that needs the least turn of the
+    wrist: the tool yaw relative to the arm's azimuth (which joint 1 follows) should change least."""
+    yaw_pick = math.atan2(cell.pick[1, 0], cell.pick[0, 0])
+    d_az = _wrap(math.atan2(top[1], top[0]) - math.atan2(cell.pick[1, 3], cell.pick[0, 3]))
+    cands = (yaw, _wrap(yaw + math.pi))
+    return min(cands, key=lambda y: abs(_wrap(y - yaw_pick - d_az)))
+
+
+def check_slots(cell: Cell) -> None:
+    """Every box on the pallet and no two boxes of a layer overlapping (pallet-frame rectangles)."""
+    Tinv = np.linalg.inv(cell.pallet_pose)
+    hx, hy = 0.5 * cell.pallet_size
+    by_layer = {}
+    for s in cell.slots:
+        c = (Tinv @ np.r_[s.centre, 1.0])[:2]
+        fx, fy = s.footprint
+        if abs(c[0]) + fx > hx + 1e-9 or abs(c[1]) + fy > hy + 1e-9:
+            raise InputError(f"{cell.source}: pattern: box {s.label} ({2 * fx:.3f} × {2 * fy:.3f} m at "
+                             f"({c[0]:+.3f}, {c[1]:+.3f}) on the pallet) does not fit on the pallet of size "
+                             f"{cell.pallet_size.tolist()} (fewer rows/columns, a smaller gap or a larger pallet)")
+        for other, oc in by_layer.get(s.layer, []):
+            ox, oy = other.footprint
+            if abs(c[0] - oc[0]) < fx + ox - 1e-9 and abs(c[1] - oc[1]) < fy + oy - 1e-9:
+                raise InputError(f"{cell.source}: pattern: boxes {other.label} and {s.label} overlap")
+        by_layer.setdefault(s.layer, []).append((s, c))
+
+
+# ------------------------------------------------------------------------------ Cartesian paths
+def _dense_line(a, b, step):
+    m = max(2, int(math.ceil(np.linalg.norm(b - a) / step)) + 1)
+    t = np.linspace(0.0, 1.0, m)[:, None]
+    return a + t * (b - a)
+
+
+def _dense_swing(a, b, step):
+    """Horizontal transfer from a to b (same z) as a swing about the base's vertical axis: radius and
+    azimuth interpolated linearly (an Archimedean arc), so the tool keeps away from the robot's base.
+    Falls back to a straight line when either end is (nearly) on the axis."""
+    ra, rb = math.hypot(a[0], a[1]), math.hypot(b[0], b[1])
+    if min(ra, rb) < 0.05:
+        return _dense_line(a, b, step)
+    pa, pb = math.atan2(a[1], a[0]), math.atan2(b[1], b[0])
+    dphi = _wrap(pb - pa)
+    est = abs(dphi) * 0.5 * (ra + rb) + abs(rb - ra)
+    m = max(2, int(math.ceil(est / step)) + 1)
+    t = np.linspace(0.0, 1.0, m)
+    r = ra + t * (rb - ra)
+    phi = pa + t * dphi
+    pts = np.stack([r * np.cos(phi), r * np.sin(phi), a[2] + t * (b[2] - a[2])], axis=1)
+    pts[0], pts[-1] = a, b
+    return pts
+
+
+def _arc_length(pts):
+    return np.concatenate(([0.0], np.cumsum(np.linalg.norm(np.diff(pts, axis=0), axis=1))))
+
+
+def _blend_corners(pieces, radius, step):
+    """Join dense pieces (each (m, 3), consecutive pieces share an end point) and round every joint
+    between two pieces with a cubic Bézier from the point at arc length b before it to the point b after
+    it, tangent to both (handles (2/3)·b, which is the quadratic Bézier with its control point at the
+    corner when both sides are straight). b ≤ radius and ≤ half of each adjoining piece."""
+    lens = [float(_arc_length(p)[-1]) for p in pieces]
+    pts = pieces[0]
+    for k in range(1, len(pieces)):
+        pts = np.vstack([pts, pieces[k][1:]])
+    s = _arc_length(pts)
+    corners = np.cumsum(lens)[:-1]
+    out_pts, out_s = pts, s
+    # last corner first: a blend shortens the path only after the arc length where it starts, so the
+    # corners before it keep their arc-length positions
+    for k in range(len(corners) - 1, -1, -1):
+        b = min(radius, 0.5 * lens[k], 0.5 * lens[k + 1])
+        if b <= 1e-6:
+            continue
+        s_cur = _arc_length(out_pts)
+        sc_cur = corners[k]
+        interp = lambda sv: np.array([np.interp(sv, s_cur, out_pts[:, i]) for i in range(3)])  # noqa: E731
+        A, B = interp(sc_cur - b), interp(sc_cur + b)
+        tA = interp(sc_cur - b) - interp(sc_cur - b - min(1e-4, b / 4))
+        tB = interp(sc_cur + b + min(1e-4, b / 4)) - interp(sc_cur + b)
+        tA /= np.linalg.norm(tA)
+        tB /= np.linalg.norm(tB)
+        h = 2.0 / 3.0 * b
+        m = max(8, int(math.ceil(2 * b / step)) + 1)
+        t = np.linspace(0.0, 1.0, m)[:, None]
+        C1, C2 = A + h * tA, B - h * tB
+        bez = (1 - t) ** 3 * A + 3 * (1 - t) ** 2 * t * C1 + 3 * (1 - t) * t * t * C2 + t ** 3 * B
+        before = out_pts[s_cur < sc_cur - b]
+        after = out_pts[s_cur > sc_cur + b]
+        out_pts = np.vstack([before, bez, after])
+        out_s = _arc_length(out_pts)
+    return out_pts, out_s
+
+
+@dataclass
+class CartesianPath:
+    poses: np.ndarray        # (M, 4, 4) TCP poses
+    u: np.ndarray            # (M,) normalised path parameter in [0, 1] (arc length)
+    length: float            # m
+    waypoints: np.ndarray    # corner points (pick, lifted, above place, place) (4, 3)
+
+
+def cartesian_path(cell: Cell, slot: Slot, samples: int | None = None) -> CartesianPath:
+    """Pick → lift → transfer → descend → place for one slot, sampled at ``samples`` poses uniform in
+    arc length. Lift and descent are vertical; the transfer is horizontal at the higher of pick and place
+    plus approach height and clearance, either a swing about the base axis ("arc", default) or a straight
+    line ("line"); the corners are blended. The tool yaw follows the arm's azimuth and turns the rest of
+    the way (to the slot's yaw) with a smooth step over the transfer."""
+    M = samples or cell.samples
+    p0 = cell.pick[:3, 3]
+    p3 = slot.place[:3, 3]
+    z_safe = max(p0[2], p3[2]) + cell.approach_height + cell.clearance
+    p1 = np.array([p0[0], p0[1], z_safe])
+    p2 = np.array([p3[0], p3[1], z_safe])
+    step = 1e-3
+    transfer = _dense_swing(p1, p2, step) if cell.transfer == "arc" else _dense_line(p1, p2, step)
+    pieces = [_dense_line(p0, p1, step), transfer, _dense_line(p2, p3, step)]
+    lens = [float(_arc_length(p)[-1]) for p in pieces]
+    pts, s = _blend_corners(pieces, cell.blend_radius, step)
+    total = float(s[-1])
+    su = np.linspace(0.0, total, M)
+    pos = np.stack([np.interp(su, s, pts[:, k]) for k in range(3)], axis=1)
+    pos[0], pos[-1] = p0, p3
+    # yaw = pick yaw + change of azimuth + smooth step of the remaining turn over the transfer
+    az = np.unwrap(np.arctan2(pos[:, 1], pos[:, 0]))
+    yaw0 = math.atan2(cell.pick[1, 0], cell.pick[0, 0])
+    rest = _wrap(slot.yaw - yaw0 - (az[-1] - az[0]))
+    b1 = min(cell.blend_radius, 0.5 * lens[0], 0.5 * lens[1])
+    b2 = min(cell.blend_radius, 0.5 * lens[1], 0.5 * lens[2])
+    s_a, s_b = (lens[0] - b1) / (lens[0] + lens[1] + lens[2]) * total, total - (lens[2] - b2) / sum(lens) * total
+    x = np.clip((su - s_a) / max(s_b - s_a, 1e-12), 0.0, 1.0)
+    yaw = yaw0 + (az - az[0]) + rest * (x * x * (3.0 - 2.0 * x))
+    poses = np.stack([tool_down_pose(pos[k], yaw[k]) for k in range(M)])
+    poses[0] = cell.pick
+    poses[-1] = slot.place
+    return CartesianPath(poses, su / total, total, np.array([p0, p1, p2, p3]))
+
+
+# ------------------------------------------------------------------------------ inverse kinematics
+class IKFailure(InputError):
+    pass
+
+
+def pick_posture(cell: Cell) -> np.ndarray:
+    """Joint positions at the pick pose, from the preferred posture (the same every cycle)."""
+    if cell.q_pick is None:
+        res = solve_ik(cell.robot, cell.pick, cell.q_preferred, TCP_FRAME, rot_weight=cell.rot_weight)
+        if not res.success:
+            raise IKFailure(f"{cell.source}: pick.position: the pick pose is out of reach of {cell.robot_name} "
+                            f"(IK error {res.pos_err:.3g} m, {math.degrees(res.rot_err):.3g}°)")
+        cell.q_pick = res.q
+    return cell.q_pick
+
+
+def slot_ik(cell: Cell, slot: Slot, q_start=None):
+    """IK of the place pose of one slot, from the pick posture (for reachability checks)."""
+    q0 = pick_posture(cell) if q_start is None else q_start
+    return solve_ik(cell.robot, slot.place, q0, TCP_FRAME, rot_weight=cell.rot_weight)
+
+
+def check_reachable(cell: Cell) -> None:
+    """IK of the pick pose and of every place pose (from the pick posture), within the joint limits."""
+    pick_posture(cell)
+    for s in cell.slots:
+        res = slot_ik(cell, s)
+        if not res.success:
+            p = s.place[:3, 3]
+            raise IKFailure(f"{cell.source}: pallet.position: box {s.index + 1} ({s.label}) at ({p[0]:.3f}, {p[1]:.3f}, "
+                            f"{p[2]:.3f}) m is out of reach of {cell.robot_name} with the gripper pointing down "
+                            f"(IK error {res.pos_err:.3g} m, {math.degrees(res.rot_err):.3g}°); move the pallet "
+                            f"closer or use fewer rows/columns/layers")
+
+
+@dataclass
+class MoveGeometry:
+    slot: Slot
+    cart: CartesianPath
+    q: np.ndarray            # (M, n) joint samples along the loaded move
+    ik_time: float
+    ik_sweeps: int
+    ik_newton: int
+
+
+def move_geometry(cell: Cell, slot: Slot) -> MoveGeometry:
+    """IK along the loaded move's Cartesian path, starting from the pick posture."""
+    cart = cartesian_path(cell, slot)
+    t0 = time.perf_counter()
+    tr = track_path(cell.robot, cart.poses, pick_posture(cell), TCP_FRAME, rot_weight=cell.rot_weight)
+    dt = time.perf_counter() - t0
+    if not tr.all_success:
+        k = int(np.flatnonzero(~tr.success)[0])
+        p = cart.poses[k][:3, 3]
+        raise IKFailure(f"{cell.source}: pattern: box {slot.label}: the path to the slot leaves the reach of "
+                        f"{cell.robot_name} at ({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}) m "
+                        f"(IK error {tr.pos_err[k]:.3g} m, {math.degrees(tr.rot_err[k]):.3g}°)")
+    return MoveGeometry(slot, cart, tr.q, dt, int(tr.sweeps.sum()), int(tr.newton_steps.sum()))
+
+
+# ------------------------------------------------------------------------------ planning the pallet
+@dataclass
+class MoveResult:
+    index: int                   # move number (0-based, in execution order)
+    box: int                     # box number (slot index)
+    kind: str                    # "loaded" | "return"
+    slot: Slot
+    payload: RigidBodyInertia | None
+    path: object                 # toppra_app.JointPath
+    plan: object                 # toppra_app.planner.TimeOptimalPlan
+    plan_seconds: float          # wall time of this plan (problem build/compile + solves + checks)
+    reused_problem: bool         # the compiled cvxpy problem was reused (same layout as an earlier move)
+    cart: CartesianPath
+    ik_seconds: float = 0.0
+    path_error: float = 0.0      # max TCP deviation of the joint spline from the Cartesian path (m)
+
+    @property
+    def duration(self) -> float:
+        return float(self.plan.duration)
+
+    @property
+    def label(self) -> str:
+        return f"box{self.box + 1:02d}_{self.kind}"
+
+    def summary(self, robot: RobotModel) -> dict:
+        w = {k: v.as_dict(list(robot.joint_names)) for k, v in self.plan.worst.items()}
+        return dict(move=self.index + 1, box=self.box + 1, kind=self.kind, slot=self.slot.label,
+                    box_type=self.slot.box.name, payload_kg=0.0 if self.payload is None else self.payload.mass,
+                    duration_s=self.duration, path_length_m=self.cart.length, worst_ratio=float(self.plan.worst_ratio),
+                    worst=w, plan_seconds=self.plan_seconds, ik_seconds=self.ik_seconds,
+                    reused_compiled_problem=bool(self.reused_problem), solver=self.plan.solver,
+                    iterations=int(self.plan.iterations), path_deviation_m=self.path_error)
+
+
+@dataclass
+class NominalCheck:
+    """The empty-gripper plan of a loaded move, executed with the box: torque the motors would need."""
+    box: int
+    slot: str
+    box_type: str
+    payload_kg: float
+    nominal_duration: float      # s, plan made without the box
+    loaded_duration: float       # s, plan made with the box merged into the model
+    torque_ratio: float          # worst |τ| / τ_max when the nominal plan is executed with the box
+    joint: str
+    replan_seconds: float = 0.0  # wall time of the nominal re-plan (same path, only the payload changed)
+    replan_reused: bool = False  # it re-used the compiled problem of the loaded plan
+
+    @property
+    def over_percent(self) -> float:
+        return 100.0 * (self.torque_ratio - 1.0)
+
+    def as_dict(self) -> dict:
+        return dict(box=self.box + 1, slot=self.slot, box_type=self.box_type, payload_kg=self.payload_kg,
+                    nominal_plan_duration_s=self.nominal_duration, payload_plan_duration_s=self.loaded_duration,
+                    executed_torque_ratio=self.torque_ratio, torque_over_limit_percent=self.over_percent,
+                    joint=self.joint, replan_seconds=self.replan_seconds,
+                    replan_reused_compiled_problem=self.replan_reused)
+
+
+@dataclass
+class PalletReport:
+    cell: Cell
+    moves: list
+    nominal_checks: list
+    seconds: dict                # wall times: ik, planning, total
+    boxes_planned: list          # slot indices
+
+    @property
+    def total_time(self) -> float:
+        return float(sum(m.duration for m in self.moves))
+
+    def cycle_times(self) -> list[dict]:
+        out = []
+        for b in self.boxes_planned:
+            ms = [m for m in self.moves if m.box == b]
+            out.append(dict(box=b + 1, slot=ms[0].slot.label, box_type=ms[0].slot.box.name,
+                            loaded_s=sum(m.duration for m in ms if m.kind == "loaded"),
+                            return_s=sum(m.duration for m in ms if m.kind == "return"),
+                            cycle_s=sum(m.duration for m in ms)))
+        return out
+
+    def summary(self) -> dict:
+        robot = self.cell.robot
+        worst = max(self.moves, key=lambda m: m.plan.worst_ratio)
+        plan_first = [m.plan_seconds for m in self.moves if not m.reused_problem]
+        plan_reused = ([m.plan_seconds for m in self.moves if m.reused_problem]
+                       + [c.replan_seconds for c in self.nominal_checks if c.replan_reused])
+        worst_nom = max(self.nominal_checks, key=lambda c: c.torque_ratio) if self.nominal_checks else None
+        return dict(
+            cell=self.cell.name, cell_file=self.cell.source, robot=self.cell.robot_name,
+            boxes_on_pallet=len(self.cell.slots), boxes_planned=len(self.boxes_planned),
+            moves=[m.summary(robot) for m in self.moves],
+            cycles=self.cycle_times(),
+            total_time_s=self.total_time,
+            mean_cycle_s=self.total_time / max(len(self.boxes_planned), 1),
+            worst_over_limit=dict(ratio=float(worst.plan.worst_ratio), move=worst.index + 1),
+            nominal_plan_with_payload=[c.as_dict() for c in self.nominal_checks],
+            nominal_plan_worst=None if worst_nom is None else worst_nom.as_dict(),
+            planning=dict(first_plan_mean_s=float(np.mean(plan_first)) if plan_first else None,
+                          reused_plan_mean_s=float(np.mean(plan_reused)) if plan_reused else None,
+                          **{k: float(v) for k, v in self.seconds.items()}),
+            gripper_kg=self.cell.gripper.mass,
+            rated_payload_kg=self.cell.base_robot.rated_payload,
+        )
+
+
+def _path_deviation(cell: Cell, path, cart: CartesianPath) -> float:
+    """Largest TCP distance between the joint spline (at the midpoints between IK samples) and the
+    Cartesian path (linearly interpolated there) — the interpolation error of the spline."""
+    um = 0.5 * (cart.u[1:] + cart.u[:-1])
+    T = frame_pose(cell.robot, path.q(um), TCP_FRAME)
+    pm = 0.5 * (cart.poses[1:, :3, 3] + cart.poses[:-1, :3, 3])
+    return float(np.linalg.norm(T[:, :3, 3] - pm, axis=1).max())
+
+
+def select_boxes(cell: Cell, quick: bool = False, boxes=None) -> list[int]:
+    """Slot indices to plan: all (default), the ones given, or with ``quick`` the first box of every layer."""
+    if boxes is not None:
+        return list(boxes)
+    if quick:
+        seen, out = set(), []
+        for s in cell.slots:
+            if s.layer not in seen:
+                seen.add(s.layer)
+                out.append(s.index)
+        return out
+    return [s.index for s in cell.slots]
+
+
+def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, planner_options=None) -> PalletReport:
+    """Plan every move of the pallet (or a subset): for each box the loaded move with the box merged into
+    the model, the same path planned with the nominal (empty-gripper) model — re-using the compiled
+    problem, only the payload changes — to show what executing it with the box would demand, and the
+    empty return move. ``progress(done, total, label)`` is called after every move."""
+    from dynamics.inverse_dynamics import friction_torques, inverse_dynamics
+    from toppra_app.path import JointPath
+    from toppra_app.planner import TimeOptimalPlanner
+    opts = dict(planner_options or {})
+    chosen = select_boxes(cell, quick, boxes)
+    total_moves = 2 * len(chosen)
+    moves, checks = [], []
+    t_all = time.perf_counter()
+    t_ik = t_plan = 0.0
+    pick_posture(cell)
+    for b in chosen:
+        slot = cell.slots[b]
+        t0 = time.perf_counter()
+        geo = move_geometry(cell, slot)
+        t_ik += time.perf_counter() - t0
+        load = slot.box.payload()
+        path = JointPath.from_waypoints(geo.q, s=geo.cart.u)
+        # loaded move: plan with the box merged, then the same path with the nominal model
+        t0 = time.perf_counter()
+        planner = TimeOptimalPlanner(cell.robot, path, grid=cell.grid, **opts)
+        plan = planner.plan(payload=load)
+        dt_plan = time.perf_counter() - t0
+        moves.append(MoveResult(len(moves), b, "loaded", slot, load, path, plan, dt_plan, plan.reused_problem,
+                                geo.cart, geo.ik_time, _path_deviation(cell, path, geo.cart)))
+        t_plan += dt_plan
+        if progress:
+            progress(len(moves), total_moves, moves[-1].label)
+        t0 = time.perf_counter()
+        nominal = planner.plan(payload=None)
+        dt_replan = time.perf_counter() - t0
+        t_plan += dt_replan
+        smp = nominal.sample(1e-3)
+        loaded_robot = cell.robot.with_payload(load)
+        tau = inverse_dynamics(loaded_robot, smp.q, smp.qd, smp.qdd) + friction_torques(loaded_robot, smp.qd)
+        ratio = np.abs(tau) / cell.robot.tau_max
+        k = int(np.unravel_index(np.argmax(ratio), ratio.shape)[1])
+        checks.append(NominalCheck(b, slot.label, slot.box.name, load.mass, float(nominal.duration),
+                                   float(plan.duration), float(ratio.max()), cell.robot.joint_names[k],
+                                   dt_replan, bool(nominal.reused_problem)))
+        # empty return: the same Cartesian path backwards (joint path reversed: ends at the pick posture)
+        rcart = CartesianPath(geo.cart.poses[::-1].copy(), 1.0 - geo.cart.u[::-1], geo.cart.length, geo.cart.waypoints[::-1])
+        rpath = JointPath.from_waypoints(geo.q[::-1], s=rcart.u)
+        t0 = time.perf_counter()
+        rplan = TimeOptimalPlanner(cell.robot, rpath, grid=cell.grid, **opts).plan(payload=None)
+        dt_plan = time.perf_counter() - t0
+        t_plan += dt_plan
+        moves.append(MoveResult(len(moves), b, "return", slot, None, rpath, rplan, dt_plan, rplan.reused_problem,
+                                rcart, 0.0, _path_deviation(cell, rpath, rcart)))
+        if progress:
+            progress(len(moves), total_moves, moves[-1].label)
+    seconds = dict(ik_s=t_ik, planning_s=t_plan, total_s=time.perf_counter() - t_all)
+    return PalletReport(cell, moves, checks, seconds, chosen)

@@ -1,0 +1,286 @@
+"""Output of the scenarios: an output directory written atomically, trajectory CSVs, summary tables and
+figures (matplotlib `Figure` objects, no pyplot state).
+
+Profile plots use `toppra_app.plots` when it provides ``profile_figure(plan_or_sample, robot, ...)``;
+otherwise the small local version below draws the same content (velocity and torque per joint, as
+fractions of their limits, with the limits as lines)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+
+# ------------------------------------------------------------------------------ atomic output dir
+@contextlib.contextmanager
+def atomic_directory(out):
+    """Yield a fresh temporary directory next to ``out``; on success it replaces ``out`` in one rename
+    (an existing ``out`` is moved aside first and removed afterwards); on any error it is deleted, so
+    no partial output is ever left under the final name."""
+    out = Path(out).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        from toppra_app.errors import InputError
+        raise InputError(f"--out: {out} exists and is not a directory")
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    old = None
+    if out.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        os.rmdir(old)
+        os.rename(out, old)
+    try:
+        os.rename(tmp, out)
+    except BaseException:
+        if old is not None:
+            os.rename(old, out)
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def write_json(path, data) -> None:
+    def default(o):
+        if isinstance(o, np.ndarray):
+            return o.tolist()
+        if isinstance(o, (np.floating, np.integer)):
+            return o.item()
+        if isinstance(o, np.bool_):
+            return bool(o)
+        raise TypeError(type(o).__name__)
+
+    def clean(o):
+        if isinstance(o, float) and not math.isfinite(o):
+            return None
+        if isinstance(o, dict):
+            return {k: clean(v) for k, v in o.items()}
+        if isinstance(o, (list, tuple)):
+            return [clean(v) for v in o]
+        return o
+    with open(path, "w") as fh:
+        json.dump(clean(data), fh, indent=2, default=default)
+        fh.write("\n")
+
+
+def write_trajectory_csv(path, sample, joint_names) -> None:
+    """t, then q, qd, qdd, tau of every joint (SI units), one row per sample."""
+    cols = ["t"] + [f"{k}_{j}" for k in ("q", "qd", "qdd", "tau") for j in joint_names]
+    data = np.column_stack([sample.t, sample.q, sample.qd, sample.qdd, sample.tau])
+    np.savetxt(path, data, delimiter=",", header=",".join(cols), comments="", fmt="%.9g")
+
+
+# ------------------------------------------------------------------------------ terminal
+class ProgressBar:
+    """A one-line text progress bar on stderr (plain lines when stderr is not a terminal)."""
+
+    def __init__(self, label: str, width: int = 30, stream=None):
+        self.label, self.width = label, width
+        self.stream = stream or sys.stderr
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self._open = False
+
+    def close(self) -> None:
+        """End an unfinished bar line (e.g. before an error message)."""
+        if self._open:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._open = False
+
+    def __call__(self, done: int, total: int, what: str = "") -> None:
+        filled = int(round(self.width * done / max(total, 1)))
+        bar = "#" * filled + "." * (self.width - filled)
+        line = f"{self.label} [{bar}] {done}/{total} {what}"
+        if self.tty:
+            self.stream.write("\r" + line.ljust(100))
+            self._open = done < total
+            if done >= total:
+                self.stream.write("\n")
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def format_table(headers, rows, aligns=None) -> str:
+    """A plain text table (right-aligned numbers)."""
+    cells = [[str(h) for h in headers]] + [[str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    aligns = aligns or ["<"] + [">"] * (len(headers) - 1)
+    lines = []
+    for k, r in enumerate(cells):
+        lines.append("  ".join(f"{c:{a}{w}}" for c, a, w in zip(r, aligns, widths)))
+        if k == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------ figures
+def _save(fig, path) -> None:
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+
+
+def profile_figure(sample, robot, title: str = ""):
+    """Joint velocity and torque over time, each divided by its limit (limits at ±1)."""
+    try:                                    # the planner's plotting module, when it offers this
+        from toppra_app import plots as _plots
+        if hasattr(_plots, "profile_figure"):
+            return _plots.profile_figure(sample, robot, title=title)
+    except Exception:                       # noqa: BLE001 - fall back to the local version
+        pass
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(9, 6))
+    ax1, ax2 = fig.subplots(2, 1, sharex=True)
+    for j in range(robot.n):
+        ax1.plot(sample.t, sample.qd[:, j] / robot.qd_max[j], lw=1.2, label=robot.joint_names[j])
+        ax2.plot(sample.t, sample.tau[:, j] / robot.tau_max[j], lw=1.2, label=robot.joint_names[j])
+    for ax, what in ((ax1, "q̇ / q̇_max"), (ax2, "τ / τ_max")):
+        ax.axhline(1.0, color="k", ls="--", lw=0.8)
+        ax.axhline(-1.0, color="k", ls="--", lw=0.8)
+        ax.set_ylabel(what)
+        ax.set_ylim(-1.25, 1.25)
+        ax.grid(alpha=0.3)
+    ax2.set_xlabel("t [s]")
+    ax1.legend(ncol=min(robot.n, 7), fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 1.25))
+    if title:
+        fig.suptitle(title, y=1.02)
+    return fig
+
+
+def _box_corners(centre, size_xy, yaw):
+    c, s = math.cos(yaw), math.sin(yaw)
+    hx, hy = 0.5 * size_xy[0], 0.5 * size_xy[1]
+    pts = np.array([[-hx, -hy], [hx, -hy], [hx, hy], [-hx, hy], [-hx, -hy]])
+    R = np.array([[c, -s], [s, c]])
+    return centre[:2] + pts @ R.T
+
+
+def pallet_figures(report):
+    """(top view, 3-D view) of the pallet, the placed boxes and the TCP paths of the planned moves."""
+    from matplotlib.figure import Figure
+    cell = report.cell
+    pallet_yaw = math.atan2(cell.pallet_pose[1, 0], cell.pallet_pose[0, 0])
+    planned = set(report.boxes_planned)
+    colours = {name: f"C{k}" for k, name in enumerate(cell.boxes)}
+
+    top = Figure(figsize=(7, 7))
+    ax = top.subplots()
+    pc = _box_corners(cell.pallet_pose[:3, 3], cell.pallet_size, pallet_yaw)
+    ax.fill(pc[:, 0], pc[:, 1], color="burlywood", alpha=0.5, label="pallet")
+    for s in cell.slots:
+        corners = _box_corners(s.centre, s.box.size[:2], s.yaw)
+        ax.plot(corners[:, 0], corners[:, 1], color=colours[s.box.name], lw=1.5 if s.index in planned else 0.6,
+                ls="-" if s.index in planned else ":")
+        ax.text(s.centre[0], s.centre[1], f"{s.index + 1}", ha="center", va="center", fontsize=7)
+    pick = cell.pick[:3, 3]
+    box0 = cell.layer_boxes[0]
+    pk = _box_corners(pick, box0.size[:2], math.atan2(cell.pick[1, 0], cell.pick[0, 0]))
+    ax.plot(pk[:, 0], pk[:, 1], "k-", lw=1)
+    ax.annotate("pick", pick[:2], textcoords="offset points", xytext=(8, 8))
+    for m in report.moves:
+        if m.kind == "loaded":
+            p = m.cart.poses[:, :3, 3]
+            ax.plot(p[:, 0], p[:, 1], lw=0.8, color=colours[m.slot.box.name], alpha=0.8)
+    ax.plot([0], [0], "ks", ms=10, label="robot base")
+    ax.set_aspect("equal")
+    ax.set_xlabel("x [m]")
+    ax.set_ylabel("y [m]")
+    ax.grid(alpha=0.3)
+    ax.set_title(f"{cell.name}: top view (numbers = placing order)")
+    for name, col in colours.items():
+        ax.plot([], [], color=col, label=f"box '{name}'")
+    ax.legend(fontsize=8, loc="best")
+
+    f3 = Figure(figsize=(8, 7))
+    ax3 = f3.add_subplot(projection="3d")
+    for s in cell.slots:
+        if s.index not in planned:
+            continue
+        c = _box_corners(s.centre, s.box.size[:2], s.yaw)
+        z0, z1 = s.centre[2] - 0.5 * s.box.size[2], s.centre[2] + 0.5 * s.box.size[2]
+        for z in (z0, z1):
+            ax3.plot(c[:, 0], c[:, 1], z, color=colours[s.box.name], lw=0.8)
+        for k in range(4):
+            ax3.plot([c[k, 0]] * 2, [c[k, 1]] * 2, [z0, z1], color=colours[s.box.name], lw=0.8)
+    ax3.plot(pc[:, 0], pc[:, 1], cell.pallet_pose[2, 3], color="saddlebrown", lw=1.5)
+    for m in report.moves:
+        if m.kind == "loaded":
+            p = m.cart.poses[:, :3, 3]
+            ax3.plot(p[:, 0], p[:, 1], p[:, 2], lw=1.0, color=colours[m.slot.box.name])
+    try:
+        from dynamics.forward_kinematics import forward_kinematics
+        q0 = cell.q_pick if cell.q_pick is not None else cell.q_preferred
+        from dynamics.forward_kinematics import frame_pose
+        T = forward_kinematics(cell.robot, q0)
+        tcp = frame_pose(cell.robot, q0, "tcp")[:3, 3]
+        o = np.vstack([np.zeros(3), T[:, :3, 3], tcp])
+        ax3.plot(o[:, 0], o[:, 1], o[:, 2], "k-o", ms=3, lw=2, label="robot at the pick")
+        ax3.text(tcp[0], tcp[1], tcp[2] - 0.05, "pick", fontsize=8)
+        ax3.legend(fontsize=8, loc="upper left")
+    except Exception:                       # noqa: BLE001 - drawing the arm is optional
+        pass
+    ax3.set_xlabel("x [m]")
+    ax3.set_ylabel("y [m]")
+    ax3.set_zlabel("z [m]")
+    ax3.set_title("tool (TCP) paths of the loaded moves")
+    pts = [np.zeros(3), cell.pick[:3, 3], cell.pallet_pose[:3, 3]] + [m.cart.poses[:, :3, 3] for m in report.moves]
+    allp = np.vstack([np.atleast_2d(p) for p in pts])
+    lo, hi = allp.min(axis=0) - 0.1, allp.max(axis=0) + 0.1
+    lo[2], hi[2] = 0.0, max(hi[2], 0.9)
+    ax3.set_xlim(lo[0], hi[0])
+    ax3.set_ylim(lo[1], hi[1])
+    ax3.set_zlim(lo[2], hi[2])
+    ax3.set_box_aspect(hi - lo)
+    ax3.view_init(elev=25, azim=-120)
+    return top, f3
+
+
+def cycle_figure(report):
+    """Bar chart: duration of every move, and the nominal plan's torque demand with the box."""
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(9, 6))
+    ax1, ax2 = fig.subplots(2, 1)
+    labels = [m.label for m in report.moves]
+    ax1.bar(range(len(labels)), [m.duration for m in report.moves],
+            color=["C0" if m.kind == "loaded" else "C7" for m in report.moves])
+    ax1.set_xticks(range(len(labels)), labels, rotation=70, fontsize=7)
+    ax1.set_ylabel("move duration [s]")
+    ax1.set_title(f"total {report.total_time:.2f} s for {len(report.boxes_planned)} boxes (blue: loaded, grey: return)")
+    ch = report.nominal_checks
+    ax2.bar(range(len(ch)), [100 * c.torque_ratio for c in ch], color="C3")
+    ax2.axhline(100, color="k", ls="--", lw=0.8)
+    ax2.set_xticks(range(len(ch)), [f"box{c.box + 1} ({c.payload_kg:g} kg)" for c in ch], rotation=30, fontsize=8)
+    ax2.set_ylabel("peak |τ|/τ_max [%]")
+    ax2.set_title("empty-gripper plan executed with the box (limit = 100 %)")
+    fig.tight_layout()
+    return fig
+
+
+def sweep_figure(sweep):
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(8, 5))
+    ax = fig.subplots()
+    D = sweep.table()
+    for i, off in enumerate(sweep.offsets):
+        ax.plot(sweep.masses, D[i], "o-", label=f"COM offset {100 * off:.0f} cm")
+    ax.set_xlabel("payload mass [kg]")
+    ax.set_ylabel("minimum time of the move [s]")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    ax.set_title(f"{sweep.cell.robot_name}: duration vs payload (box {sweep.box + 1}, loaded move)")
+    return fig
+
+
+def save_figure(fig, path) -> None:
+    _save(fig, path)

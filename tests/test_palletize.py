@@ -1,0 +1,212 @@
+"""The palletizing scenario: cell files, reachability, planning every move, the CLI and bad cells."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dynamics.forward_kinematics import frame_pose
+from dynamics.inverse_kinematics import pose_error
+from scenarios.palletizing import (DEFAULT_CELL, TCP_FRAME, cartesian_path, load_cell, pick_posture, plan_pallet,
+                                   slot_ik)
+from toppra_app.cli import main
+from toppra_app.errors import InputError
+
+DEFAULT_TEXT = DEFAULT_CELL.read_text()
+
+
+@pytest.fixture(scope="module")
+def cell():
+    return load_cell()
+
+
+@pytest.fixture(scope="module")
+def pallet_report():
+    """Every move of the built-in cell (8 boxes, 16 moves; a few seconds)."""
+    return plan_pallet(load_cell())
+
+
+def write_cell(tmp_path, text, name="cell.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def edit(text, old, new):
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+# ------------------------------------------------------------------------------ geometry and IK
+def test_default_cell_contents(cell):
+    assert cell.robot_name == "iiwa7" and cell.base_robot.rated_payload == 7.0
+    assert len(cell.slots) == cell.layers * cell.rows * cell.columns == 8
+    assert cell.robot.rated_payload == pytest.approx(7.0 - cell.gripper.mass)
+    assert all(b.mass <= cell.robot.rated_payload for b in cell.boxes.values())
+    # alternate layers are turned by 90° (mod 180°: the box footprint is symmetric)
+    yaw = {s.layer: s.yaw for s in cell.slots}
+    assert abs(abs(math.cos(yaw[0] - yaw[1]))) < 1e-9
+
+
+def test_ik_reaches_every_slot_within_limits(cell):
+    robot = cell.robot
+    q_pick = pick_posture(cell)
+    assert max(pose_error(robot, q_pick, cell.pick, TCP_FRAME)) <= 1e-6
+    for s in cell.slots:
+        res = slot_ik(cell, s)
+        assert res.success, (s.label, res)
+        p, r = pose_error(robot, res.q, s.place, TCP_FRAME)
+        assert p <= 1e-6 and r <= 1e-6, s.label
+        assert np.all(res.q >= robot.q_min) and np.all(res.q <= robot.q_max), s.label
+        # the gripper points straight down
+        T = frame_pose(robot, res.q, TCP_FRAME)
+        assert T[2, 2] == pytest.approx(-1.0, abs=1e-9)
+
+
+def test_box_payload_sits_in_the_box(cell):
+    """The payload's COM, taken through the TCP pose at the place pose, is the box COM in the world."""
+    for s in cell.slots:
+        P = s.box.payload()
+        T = s.place
+        com_world = T[:3, :3] @ P.com + T[:3, 3]
+        c, si = math.cos(s.yaw), math.sin(s.yaw)
+        R_box = np.array([[c, -si, 0], [si, c, 0], [0, 0, 1]])     # box axes: x along TCP x, z up
+        np.testing.assert_allclose(com_world, s.centre + R_box @ s.box.com_offset, atol=1e-12)
+
+
+def test_cartesian_path_shape(cell):
+    s = cell.slots[0]
+    cp = cartesian_path(cell, s)
+    np.testing.assert_allclose(cp.poses[0], cell.pick, atol=1e-12)
+    np.testing.assert_allclose(cp.poses[-1], s.place, atol=1e-12)
+    p = cp.poses[:, :3, 3]
+    steps = np.linalg.norm(np.diff(p, axis=0), axis=1)
+    assert np.allclose(steps, cp.length / (len(p) - 1), rtol=0.02)      # uniform in arc length
+    # vertical lift and descent at the ends, tool always pointing down
+    assert np.allclose(p[:3, :2], cell.pick[:2, 3], atol=1e-9) and np.allclose(p[-3:, :2], s.place[:2, 3], atol=1e-9)
+    assert np.allclose(cp.poses[:, 2, 2], -1.0)
+    assert p[:, 2].max() >= max(cell.pick[2, 3], s.place[2, 3]) + cell.approach_height
+
+
+# ------------------------------------------------------------------------------ planning
+def test_every_move_planned_within_limits(pallet_report):
+    rep = pallet_report
+    cell = rep.cell
+    assert len(rep.moves) == 16
+    for m in rep.moves:
+        assert m.plan.worst_ratio <= 1.001 + 1e-9, (m.label, m.plan.worst_ratio)
+        assert 0.3 < m.duration < 5.0
+        assert m.path_error < 2e-3                 # joint spline vs Cartesian path, between IK samples
+    # the cycle repeats: every loaded move starts at the pick posture, every return ends there
+    q_pick = cell.q_pick
+    for m in rep.moves:
+        q0, q1 = m.path.q(m.path.s_start), m.path.q(m.path.s_end)
+        np.testing.assert_allclose(q0 if m.kind == "loaded" else q1, q_pick, atol=1e-9)
+    summary = rep.summary()
+    assert summary["total_time_s"] == pytest.approx(sum(c["cycle_s"] for c in summary["cycles"]))
+    json.dumps(summary)                             # JSON-serialisable
+
+
+def test_payload_matters(pallet_report):
+    """The payload-aware plan is slower; the empty-gripper plan executed with the 5 kg box overloads."""
+    loaded = {m.box: m for m in pallet_report.moves if m.kind == "loaded"}
+    for c in pallet_report.nominal_checks:
+        assert c.loaded_duration >= c.nominal_duration - 1e-6
+        if c.payload_kg >= 5.0:
+            assert c.torque_ratio > 1.05, c
+        assert loaded[c.box].plan.worst_ratio <= 1.001 + 1e-9
+
+
+def test_payload_sweep_reuses_problem(cell):
+    from scenarios.payload_change import sweep_payloads
+    sw = sweep_payloads(cell, masses=[0.0, 3.0, 6.0], offsets=[0.0])
+    d = [p.duration for p in sw.points]
+    assert d[0] < d[2]
+    assert all(p.reused for p in sw.points)
+    assert all(p.worst_ratio <= 1.001 + 1e-9 for p in sw.points)
+    with pytest.raises(InputError, match="masses"):
+        sweep_payloads(cell, masses=[0.0, 9.0])
+
+
+# ------------------------------------------------------------------------------ command line
+def test_cli_palletize_quick_writes_everything(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["palletize", "--quick", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "total:" in text and "exceeds its limit" in text
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["boxes_planned"] == 2 and len(summary["moves"]) == 4
+    csvs = sorted(out.glob("*.csv"))
+    assert len(csvs) == 4
+    header = csvs[0].read_text().splitlines()[0].split(",")
+    assert header[0] == "t" and len(header) == 1 + 4 * 7
+    data = np.loadtxt(csvs[0], delimiter=",", skiprows=1)
+    assert np.allclose(np.diff(data[:-1, 0]), 1e-3)
+    assert (out / "pallet_top.png").exists() and (out / "pallet_3d.png").exists()
+    assert len(list(out.glob("move*.png"))) == 4
+    # a second run replaces the directory as a whole; no temporary directories are left behind
+    assert main(["palletize", "--boxes", "1", "--no-plots", "--out", str(out)]) == 0
+    assert not list(out.glob("*.png"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+BAD_CELLS = [
+    ("unknown key", lambda t: edit(t, "yaw_deg = 90.0", "yaw_deg = 90.0\ncolour = \"red\""), r"pick\.colour: unknown key"),
+    ("unknown table", lambda t: t + "\n[robotics]\nx = 1\n", r"robotics: unknown table"),
+    ("unreachable slot", lambda t: edit(t, "position = [0.55, 0.05, 0.05]", "position = [1.30, 0.05, 0.05]"),
+     r"pallet\.position: box 1 \(L1R1C1\).*out of reach"),
+    ("too heavy", lambda t: edit(t, "mass = 5.0", "mass = 6.8"), r"boxes\.heavy\.mass: 6\.8 kg exceeds"),
+    ("heavier than rating", lambda t: edit(t, "mass = 5.0", "mass = 9.0"), r"boxes\.heavy\.mass: 9 kg exceeds"),
+    ("overlap", lambda t: edit(t, "gap = 0.01", "gap = -0.02"), r"pattern\.gap: .*overlap"),
+    ("does not fit", lambda t: edit(t, "columns = 2", "columns = 3"), r"pattern: box .* does not fit"),
+    ("nan", lambda t: edit(t, "mass = 2.0", "mass = nan"), r"boxes\.light\.mass: must be a finite number"),
+    ("nan vector", lambda t: edit(t, "size = [0.42, 0.42]", "size = [0.42, nan]"), r"pallet\.size: values must be finite"),
+    ("bad type", lambda t: edit(t, "layers = 2", "layers = \"two\""), r"pattern\.layers: expected a number"),
+    ("unknown box", lambda t: edit(t, 'boxes = ["heavy", "light"]', 'boxes = ["heavy", "medium"]'),
+     r"pattern\.boxes: unknown box type 'medium'"),
+    ("unknown robot", lambda t: edit(t, 'robot = "iiwa7"', 'robot = "r2d2"'), r"cell\.robot: .*unknown"),
+    ("bad inertia", lambda t: t + "inertia = [0.01, 0.01, 0.05]\n", r"boxes\.light\.inertia: .*triangle"),
+    ("com outside", lambda t: edit(t, "com_offset = [0.02, -0.01, 0.01]", "com_offset = [0.3, 0.0, 0.0]"),
+     r"boxes\.heavy\.com_offset: .*outside the box"),
+    ("missing table", lambda t: re.sub(r"(?ms)^\[pallet\]$.*?(?=^\[pattern\]$)", "", t), r"\[pallet\]: required"),
+    ("toml syntax", lambda t: t + "\n[motion\n", r"not valid TOML"),
+]
+
+
+@pytest.mark.parametrize("name, mutate, pattern", BAD_CELLS, ids=[b[0] for b in BAD_CELLS])
+def test_bad_cells_one_line_error_no_output(tmp_path, capsys, name, mutate, pattern):
+    path = write_cell(tmp_path, mutate(DEFAULT_TEXT))
+    with pytest.raises(InputError, match=pattern) as exc:
+        load_cell(path)
+    assert str(path) in str(exc.value) and "\n" not in str(exc.value)
+    out = tmp_path / "out"
+    assert main(["palletize", str(path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(path) in err[0] and "Traceback" not in err[0]
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cell.toml"]
+
+
+def test_missing_cell_file(tmp_path, capsys):
+    assert main(["palletize", str(tmp_path / "nope.toml"), "--out", str(tmp_path / "o")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_cli_payload_sweep(tmp_path, capsys):
+    out = tmp_path / "sweep"
+    assert main(["payload-sweep", "--masses", "0,3", "--offsets", "0,0.05", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "re-plan with another payload" in text
+    summary = json.loads((out / "summary.json").read_text())
+    assert len(summary["points"]) == 4 and summary["worst_ratio"] <= 1.001 + 1e-9
+    data = np.loadtxt(out / "sweep.csv", delimiter=",", skiprows=1)
+    assert data.shape == (4, 7)
+    assert (out / "duration_vs_payload.png").exists()
+    assert main(["payload-sweep", "--masses", "0,12", "--out", str(tmp_path / "bad")]) == 2
+    assert "masses: 12 kg exceeds" in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()
