@@ -1,9 +1,6 @@
 """Output of the scenarios: an output directory written atomically, trajectory CSVs, summary tables and
-figures (matplotlib `Figure` objects, no pyplot state).
-
-Profile plots use `toppra_app.plots` when it provides ``profile_figure(plan_or_sample, robot, ...)``;
-otherwise the small local version below draws the same content (velocity and torque per joint, as
-fractions of their limits, with the limits as lines)."""
+figures (matplotlib `Figure` objects, no pyplot state). A move's profile plot shows velocity and
+torque per joint as fractions of their limits, with the limits as lines."""
 
 from __future__ import annotations
 
@@ -133,19 +130,13 @@ def _save(fig, path) -> None:
 
 def profile_figure(sample, robot, title: str = ""):
     """Joint velocity and torque over time, each divided by its limit (limits at ±1)."""
-    try:                                    # the planner's plotting module, when it offers this
-        from toppra_app import plots as _plots
-        if hasattr(_plots, "profile_figure"):
-            return _plots.profile_figure(sample, robot, title=title)
-    except Exception:                       # noqa: BLE001 - fall back to the local version
-        pass
     from matplotlib.figure import Figure
     fig = Figure(figsize=(9, 6))
     ax1, ax2 = fig.subplots(2, 1, sharex=True)
     for j in range(robot.n):
         ax1.plot(sample.t, sample.qd[:, j] / robot.qd_max[j], lw=1.2, label=robot.joint_names[j])
         ax2.plot(sample.t, sample.tau[:, j] / robot.tau_max[j], lw=1.2, label=robot.joint_names[j])
-    for ax, what in ((ax1, "q̇ / q̇_max"), (ax2, "τ / τ_max")):
+    for ax, what in ((ax1, r"$\dot q\ /\ \dot q_{max}$"), (ax2, r"$\tau\ /\ \tau_{max}$")):
         ax.axhline(1.0, color="k", ls="--", lw=0.8)
         ax.axhline(-1.0, color="k", ls="--", lw=0.8)
         ax.set_ylabel(what)
