@@ -59,6 +59,8 @@ def christoffel_world(robot: RobotModel, W: WorldT) -> np.ndarray:
     c = np.swapaxes(W.c, 0, 1)
     inertia = W.inertia                                  # (n, 3, 3, N)
     trI = np.einsum("kaan->kn", inertia)
+    Zj, Zi, Oi = z[:, jj], z[:, ii], o[:, ii]            # per pair, (3, P, N): slices of these are views
+    any_rp, all_rr = bool(w_rp.any()), bool(w_rr.all())
     out = np.zeros((n, P, N))                            # out[k, p] = c^k_{j_p i_p}
     pending = {}                                         # body -> (Σ_children F^c, Σ_children H^c + l × F^c)
     for k in range(n - 1, -1, -1):
@@ -70,20 +72,26 @@ def christoffel_world(robot: RobotModel, W: WorldT) -> np.ndarray:
             F = np.zeros((3, P, N))
             H = np.zeros((3, P, N))
         if robot.masses[k] > 0 and cnt:
-            j, i = jj[sel], ii[sel]
-            zj, zi = z[:, j], z[:, i]
+            zj, zi = Zj[:, sel], Zi[:, sel]
             # eq. 27 (eq. 10 for j = i): f = m_k k_j × (k_i × p_Cki); revolute j, prismatic i: m_k k_j × k_i
-            f = robot.masses[k] * (_cross(zj, _cross(zi, c[:, k, None] - o[:, i])) * w_rr[sel]
-                                   + _cross(zj, zi) * w_rp[sel])
+            f = _cross(zj, _cross(zi, c[:, k, None] - Oi[:, sel]))
+            if not all_rr:
+                f *= w_rr[sel]
+            if any_rp:
+                f += _cross(zj, zi) * w_rp[sel]
+            f *= robot.masses[k]
             # eq. 16: L_k = R_k (tr(I) 1 − 2 I) R_kᵀ;  eq. 26 (eq. 15 for j = i): h = ½ (L_k k_j) × k_i
-            Lzj = trI[k] * zj - 2.0 * np.einsum("abn,bpn->apn", inertia[k], zj)
-            h = 0.5 * _cross(Lzj, zi) * w_rr[sel]
+            Ik = inertia[k]
+            Lzj = trI[k] * zj - 2.0 * (Ik[:, 0, None] * zj[0] + Ik[:, 1, None] * zj[1] + Ik[:, 2, None] * zj[2])
+            h = _cross(Lzj, zi)
+            h *= 0.5 if all_rr else 0.5 * w_rr[sel]
             F[:, sel] += f                                                         # eq. 28
-            H[:, sel] += h + _cross((c[:, k] - o[:, k])[:, None], f)               # eq. 29
-        out[k] = np.einsum("an,apn->pn", z[:, k], F if prism[k] else H)             # eq. 30
+            h += _cross((c[:, k] - o[:, k])[:, None], f)
+            H[:, sel] += h                                                         # eq. 29
+        out[k] = (z[:, k, None] * (F if prism[k] else H)).sum(axis=0)             # eq. 30
         p = robot.parents[k]
         if p >= 0:
-            H = H + _cross((o[:, k] - o[:, p])[:, None], F)                        # l × F^{k+1}
+            H += _cross((o[:, k] - o[:, p])[:, None], F)                           # l × F^{k+1}
             if p in pending:
                 pending[p][0].__iadd__(F)
                 pending[p][1].__iadd__(H)
