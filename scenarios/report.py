@@ -4,51 +4,15 @@ torque per joint as fractions of their limits, with the limits as lines."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-import os
-import shutil
 import sys
-import tempfile
-from pathlib import Path
 
 import numpy as np
 
 
-# ------------------------------------------------------------------------------ atomic output dir
-@contextlib.contextmanager
-def atomic_directory(out):
-    """Yield a fresh temporary directory next to ``out``; on success it replaces ``out`` in one rename
-    (an existing ``out`` is moved aside first and removed afterwards); on any error it is deleted, so
-    no partial output is ever left under the final name."""
-    out = Path(out).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if out.exists() and not out.is_dir():
-        from toppra_app.errors import InputError
-        raise InputError(f"--out: {out} exists and is not a directory")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    try:
-        yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    old = None
-    if out.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-        os.rmdir(old)
-        os.rename(out, old)
-    try:
-        os.rename(tmp, out)
-    except BaseException:
-        if old is not None:
-            os.rename(old, out)
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
 
-
+# ------------------------------------------------------------------------------ files
 def write_json(path, data) -> None:
     def default(o):
         if isinstance(o, np.ndarray):
@@ -77,6 +41,7 @@ def write_trajectory_csv(path, sample, joint_names) -> None:
     cols = ["t"] + [f"{k}_{j}" for k in ("q", "qd", "qdd", "tau") for j in joint_names]
     data = np.column_stack([sample.t, sample.q, sample.qd, sample.qdd, sample.tau])
     np.savetxt(path, data, delimiter=",", header=",".join(cols), comments="", fmt="%.9g")
+
 
 
 # ------------------------------------------------------------------------------ terminal

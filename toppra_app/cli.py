@@ -1,7 +1,9 @@
 """Command line: ``toppra-app <command> ...``.
 
-Each sub-command lives in ``toppra_app/commands/<name>.py`` with ``add_parser(subparsers)`` and
-``run(args) -> int``. Errors a user can fix (``ValueError`` subclasses: bad files, fields, infeasible
+Each sub-command is a module with ``add_parser(subparsers)`` and ``run(args) -> int``: the planner's own
+in ``toppra_app/commands/``, others registered as entry points in the group ``toppra_app.commands``
+(the scenarios' ``palletize`` and ``payload-sweep``, so that ``toppra_app`` never imports ``scenarios``
+— data flows one way, scenario → planner → dynamics). Errors a user can fix (``ValueError`` subclasses: bad files, fields, infeasible
 paths) end with one line on stderr and a non-zero exit code, never a traceback.
 """
 
@@ -9,21 +11,24 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import sys
 
-COMMANDS = ("palletize", "payload-sweep", "plan", "bench", "draw")
+BUILTIN_COMMANDS = {name: f"toppra_app.commands.{name}" for name in ("plan", "bench", "draw")}
+ENTRY_POINT_GROUP = "toppra_app.commands"
+
+
+def command_modules() -> dict[str, str]:
+    """Sub-command name → module path: registered commands first (palletize, …), then the built-ins."""
+    found = {ep.name: ep.value for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    return {**dict(sorted(found.items())), **BUILTIN_COMMANDS}
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="toppra-app", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"toppra_app.commands.{name.replace('-', '_')}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"toppra_app.commands.{name.replace('-', '_')}":
-                raise
-            continue
+    for module_path in command_modules().values():
+        module = importlib.import_module(module_path)
         p = module.add_parser(sub)
         p.set_defaults(_run=module.run)
     return parser

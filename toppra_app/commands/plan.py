@@ -15,12 +15,11 @@ import csv
 import json
 import math
 import os
-import shutil
-import tempfile
 
 import numpy as np
 
 from toppra_app.errors import InputError
+from toppra_app.output import atomic_directory
 
 PARAM_COLUMNS = ("s", "theta")
 
@@ -192,25 +191,6 @@ def write_outputs(directory: str, plan, sample, source: str, plots: bool = True)
     return files
 
 
-def publish(tmp: str, out: str) -> None:
-    """Move the finished temporary directory to `out`, replacing an existing one."""
-    old = None
-    if os.path.lexists(out):
-        if not os.path.isdir(out):
-            raise InputError(f"--out: '{out}' exists and is not a directory")
-        old = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.old-", dir=os.path.dirname(out))
-        os.rmdir(old)
-        os.replace(out, old)
-    try:
-        os.replace(tmp, out)
-    except OSError:
-        if old is not None:
-            os.replace(old, out)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
 def run(args) -> int:
     from toppra_app.path import JointPath
     from toppra_app.planner import TimeOptimalPlanner
@@ -234,18 +214,8 @@ def run(args) -> int:
         return 3
     sample = plan.sample(args.dt)
     out = os.path.abspath(args.out)
-    parent = os.path.dirname(out)
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.tmp-", dir=parent)
-    mask = os.umask(0o022)
-    os.umask(mask)
-    os.chmod(tmp, 0o777 & ~mask)                                  # mkdtemp creates 0700
-    try:
-        files = write_outputs(tmp, plan, sample, args.waypoints, plots=not args.no_plots)
-        publish(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    with atomic_directory(out) as tmp:
+        files = write_outputs(str(tmp), plan, sample, args.waypoints, plots=not args.no_plots)
     worst = ", ".join(f"{k} {100 * w.ratio:.2f} %" for k, w in plan.worst.items() if w.joint >= 0)
     print(f"{robot.name}: {len(waypoints)} waypoints, duration {plan.duration:.4f} s, worst value/limit: {worst}")
     print(f"wrote {out}: {', '.join(files)}")

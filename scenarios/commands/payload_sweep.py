@@ -42,6 +42,7 @@ def run(args) -> int:
     import numpy as np
 
     from scenarios import report as rp
+    from toppra_app.output import atomic_directory
     from scenarios.palletizing import load_cell
     from scenarios.payload_change import sweep_payloads
 
@@ -64,7 +65,7 @@ def run(args) -> int:
     print(f"\nfirst plan (problem built/compiled): {sweep.first_plan_seconds:.3f} s; "
           f"re-plan with another payload: {summary['replan_mean_seconds']:.3f} s on average "
           f"({summary['replan_speedup']:.1f}× faster); worst over-limit {100 * (summary['worst_ratio'] - 1):+.3f} %")
-    with rp.atomic_directory(args.out) as tmp:
+    with atomic_directory(args.out) as tmp:
         header = "mass_kg,com_offset_m,duration_s,worst_ratio,plan_seconds,reused_compiled_problem,iterations"
         data = np.array([[p.mass, p.com_offset, p.duration, p.worst_ratio, p.plan_seconds, float(p.reused),
                           p.iterations] for p in sweep.points])

@@ -39,6 +39,7 @@ def _parse_boxes(text, n):
 
 def run(args) -> int:
     from scenarios import report as rp
+    from toppra_app.output import atomic_directory
     from scenarios.palletizing import load_cell, plan_pallet
     from toppra_app.errors import InputError
 
@@ -89,7 +90,7 @@ def run(args) -> int:
               f"IK {pl['ik_s']:.2f} s")
 
     # ---------------------------------------------------------------- files (atomic)
-    with rp.atomic_directory(args.out) as tmp:
+    with atomic_directory(args.out) as tmp:
         for m in report.moves:
             smp = m.plan.sample(args.dt)
             rp.write_trajectory_csv(tmp / f"move{m.index + 1:02d}_{m.label}.csv", smp, robot.joint_names)
