@@ -9,15 +9,17 @@ from .model import RobotModel
 
 
 def random_robot(n: int, seed: int | np.random.Generator = 0, *, tree: bool = False,
-                 prismatic: float = 0.0, name: str | None = None) -> RobotModel:
+                 prismatic: float = 0.0, name: str | None = None, parents=None) -> RobotModel:
     """A random kinematic chain (or tree when ``tree``, numbered in depth-first order) with n joints.
 
     Placements have random rotations and offsets up to ~0.3 m, axes are random unit vectors, masses
     in [0.5, 3] kg, inertias random rotations of principal moments that satisfy the triangle
-    inequality. A fraction ``prismatic`` of the joints (in expectation) is prismatic."""
+    inequality. A fraction ``prismatic`` of the joints (in expectation) is prismatic. ``parents``
+    gives the tree's shape instead of drawing it."""
     rng = np.random.default_rng(seed)
-    parents = [-1]
-    for i in range(1, n):
+    given = parents is not None
+    parents = list(parents) if given else [-1]
+    for i in range(1, 0 if given else n):
         if tree:   # depth-first (pre-)order, as Pinocchio needs: the parent is on the path to body i-1
             path = [i - 1]
             while path[-1] >= 0:

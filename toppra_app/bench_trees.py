@@ -23,7 +23,7 @@ import numpy as np
 
 import dynamics
 from dynamics import RobotModel
-from dynamics._batch import axis_rotation
+from dynamics.random_model import random_robot
 
 
 def binary_tree_parents(n: int) -> list[int]:
@@ -41,21 +41,7 @@ def binary_tree_parents(n: int) -> list[int]:
 
 def random_tree_robot(parents, seed: int = 0, *, prismatic: float = 0.0, name: str | None = None) -> RobotModel:
     """A physically valid random model on a given tree (random placements, axes and inertias)."""
-    rng = np.random.default_rng(seed)
-    n = len(parents)
-    rotations, inertias = [], []
-    for _ in range(n):
-        a = rng.normal(size=3)
-        rotations.append(axis_rotation(a / np.linalg.norm(a), np.array([rng.uniform(-np.pi, np.pi)]))[0])
-        Q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
-        ev = np.sort(rng.uniform(0.01, 0.1, 3))
-        ev[2] = min(ev[2], ev[0] + ev[1])
-        inertias.append(Q @ np.diag(ev) @ Q.T)
-    types = ["prismatic" if rng.random() < prismatic else "revolute" for _ in range(n)]
-    return RobotModel.create(
-        name=name or f"tree{n}", parents=parents, joint_types=types, placement_rotations=rotations,
-        placement_translations=rng.uniform(-0.3, 0.3, (n, 3)), axes=rng.normal(size=(n, 3)),
-        masses=rng.uniform(0.5, 3.0, n), coms=rng.uniform(-0.1, 0.1, (n, 3)), inertias=inertias)
+    return random_robot(len(parents), seed, prismatic=prismatic, parents=parents, name=name or f"tree{len(parents)}")
 
 
 def binary_tree_robot(n: int, seed: int = 0, *, prismatic: float = 0.0) -> RobotModel:
