@@ -10,50 +10,61 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._batch import as_batch, cross, same_batch, world_quantities
+from ._batch import as_batch, same_batch, world_quantities_t
 from .model import PRISMATIC, RobotModel
 
 
 def inverse_dynamics(robot: RobotModel, q, qd, qdd, *, gravity: bool = True) -> np.ndarray:
     """τ = M(q) q̈ + C(q, q̇) q̇ + g(q), shape (..., n)."""
     (q2, qd2, qdd2), single = same_batch(robot, q, ("qd", qd), ("qdd", qdd))
-    W = world_quantities(robot, q2)
+    W = world_quantities_t(robot, q2)          # body axis first, samples last: contiguous per-body vectors
     N, n = q2.shape
-    w = np.zeros((N, n, 3))
-    dw = np.zeros((N, n, 3))
-    a = np.zeros((N, n, 3))        # acceleration of the body point at its joint origin
+    qdT, qddT = qd2.T, qdd2.T
+    w = np.zeros((n, 3, N))
+    dw = np.zeros((n, 3, N))
+    a = np.zeros((n, 3, N))        # acceleration of the body point at its joint origin
     a_base = -robot.gravity if gravity else np.zeros(3)
     for k in range(n):
         p = robot.parents[k]
-        zk = W.z[:, k]
+        zk = W.z[k]
         if p < 0:
-            wp, dwp = np.zeros((N, 3)), np.zeros((N, 3))
-            ap = np.broadcast_to(a_base, (N, 3))
-            r = W.o[:, k]
+            wp, dwp = np.zeros((3, N)), np.zeros((3, N))
+            ap = np.broadcast_to(np.asarray(a_base, dtype=float)[:, None], (3, N))
+            r = W.o[k]
         else:
-            wp, dwp, ap = w[:, p], dw[:, p], a[:, p]
-            r = W.o[:, k] - W.o[:, p]
-        a_k = ap + cross(dwp, r) + cross(wp, cross(wp, r))
+            wp, dwp, ap = w[p], dw[p], a[p]
+            r = W.o[k] - W.o[p]
+        a_k = ap + _cross0(dwp, r) + _cross0(wp, _cross0(wp, r))
         if robot.joint_types[k] == PRISMATIC:
-            w[:, k], dw[:, k] = wp, dwp
-            a[:, k] = a_k + 2.0 * qd2[:, k, None] * cross(wp, zk) + qdd2[:, k, None] * zk
+            w[k], dw[k] = wp, dwp
+            a[k] = a_k + 2.0 * qdT[k] * _cross0(wp, zk) + qddT[k] * zk
         else:
-            w[:, k] = wp + qd2[:, k, None] * zk
-            dw[:, k] = dwp + qdd2[:, k, None] * zk + qd2[:, k, None] * cross(wp, zk)
-            a[:, k] = a_k
+            w[k] = wp + qdT[k] * zk
+            dw[k] = dwp + qddT[k] * zk + qdT[k] * _cross0(wp, zk)
+            a[k] = a_k
     rc = W.c - W.o
-    a_c = a + cross(dw, rc) + cross(w, cross(w, rc))
-    f = robot.masses[:, None] * a_c
-    Iw = np.einsum("nkij,nkj->nki", W.inertia, w)
-    nm = np.einsum("nkij,nkj->nki", W.inertia, dw) + cross(w, Iw) + cross(rc, f)
-    tau = np.empty((N, n))
+    a_c = a + _cross0(dw, rc, 1) + _cross0(w, _cross0(w, rc, 1), 1)
+    f = robot.masses[:, None, None] * a_c
+    Iw = sum(W.inertia[:, :, j] * w[:, None, j] for j in range(3))
+    nm = sum(W.inertia[:, :, j] * dw[:, None, j] for j in range(3)) + _cross0(w, Iw, 1) + _cross0(rc, f, 1)
+    tau = np.empty((n, N))
     for k in range(n - 1, -1, -1):
-        tau[:, k] = np.einsum("ni,ni->n", W.z[:, k], f[:, k] if robot.joint_types[k] == PRISMATIC else nm[:, k])
+        v = f[k] if robot.joint_types[k] == PRISMATIC else nm[k]
+        tau[k] = W.z[k, 0] * v[0] + W.z[k, 1] * v[1] + W.z[k, 2] * v[2]
         p = robot.parents[k]
         if p >= 0:
-            f[:, p] += f[:, k]
-            nm[:, p] += nm[:, k] + cross(W.o[:, k] - W.o[:, p], f[:, k])
+            f[p] += f[k]
+            nm[p] += nm[k] + _cross0(W.o[k] - W.o[p], f[k])
+    tau = tau.T
     return tau[0] if single else tau
+
+
+
+def _cross0(a, b, axis: int = 0):
+    """Cross product over `axis` (the xyz axis of the (3, N) / (n, 3, N) layout)."""
+    a0, a1, a2 = np.moveaxis(a, axis, 0)
+    b0, b1, b2 = np.moveaxis(b, axis, 0)
+    return np.stack((a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0), axis=axis)
 
 
 def friction_torques(robot: RobotModel, qd) -> np.ndarray:

@@ -160,7 +160,9 @@ def test_replan_with_payload_reuses_the_compiled_problem():
     # same duration as planning from scratch with the payload merged into the model as constants
     fresh = TimeOptimalPlanner(r.with_payload(box), path, grid=planner.grid, payload_params=False).plan()
     assert second.duration == pytest.approx(fresh.duration, rel=1e-5)
-    assert second.duration > first.duration
+    # this path is velocity/acceleration-limited (worst |τ|/τ_max ≈ 0.9 with the box), so the payload cannot
+    # shorten it; the two durations agree to the solver's tolerance (~1e-8)
+    assert second.duration >= first.duration * (1 - 1e-7)
     assert pinocchio_worst(second)["torque"] <= 1.001
     # back to no payload: same as the first plan, still no compilation
     before = problem_stats()

@@ -140,10 +140,13 @@ def run_planner_benchmark(out=print, quick: bool = False, robots=("panda", "iiwa
         "+ between-grid check of the first plan (the one-off cvxpy compilation in brackets); re-plan = another "
         "payload on the same planner (no compilation). toppra time = constraint setup (inverse-dynamics callback "
         "per grid point) + solve, with our `dynamics.inverse_dynamics` as callback and, for reference, "
-        "Pinocchio's `rnea`. Worst τ = max |τ|/τ_max on 1 ms resampling (our RNEA + friction).\n")
+        "Pinocchio's `rnea`. Worst τ = max |τ|/τ_max on 1 ms resampling (our RNEA + friction). The ratio columns "
+        "divide our whole first plan (coefficients + build + cvxpy compilation + solve + check) by toppra's time.\n")
     out("| robot | path | ours T [s] | vs conv. | toppra-1000 T [s] | vs conv. | ours time [s] | ours re-plan [s] "
-        "| toppra-1000 time, our RNEA [s] | toppra-1000 time, Pinocchio [s] | ours worst τ | toppra-1000 worst τ |")
-    out("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        "| toppra-1000 time, our RNEA [s] | toppra-1000 time, Pinocchio [s] "
+        "| ours / toppra(N=1000, Pinocchio callback) | ours / toppra(N=1000, our inverse dynamics) "
+        "| ours worst τ | toppra-1000 worst τ |")
+    out("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in robots:
         robot = load_robot(name)
         paths = BENCH_PATHS[name]
@@ -172,11 +175,15 @@ def run_planner_benchmark(out=print, quick: bool = False, robots=("panda", "iiwa
                        replan_duration=replan.duration, toppra_seconds=tp["seconds"],
                        toppra_pinocchio_seconds=tp_fast["seconds"] if tp_fast else float("nan"),
                        ours_worst=ours_ratio, toppra_worst=tp_ratio)
+            # ratios of the whole first plan (coefficients + build + compile + solve + verify) to toppra's time
+            row["ratio_pinocchio"] = tm["total"] / row["toppra_pinocchio_seconds"]
+            row["ratio_our_rnea"] = tm["total"] / tp["seconds"]
             results.append(row)
             rel = lambda x: 100.0 * (x / tc["duration"] - 1.0)
             out(f"| {name} | {pname} | {plan.duration:.4f} | {rel(plan.duration):+.3f} % | {tp['duration']:.4f} | "
                 f"{rel(tp['duration']):+.3f} % | {ours_time:.3f} (+{tm['compile']:.2f}) | {replan_wall:.3f} | "
                 f"{tp['seconds']:.3f} | {row['toppra_pinocchio_seconds']:.3f} | "
+                f"{row['ratio_pinocchio']:.1f}× | {row['ratio_our_rnea']:.2f}× | "
                 f"{ours_ratio['torque']:.4f} | {tp_ratio['torque']:.4f} |")
     worst_ours = max(max(r["ours_worst"].values()) for r in results)
     worst_tp = max(r["toppra_worst"]["torque"] for r in results)

@@ -65,6 +65,78 @@ def body_parameters(robot, body: int) -> np.ndarray:
     return standard_parameters(robot.masses[body], robot.coms[body], robot.inertias[body])
 
 
+
+def _cross0(a, b):
+    """Cross product over the first axis."""
+    return np.stack((a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]))
+
+
+def payload_regressor(robot, body: int, q, dq, ddq) -> np.ndarray:
+    """∂(m̃, c̃, d̃)/∂π of one body's ten standard parameters π = (m, h = m c, I_O) (body frame), shape
+    (3, P, n, 10): rows m̃, c̃, d̃ (rigid body only; friction does not depend on π).
+
+    The torques are linear in π (Atkeson, An & Hollerbach 1986): with the body's world angular velocity
+    ω, angular acceleration ω̇ and origin acceleration a (base acceleration −g for gravity), h_w = R h and
+    I_w = R I_O Rᵀ, its force and moment about its origin are f = m a + ω̇ × h_w + ω × (ω × h_w) and
+    n = I_w ω̇ + ω × (I_w ω) + h_w × a, and joint j on its chain gets τ_j = z_j·(n + (o − o_j) × f)
+    (revolute) or z_j·f (prismatic). The three motions (q̇, q̈, gravity) = (0, q′, off) for m̃,
+    (q′, q″, off) for c̃ and (0, 0, on) for d̃ are propagated together along the body's chain."""
+    from dynamics._batch import world_quantities_t
+    from dynamics.model import PRISMATIC
+    q, dq, ddq = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, dq, ddq))
+    P, n = q.shape
+    W = world_quantities_t(robot, q)                              # (n, 3, P) layout
+    chain = []
+    j = int(body)
+    while j >= 0:
+        chain.append(j)
+        j = int(robot.parents[j])
+    chain.reverse()
+    zeros = np.zeros((P, n))
+    qd = np.stack([zeros, dq, zeros]).transpose(2, 0, 1)          # (n, 3 motions, P)
+    qdd = np.stack([dq, ddq, zeros]).transpose(2, 0, 1)
+    a = np.zeros((3, 3, P))                                      # (xyz, motion, P)
+    a[:, 2, :] = -np.asarray(robot.gravity, dtype=float)[:, None]
+    w = np.zeros((3, 3, P))
+    dw = np.zeros((3, 3, P))
+    o_prev = None
+    for j in chain:                                              # RNEA forward pass along the chain
+        zj = W.z[j][:, None, :]
+        if o_prev is not None:
+            r = (W.o[j] - o_prev)[:, None, :]
+            a = a + _cross0(dw, r) + _cross0(w, _cross0(w, r))
+        if robot.joint_types[j] == PRISMATIC:
+            a = a + 2.0 * qd[j][None] * _cross0(w, zj) + qdd[j][None] * zj
+        else:
+            dw = dw + qdd[j][None] * zj + qd[j][None] * _cross0(w, zj)
+            w = w + qd[j][None] * zj
+        o_prev = W.o[j]
+    R = W.R[body]                                                # (3, 3, P) world ← body
+    F = np.zeros((10, 3, 3, P))                                  # force per unit parameter
+    Nm = np.zeros((10, 3, 3, P))                                 # moment about the body origin
+    F[0] = a
+    for i in range(3):
+        h = R[:, i, :][:, None, :]
+        F[1 + i] = _cross0(dw, h) + _cross0(w, _cross0(w, h))
+        Nm[1 + i] = _cross0(h, a)
+    w_b = np.einsum("abp,amp->bmp", R, w)                        # body axes
+    dw_b = np.einsum("abp,amp->bmp", R, dw)
+    for s_, (u, v) in enumerate(((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))):
+        E = np.zeros((3, 3))
+        E[u, v] = E[v, u] = 1.0
+        nb = np.einsum("ab,bmp->amp", E, dw_b) + _cross0(w_b, np.einsum("ab,bmp->amp", E, w_b))
+        Nm[4 + s_] = np.einsum("abp,bmp->amp", R, nb)
+    out = np.zeros((3, P, n, 10))
+    for j in chain:                                              # τ_j = z_j·n + (z_j × (o − o_j))·f
+        zj = W.z[j]
+        if robot.joint_types[j] == PRISMATIC:
+            out[:, :, j, :] = np.einsum("ap,kamp->mpk", zj, F)
+        else:
+            zr = _cross0(zj, W.o[body] - W.o[j])
+            out[:, :, j, :] = np.einsum("ap,kamp->mpk", zj, Nm) + np.einsum("ap,kamp->mpk", zr, F)
+    return out
+
+
 @dataclass
 class PathData:
     """Path samples at the grid points and the robot they are evaluated for."""
@@ -87,24 +159,10 @@ class PathData:
     @property
     def payload_basis(self) -> list:
         """∂(m̃, c̃, d̃)/∂π_j for the ten standard parameters of `payload_body` (a list of
-        PathCoefficients). Exact differences of the affine map, taken around the body with a 1 kg
-        reference object added (so every evaluated model is physically consistent)."""
+        PathCoefficients), from the body's regressor (`payload_regressor`, exact, one batched pass)."""
         if self._basis is None:
-            k = self.payload_body
-            robot = self.robot
-            ref = body_parameters(robot, k) + standard_parameters(1.0, np.zeros(3), 0.01 * np.eye(3))
-            steps = np.array([0.1, 0.01, 0.01, 0.01, 1e-3, 1e-3, 1e-3, 1e-4, 1e-4, 1e-4])
-            batch = [ref] + [ref + steps[j] * np.eye(10)[j] for j in range(10)]
-            coeffs = []
-            for pi in batch:
-                m, c, I = from_standard_parameters(pi)
-                masses, coms, inertias = np.array(robot.masses), np.array(robot.coms), np.array(robot.inertias)
-                masses[k], coms[k], inertias[k] = m, c, I
-                model = robot.replace(masses=masses, coms=coms, inertias=inertias)
-                coeffs.append(dynamics.path_coefficients(model, self.q, self.dq, self.ddq))
-            base = coeffs[0]
-            self._basis = [dynamics.PathCoefficients(*((x - x0) / steps[j] for x, x0 in zip(coeffs[j + 1], base)))
-                           for j in range(10)]
+            Y = payload_regressor(self.robot, self.payload_body, self.q, self.dq, self.ddq)   # (3, P, n, 10)
+            self._basis = [dynamics.PathCoefficients(Y[0, ..., j], Y[1, ..., j], Y[2, ..., j]) for j in range(10)]
         return self._basis
 
     def with_robot(self, robot) -> "PathData":
