@@ -43,9 +43,11 @@ _SCHEMA = {
     "pallet": {"position", "size", "yaw_deg"},
     "pattern": {"layers", "rows", "columns", "gap", "alternate", "boxes", "box"},
     "motion": {"approach_height", "clearance", "blend_radius", "transfer", "samples", "grid", "rot_weight"},
+    "limits": {"tool_speed_max", "collaborative"},      # optional Cartesian limits of the TCP
     "boxes": None,        # a table of box types
 }
 _BOX_KEYS = {"size", "mass", "com_offset", "inertia"}
+_COLLABORATIVE_KEYS = {"energy_max", "contact_mass"}
 
 
 # ------------------------------------------------------------------------------ small geometry
@@ -131,6 +133,15 @@ class Cell:
     q_preferred: np.ndarray
     slots: list = field(default_factory=list)
     q_pick: np.ndarray | None = None
+    tool_speed_max: float | None = None      # [limits] TCP speed limit (m/s), None: none
+    energy_max: float | None = None          # [limits] collaborative = { energy_max } (J), None: none
+    contact_mass: float | None = None        # [limits] collaborative = { contact_mass } (kg), None: rigid
+
+    def cartesian_options(self) -> dict:
+        """Planner keyword options for the cell's Cartesian limits (empty when it has none)."""
+        opts = dict(tool_speed_max=self.tool_speed_max, collision_energy_max=self.energy_max,
+                    contact_mass=self.contact_mass)
+        return {k: v for k, v in opts.items() if v is not None}     # of the TCP: the nominal model's tool frame
 
 
 class _Reader:
@@ -397,11 +408,29 @@ def load_cell(path=None, *, check_reach: bool = True) -> Cell:
         cell.q_preferred = qp
     else:
         cell.q_preferred = default_preferred_posture(robot, pick)
+    _read_limits(source, doc, cell)
     cell.slots = make_slots(cell)
     check_slots(cell)
     if check_reach:
         check_reachable(cell)
     return cell
+
+
+def _read_limits(source, doc, cell: Cell) -> None:
+    """[limits] tool_speed_max = V (m/s), collaborative = { energy_max = E (J), contact_mass = m (kg) }."""
+    rl = _Reader(source, _table(source, doc, "limits", required=False), "limits")
+    rl.check_keys(_SCHEMA["limits"])
+    if rl.has("tool_speed_max"):
+        cell.tool_speed_max = rl.number("tool_speed_max", positive=True)
+    if rl.has("collaborative"):
+        tbl = rl.table["collaborative"]
+        if not isinstance(tbl, dict):
+            raise rl.error("collaborative", f"expected a table such as {{ energy_max = 2.0 }}, got {tbl!r}")
+        rc = _Reader(source, tbl, "limits.collaborative")
+        rc.check_keys(_COLLABORATIVE_KEYS)
+        cell.energy_max = rc.number("energy_max", positive=True)
+        if rc.has("contact_mass"):
+            cell.contact_mass = rc.number("contact_mass", positive=True)
 
 
 def _ro(a):
@@ -659,6 +688,7 @@ class MoveResult:
     cart: CartesianPath
     ik_seconds: float = 0.0
     path_error: float = 0.0      # max TCP deviation of the joint spline from the Cartesian path (m)
+    unlimited_duration: float | None = None   # s, same move without the cell's Cartesian limits
 
     @property
     def duration(self) -> float:
@@ -675,7 +705,9 @@ class MoveResult:
                     duration_s=self.duration, path_length_m=self.cart.length, worst_ratio=float(self.plan.worst_ratio),
                     worst=w, plan_seconds=self.plan_seconds, ik_seconds=self.ik_seconds,
                     reused_compiled_problem=bool(self.reused_problem), solver=self.plan.solver,
-                    iterations=int(self.plan.iterations), path_deviation_m=self.path_error)
+                    iterations=int(self.plan.iterations), path_deviation_m=self.path_error,
+                    **({} if self.unlimited_duration is None else
+                       dict(duration_without_cartesian_limits_s=self.unlimited_duration)))
 
 
 @dataclass
@@ -726,6 +758,26 @@ class PalletReport:
                             cycle_s=sum(m.duration for m in ms)))
         return out
 
+    def _cartesian_summary(self) -> dict:
+        """The cell's Cartesian limits and their effect on the cycle time (empty when it has none)."""
+        opts = self.cell.cartesian_options()
+        if not opts:
+            return {}
+        free = [m.unlimited_duration for m in self.moves]
+        out = dict(tool_speed_max=self.cell.tool_speed_max, collision_energy_max=self.cell.energy_max,
+                   contact_mass=self.cell.contact_mass, frame=TCP_FRAME)
+        for kind in ("tool_speed", "collision_energy"):
+            ws = [m.plan.worst[kind] for m in self.moves if kind in m.plan.worst]
+            if ws:
+                out[f"worst_{kind}_ratio"] = float(max(w.ratio for w in ws))
+        if all(f is not None for f in free):
+            total_free = float(sum(free))
+            out.update(total_time_without_s=total_free, total_time_s=self.total_time,
+                       cycle_time_increase_percent=100.0 * (self.total_time / total_free - 1.0),
+                       mean_cycle_without_s=total_free / max(len(self.boxes_planned), 1),
+                       moves_slowed=int(sum(m.duration > f * (1 + 1e-4) for m, f in zip(self.moves, free))))
+        return dict(cartesian_limits=out)
+
     def summary(self) -> dict:
         robot = self.cell.robot
         worst = max(self.moves, key=lambda m: m.plan.worst_ratio)
@@ -748,6 +800,7 @@ class PalletReport:
                           **{k: float(v) for k, v in self.seconds.items()}),
             gripper_kg=self.cell.gripper.mass,
             rated_payload_kg=self.cell.base_robot.rated_payload,
+            **self._cartesian_summary(),
         )
 
 
@@ -778,11 +831,28 @@ def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, p
     """Plan every move of the pallet (or a subset): for each box the loaded move with the box merged into
     the model, the same path planned with the nominal (empty-gripper) model — re-using the compiled
     problem, only the payload changes — to show what executing it with the box would demand, and the
-    empty return move. ``progress(done, total, label)`` is called after every move."""
+    empty return move. ``progress(done, total, label)`` is called after every move.
+
+    With Cartesian limits in the cell (``[limits]``: TCP speed, collaborative energy) every move is
+    planned with them and, for comparison, once more without them (`MoveResult.unlimited_duration`,
+    summary ``cartesian_limits``: the effect on the cycle time)."""
     from dynamics.inverse_dynamics import friction_torques, inverse_dynamics
     from toppra_app.path import JointPath
     from toppra_app.planner import TimeOptimalPlanner
-    opts = dict(planner_options or {})
+    base_opts = dict(planner_options or {})
+    opts = {**base_opts, **cell.cartesian_options()}
+    compare = opts != base_opts
+    t_ref = 0.0
+
+    def unlimited(p, payload):
+        nonlocal t_ref
+        if not compare:
+            return None
+        t0 = time.perf_counter()
+        d = float(TimeOptimalPlanner(cell.robot, p, grid=cell.grid, **base_opts).plan(payload=payload).duration)
+        t_ref += time.perf_counter() - t0
+        return d
+
     chosen = select_boxes(cell, quick, boxes)
     total_moves = 2 * len(chosen)
     moves, checks = [], []
@@ -802,7 +872,8 @@ def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, p
         plan = planner.plan(payload=load)
         dt_plan = time.perf_counter() - t0
         moves.append(MoveResult(len(moves), b, "loaded", slot, load, path, plan, dt_plan, plan.reused_problem,
-                                geo.cart, geo.ik_time, _path_deviation(cell, path, geo.cart)))
+                                geo.cart, geo.ik_time, _path_deviation(cell, path, geo.cart),
+                                unlimited(path, load)))
         t_plan += dt_plan
         if progress:
             progress(len(moves), total_moves, moves[-1].label)
@@ -826,8 +897,10 @@ def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, p
         dt_plan = time.perf_counter() - t0
         t_plan += dt_plan
         moves.append(MoveResult(len(moves), b, "return", slot, None, rpath, rplan, dt_plan, rplan.reused_problem,
-                                rcart, 0.0, _path_deviation(cell, rpath, rcart)))
+                                rcart, 0.0, _path_deviation(cell, rpath, rcart), unlimited(rpath, None)))
         if progress:
             progress(len(moves), total_moves, moves[-1].label)
     seconds = dict(ik_s=t_ik, planning_s=t_plan, total_s=time.perf_counter() - t_all)
+    if compare:
+        seconds["planning_without_cartesian_limits_s"] = t_ref
     return PalletReport(cell, moves, checks, seconds, chosen)

@@ -78,11 +78,20 @@ def run(args) -> int:
           f"(mean cycle {summary['mean_cycle_s']:.3f} s)")
     w = summary["nominal_plan_worst"]
     if w is not None:
-        verdict = "exceeds" if w["executed_torque_ratio"] > 1 else "stays within"
+        verdict = (f"exceeds its limit by {w['torque_over_limit_percent']:.1f} %" if w["executed_torque_ratio"] > 1
+                   else f"peaks at {100 * w['executed_torque_ratio']:.1f} % of its limit")
         print(f"empty-gripper plan executed with box {w['box']} ({w['payload_kg']:g} kg): torque of {w['joint']} "
-              f"{verdict} its limit by {abs(w['torque_over_limit_percent']):.1f} % "
+              f"{verdict} "
               f"(the payload-aware plan takes {w['payload_plan_duration_s']:.3f} s instead of "
               f"{w['nominal_plan_duration_s']:.3f} s and stays within the limits)")
+    cl = summary.get("cartesian_limits")
+    if cl and "total_time_without_s" in cl:
+        which = ", ".join(text.format(v) for text, v in (("tool speed ≤ {:g} m/s", cl["tool_speed_max"]),
+                                                           ("collision energy ≤ {:g} J", cl["collision_energy_max"]))
+                          if v is not None)
+        print(f"Cartesian limits ({which}): pallet {cl['total_time_s']:.3f} s instead of "
+              f"{cl['total_time_without_s']:.3f} s (+{cl['cycle_time_increase_percent']:.1f} %, "
+              f"{cl['moves_slowed']} of {len(report.moves)} moves slowed)")
     pl = summary["planning"]
     if pl["first_plan_mean_s"] is not None and pl["reused_plan_mean_s"] is not None:
         print(f"planning: {pl['first_plan_mean_s']:.2f} s per plan with a new problem, "
