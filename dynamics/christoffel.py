@@ -97,11 +97,10 @@ def christoffel_world(robot: RobotModel, W: WorldT) -> np.ndarray:
                 pending[p][1].__iadd__(H)
             else:
                 pending[p] = (F, H)
-    C = np.zeros((N, n, n, n))
-    vals = np.transpose(out, (2, 0, 1))                  # (N, n, P)
-    C[:, :, jj, ii] = vals                               # c^k_ji, and by symmetry c^k_ij
-    C[:, :, ii, jj] = vals
-    return C
+    C = np.zeros((n, n, n, N))                           # pairs on different branches stay 0
+    C[:, jj, ii] = out                                   # c^k_ji, and by symmetry c^k_ij
+    C[:, ii, jj] = out
+    return np.ascontiguousarray(np.moveaxis(C, -1, 0))
 
 
 def christoffel(robot: RobotModel, q) -> np.ndarray:
