@@ -53,6 +53,22 @@ def cross(a, b):
     return np.stack((a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0), axis=-1)
 
 
+def cross3(a, b, axis: int = 0):
+    """Cross product over `axis` (default the first: component-first arrays (3, ...), broadcasting).
+
+    Written with ufunc outputs into one preallocated array: about twice as fast as stacking the three
+    components for the (3, pairs, samples) arrays of the recursions."""
+    a = np.moveaxis(np.asarray(a), axis, 0)
+    b = np.moveaxis(np.asarray(b), axis, 0)
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape), dtype=np.result_type(a, b))
+    tmp = np.empty(out.shape[1:], dtype=out.dtype)
+    for k, (i, j) in enumerate(((1, 2), (2, 0), (0, 1))):
+        np.multiply(a[i], b[j], out=out[k])
+        np.multiply(a[j], b[i], out=tmp)
+        out[k] -= tmp
+    return np.moveaxis(out, 0, axis)
+
+
 class World(NamedTuple):
     """World-frame quantities per sample and body (leading axes (N, n))."""
     R: np.ndarray        # body rotations (N, n, 3, 3)

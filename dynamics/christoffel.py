@@ -31,13 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._batch import WorldT, as_batch, world_quantities_t
+from ._batch import WorldT, as_batch, cross3, world_quantities_t
 from .model import PRISMATIC, RobotModel
-
-
-def _cross(a, b):
-    """Cross product of component-first arrays: a, b of shape (3, ...) (broadcasting)."""
-    return np.stack((a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]))
 
 
 def christoffel_world(robot: RobotModel, W: WorldT) -> np.ndarray:
@@ -74,24 +69,24 @@ def christoffel_world(robot: RobotModel, W: WorldT) -> np.ndarray:
         if robot.masses[k] > 0 and cnt:
             zj, zi = Zj[:, sel], Zi[:, sel]
             # eq. 27 (eq. 10 for j = i): f = m_k k_j × (k_i × p_Cki); revolute j, prismatic i: m_k k_j × k_i
-            f = _cross(zj, _cross(zi, c[:, k, None] - Oi[:, sel]))
+            f = cross3(zj, cross3(zi, c[:, k, None] - Oi[:, sel]))
             if not all_rr:
                 f *= w_rr[sel]
             if any_rp:
-                f += _cross(zj, zi) * w_rp[sel]
+                f += cross3(zj, zi) * w_rp[sel]
             f *= robot.masses[k]
             # eq. 16: L_k = R_k (tr(I) 1 − 2 I) R_kᵀ;  eq. 26 (eq. 15 for j = i): h = ½ (L_k k_j) × k_i
             Ik = inertia[k]
             Lzj = trI[k] * zj - 2.0 * (Ik[:, 0, None] * zj[0] + Ik[:, 1, None] * zj[1] + Ik[:, 2, None] * zj[2])
-            h = _cross(Lzj, zi)
+            h = cross3(Lzj, zi)
             h *= 0.5 if all_rr else 0.5 * w_rr[sel]
             F[:, sel] += f                                                         # eq. 28
-            h += _cross((c[:, k] - o[:, k])[:, None], f)
+            h += cross3((c[:, k] - o[:, k])[:, None], f)
             H[:, sel] += h                                                         # eq. 29
         out[k] = (z[:, k, None] * (F if prism[k] else H)).sum(axis=0)             # eq. 30
         p = robot.parents[k]
         if p >= 0:
-            H += _cross((o[:, k] - o[:, p])[:, None], F)                           # l × F^{k+1}
+            H += cross3((o[:, k] - o[:, p])[:, None], F)                           # l × F^{k+1}
             if p in pending:
                 pending[p][0].__iadd__(F)
                 pending[p][1].__iadd__(H)
@@ -146,7 +141,7 @@ def christoffel_quadratic_world(robot: RobotModel, W: WorldT, v: np.ndarray) -> 
             Omega[i] = Omega[p] + (0.0 if prism[p] else vT[p] * z[p])
         if prism[i]:
             a = np.zeros((3, N))
-            du = -2.0 * vT[i] * _cross(Omega[i], z[i])                  # m_k 2 v_i Ω_i × k_i, moved into −u
+            du = -2.0 * vT[i] * cross3(Omega[i], z[i])                  # m_k 2 v_i Ω_i × k_i, moved into −u
             dG, ds = 0.0, 0.0
         else:
             a = vT[i] * (2.0 * Omega[i] + vT[i] * z[i])
@@ -170,11 +165,11 @@ def christoffel_quadratic_world(robot: RobotModel, W: WorldT, v: np.ndarray) -> 
             X = np.einsum("qsn,rsn->qrn", L, Gk)                                           # L_k G_kᵀ
             h = 0.5 * np.stack((X[1, 2] - X[2, 1], X[2, 0] - X[0, 2], X[0, 1] - X[1, 0]))    # eq. 26
             F = F + f                                                                      # eq. 28
-            H = H + h + _cross(c[k] - o[k], f)                                             # eq. 29
+            H = H + h + cross3(c[k] - o[k], f)                                             # eq. 29
         tau[k] = (z[k] * (F if prism[k] else H)).sum(axis=0)                               # eq. 30
         p = robot.parents[k]
         if p >= 0:
-            H = H + _cross(o[k] - o[p], F)
+            H = H + cross3(o[k] - o[p], F)
             if p in pending:
                 pending[p] = (pending[p][0] + F, pending[p][1] + H)
             else:

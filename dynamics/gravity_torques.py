@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._batch import WorldT, as_batch, world_quantities_t
-from .mass_matrix import composite_inertias, cross3
+from ._batch import WorldT, as_batch, cross3, world_quantities_t
+from .mass_matrix import composite_inertias
 from .model import PRISMATIC, RobotModel
 
 

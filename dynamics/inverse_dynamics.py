@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._batch import as_batch, same_batch, world_quantities_t
+from ._batch import as_batch, cross3, same_batch, world_quantities_t
 from .model import PRISMATIC, RobotModel
 
 
@@ -34,19 +34,19 @@ def inverse_dynamics(robot: RobotModel, q, qd, qdd, *, gravity: bool = True) -> 
         else:
             wp, dwp, ap = w[p], dw[p], a[p]
             r = W.o[k] - W.o[p]
-        a_k = ap + _cross0(dwp, r) + _cross0(wp, _cross0(wp, r))
+        a_k = ap + cross3(dwp, r) + cross3(wp, cross3(wp, r))
         if robot.joint_types[k] == PRISMATIC:
             w[k], dw[k] = wp, dwp
-            a[k] = a_k + 2.0 * qdT[k] * _cross0(wp, zk) + qddT[k] * zk
+            a[k] = a_k + 2.0 * qdT[k] * cross3(wp, zk) + qddT[k] * zk
         else:
             w[k] = wp + qdT[k] * zk
-            dw[k] = dwp + qddT[k] * zk + qdT[k] * _cross0(wp, zk)
+            dw[k] = dwp + qddT[k] * zk + qdT[k] * cross3(wp, zk)
             a[k] = a_k
     rc = W.c - W.o
-    a_c = a + _cross0(dw, rc, 1) + _cross0(w, _cross0(w, rc, 1), 1)
+    a_c = a + cross3(dw, rc, 1) + cross3(w, cross3(w, rc, 1), 1)
     f = robot.masses[:, None, None] * a_c
     Iw = sum(W.inertia[:, :, j] * w[:, None, j] for j in range(3))
-    nm = sum(W.inertia[:, :, j] * dw[:, None, j] for j in range(3)) + _cross0(w, Iw, 1) + _cross0(rc, f, 1)
+    nm = sum(W.inertia[:, :, j] * dw[:, None, j] for j in range(3)) + cross3(w, Iw, 1) + cross3(rc, f, 1)
     tau = np.empty((n, N))
     for k in range(n - 1, -1, -1):
         v = f[k] if robot.joint_types[k] == PRISMATIC else nm[k]
@@ -54,17 +54,10 @@ def inverse_dynamics(robot: RobotModel, q, qd, qdd, *, gravity: bool = True) -> 
         p = robot.parents[k]
         if p >= 0:
             f[p] += f[k]
-            nm[p] += nm[k] + _cross0(W.o[k] - W.o[p], f[k])
+            nm[p] += nm[k] + cross3(W.o[k] - W.o[p], f[k])
     tau = tau.T
     return tau[0] if single else tau
 
-
-
-def _cross0(a, b, axis: int = 0):
-    """Cross product over `axis` (the xyz axis of the (3, N) / (n, 3, N) layout)."""
-    a0, a1, a2 = np.moveaxis(a, axis, 0)
-    b0, b1, b2 = np.moveaxis(b, axis, 0)
-    return np.stack((a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0), axis=axis)
 
 
 def friction_torques(robot: RobotModel, qd) -> np.ndarray:

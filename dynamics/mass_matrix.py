@@ -13,13 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._batch import WorldT, as_batch, world_quantities_t
+from ._batch import WorldT, as_batch, cross3, world_quantities_t
 from .model import PRISMATIC, RobotModel
-
-
-def cross3(a, b):
-    """Cross product of component-first arrays a, b of shape (3, ...) (broadcasting)."""
-    return np.stack((a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]))
 
 
 def composite_inertias(robot: RobotModel, W: WorldT):
