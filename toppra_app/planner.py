@@ -77,7 +77,7 @@ class TimeOptimalProblem:
     memory and time ∝ (#variables) × (#parameter entries), i.e. O(N²) — 30 s at N = 800 — whereas a
     dozen scalar Parameters keep it O(N).)"""
 
-    def __init__(self, theta, blocks: list[RowBlock], scheme: str = "interpolation"):
+    def __init__(self, theta, blocks: list[RowBlock], scheme: str = "interpolation", energy: dict | None = None):
         theta = np.asarray(theta, dtype=float)
         P = theta.size
         if P < 2:
@@ -138,12 +138,41 @@ class TimeOptimalProblem:
             else:
                 cons.append({"hi": expr <= rhs, "lo": expr >= rhs, "eq": expr == rhs}[side])
             self.n_rows += G0.shape[0]
-        self.problem = cp.Problem(cp.Minimize(cp.sum(t)), cons)
+        objective = cp.sum(t)
+        if energy is not None and energy["weight"] > 0:
+            objective = objective + self._energy_term(energy, x, r, cons)
+        self.problem = cp.Problem(cp.Minimize(objective), cons)
         self.n_solves = 0
         self.n_compiles = 0
         self.compile_time = 0.0
         with _STATS_LOCK:
             _STATS["built"] += 1
+
+    def _energy_term(self, energy: dict, x, r, cons: list):
+        """weight × Σ_j Δθ_j s_j with ‖(τ̂_j, τ̂_{j+1})‖² ≤ s_j (r_j + r_{j+1}) (the time–energy objective of
+        Verscheure et al. 2009, see `objectives`): τ̂ = √R τ at both ends of interval j with its a_j, affine
+        in (a, b, r): τ̂_i = m̂_i a_j + ĉ_i b_i + d̂_i + v̂_i r_i (v̂: viscous friction, √b ≈ r). At r = √b,
+        Δθ_j s_j = t_j (τ̂_jᵀτ̂_j + τ̂_{j+1}ᵀτ̂_{j+1})/2, the trapezoidal ∫ τᵀRτ dt over the interval, and
+        ‖X‖²/y (quad-over-lin) is jointly convex for y > 0, so the problem stays an SOCP."""
+        P, N = self.P, self.P - 1
+        m, c, d, v = (np.asarray(energy[k], dtype=float) for k in ("m", "c", "d", "v"))       # (P, n), × √R
+        n = m.shape[1]
+        # rows ordered (interval j, end e ∈ {left, right}, joint k) → X reshaped (2n, N) column j = interval j
+        j = np.repeat(np.arange(N), 2 * n)
+        e = np.tile(np.repeat([0, 1], n), N)
+        k = np.tile(np.arange(n), 2 * N)
+        pt = j + e
+        row = np.arange(2 * n * N)
+        rows = np.concatenate([row, row, row])
+        cols = np.concatenate([2 * P + j, pt, P + pt])
+        vals = np.concatenate([m[pt, k], c[pt, k], v[pt, k]])
+        keep = vals != 0
+        G = sp.csr_matrix((vals[keep], (rows[keep], cols[keep])), shape=(2 * n * N, self.nx))
+        X = cp.reshape(G @ x + d[pt, k], (2 * n, N), order="F")
+        s = self.energy_s = cp.Variable(N, name="energy", nonneg=True)
+        y = r[:-1] + r[1:]
+        cons.append(cp.SOC(s + y, cp.vstack([2.0 * X, cp.reshape(s - y, (1, N), order="F")]), axis=0))
+        return float(energy["weight"]) * (np.diff(self.theta) @ s)
 
     def _matrix(self, items, side: str, name):
         """Sparse G (M × nx) and h (M,) of the rows in `items` (base values, or the delta of `name`);
@@ -327,6 +356,17 @@ class TimeOptimalPlan:
     sd_start: float = 0.0
     sd_end: float = 0.0
     refinements: list = field(default_factory=list)
+    energy_weight: float = 0.0    # weight of the energy term in the objective (0: time-optimal)
+    energy_R: np.ndarray = None   # (n,) diagonal of R in ∫ τᵀRτ dt
+    _energy: float = field(default=None, repr=False)
+
+    @property
+    def energy(self) -> float:
+        """∫ τᵀRτ dt (R = diag(energy_R)) on the executed 1 ms samples, τ = RNEA + friction (`objectives`)."""
+        if self._energy is None:
+            from .objectives import energy_integral
+            self._energy = energy_integral(self.robot, self.sample(1e-3), self.energy_R)
+        return self._energy
 
     # grid quantities ----------------------------------------------------------------
     @property
@@ -390,6 +430,7 @@ class TimeOptimalPlan:
             reused_compiled_problem=self.reused_problem, timings=dict(self.timings),
             worst_ratio=self.worst_ratio, worst={k: w.as_dict(names) for k, w in self.worst.items()},
             refinements=list(self.refinements),
+            **(dict(energy_weight=self.energy_weight, energy=self.energy) if self.energy_weight > 0 else {}),
         )
 
 
@@ -406,7 +447,9 @@ class TimeOptimalPlanner:
     `max_rounds` – refinement rounds in all; `solver` – cvxpy solver name (Clarabel default;
     fallbacks are tried automatically); `payload_frame` – frame the payload is given in (default the
     tool frame); `payload_params` – keep the payload as Parameters (cheap re-planning; default True);
-    `allow_overload` – accept payloads above the robot's rating.
+    `allow_overload` – accept payloads above the robot's rating; `energy_weight` (default 0: time-optimal)
+    and `energy_R` – minimise duration + energy_weight × ∫ τᵀ diag(energy_R) τ dt instead (Verscheure et
+    al. 2009; default energy_R = 1/τ_max², see `objectives`).
     """
 
     def __init__(self, robot, path, grid=None, *, scheme: str = "interpolation", substeps: int = DEFAULT_SUBSTEPS,
@@ -415,7 +458,8 @@ class TimeOptimalPlanner:
                  check_position_limits: bool = True, limits=None, payload_frame: str | None = None,
                  payload_params: bool = True, max_viscous_iterations: int = 8, allow_overload: bool = False,
                  tool_speed_max: float | None = None, collision_energy_max: float | None = None,
-                 cartesian_frame: str | None = None, contact_mass: float | None = None):
+                 cartesian_frame: str | None = None, contact_mass: float | None = None,
+                 energy_weight: float = 0.0, energy_R=None):
         path = as_joint_path(path)
         if path.dof != robot.n:
             raise InputError(f"waypoints: path has {path.dof} joint values per waypoint but robot '{robot.name}' "
@@ -441,6 +485,10 @@ class TimeOptimalPlanner:
         self.limits += cartesian_limits(robot, tool_speed_max, collision_energy_max, cartesian_frame, contact_mass)
         if any(getattr(lim, "needs_merged_payload", False) for lim in self.limits):
             payload_params = False                              # rows not affine in the payload parameters
+        from .objectives import energy_weights                  # time–energy objective (optional)
+        self.energy_weight, self.energy_R = energy_weights(robot, energy_weight, energy_R)
+        if self.energy_weight > 0:
+            payload_params = False                              # the energy term uses the merged model's m̃ c̃ d̃
         self.payload_body = robot.frame(payload_frame)[0] if payload_params else None
         self._problems: "OrderedDict[tuple, TimeOptimalProblem]" = OrderedDict()
         self._grid_version = 0
@@ -563,12 +611,20 @@ class TimeOptimalPlanner:
         limits = self.limits + [BoundaryVelocity()]
         return [blk for blk in (l.rows(data, b_ref=b_ref, scales=scales) for l in limits) if blk is not None]
 
-    def _problem(self, key, blocks) -> tuple[TimeOptimalProblem, bool]:
+    def _energy(self, data: PathData) -> dict | None:
+        """The energy term's coefficients (× √R) for `TimeOptimalProblem`, None when energy_weight = 0."""
+        if self.energy_weight <= 0:
+            return None
+        co, w = data.coefficients, np.sqrt(self.energy_R)
+        return dict(weight=self.energy_weight, m=co.m * w, c=co.c * w, d=co.d * w,
+                    v=data.robot.viscous * data.dq * w)
+
+    def _problem(self, key, blocks, energy=None) -> tuple[TimeOptimalProblem, bool]:
         prob = self._problems.get(key)
         if prob is not None:
             self._problems.move_to_end(key)
             return prob, True
-        prob = TimeOptimalProblem(self.theta, blocks, self.scheme)
+        prob = TimeOptimalProblem(self.theta, blocks, self.scheme, energy=energy)
         self._problems[key] = prob
         while len(self._problems) > 4:
             self._problems.popitem(last=False)
@@ -625,7 +681,7 @@ class TimeOptimalPlanner:
             base = scales is None and b_ref is None
             self._token += 1          # problems with tightened limits / viscous tangents / constant payloads
             key = (self._grid_version, "base" if base and not const_payload else self._token)   # are not shared
-            problem, reused = self._problem(key, blocks)
+            problem, reused = self._problem(key, blocks, self._energy(data))
             timings["build"] += time.perf_counter() - t0
             reused_first = reused if reused_first is None else reused_first
             status, b, solver_used, wall, compile_s = self._solve(problem, values)
@@ -688,7 +744,8 @@ class TimeOptimalPlanner:
         return TimeOptimalPlan(robot=robot_p, path=self.path, law=law, check=check, torques=motion.tau,
                                status=status, solver=solver_used, timings=timings, iterations=iterations,
                                reused_problem=bool(reused_first), planner=self, payload=payload,
-                               sd_start=sd_start, sd_end=sd_end, refinements=refinements)
+                               sd_start=sd_start, sd_end=sd_end, refinements=refinements,
+                               energy_weight=self.energy_weight, energy_R=self.energy_R)
 
     def _adapt(self, robot_p, values, payload, const_payload, sd_start, sd_end, timings) -> None:
         """First plan of an adaptive planner: solve on the coarse grid, then move to `adapted_grid`."""
@@ -704,7 +761,7 @@ class TimeOptimalPlanner:
             b_ref = np.where(np.isfinite(vel), vel, 1.0)
         blocks = [blk.at(values) for blk in self._blocks(data, None, b_ref)]
         timings["coefficients"] += time.perf_counter() - t0
-        problem = TimeOptimalProblem(self.theta, blocks, self.scheme)
+        problem = TimeOptimalProblem(self.theta, blocks, self.scheme, energy=self._energy(data))
         status, b, solver, wall, compile_s = self._solve(problem, values)
         timings["solve"] += wall - compile_s
         timings["compile"] += compile_s

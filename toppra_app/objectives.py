@@ -1,0 +1,74 @@
+"""Time–energy trade-off along a fixed path (Verscheure, Demeulenaere, Swevers, De Schutter & Diehl 2009,
+"Time-optimal path tracking for robots: a convex optimization approach", IEEE TAC 54(10), eq. 17–18).
+
+With b = θ̇², a = θ̈ and τ = m̃ a + c̃ b + d̃ (+ viscous F_v q′ √b) the objective
+
+    J = T + w ∫₀ᵀ τᵀ R τ dt = ∫ (1 + w τᵀRτ) / √b dθ
+
+is convex in (a, b): τ is affine in (a, b, √b) and τ²/√b is a quadratic-over-concave form. The planner
+(`TimeOptimalProblem._energy_term`) discretises the energy per interval j with both ends, as the limit
+rows are, ‖(√R τ_j, √R τ_{j+1})‖² / (r_j + r_{j+1}) Δθ_j ≤ Δθ_j s_j with r ≤ √b — at r = √b exactly
+t_j (τ_jᵀRτ_j + τ_{j+1}ᵀRτ_{j+1})/2, the trapezoidal integral over the interval in time, finite also at
+rest-to-rest ends (b_0 = 0). Viscous friction enters through r (√b ≈ r, tight at the optimum).
+
+`energy_R` default: 1/τ_max,k² per joint (1 for joints without a torque limit), so τᵀRτ ≤ n and the energy
+integral is in seconds: `energy_weight` is dimensionless (w = 1 weighs one second of cycle time like one
+second of all joints at full torque). `energy_weight = 0` (default) builds exactly the time-optimal problem.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import dynamics
+
+from .errors import InputError
+
+
+def energy_weights(robot, energy_weight=0.0, energy_R=None) -> tuple[float, np.ndarray]:
+    """Validated (weight, R diagonal (n,)); R defaults to 1/τ_max² (1 where τ_max is infinite)."""
+    if isinstance(energy_weight, bool):
+        raise InputError(f"energy_weight: expected a number, got {energy_weight!r}")
+    try:
+        w = float(energy_weight)
+    except (TypeError, ValueError):
+        raise InputError(f"energy_weight: expected a number, got {energy_weight!r}") from None
+    if not (math.isfinite(w) and w >= 0):
+        raise InputError(f"energy_weight: must be a finite number >= 0, got {energy_weight!r}")
+    if energy_R is None:
+        tau = np.asarray(robot.tau_max, dtype=float)
+        R = np.where(np.isfinite(tau) & (tau > 0), 1.0 / np.where(np.isfinite(tau) & (tau > 0), tau, 1.0) ** 2, 1.0)
+    else:
+        try:
+            R = np.array(np.broadcast_to(np.asarray(energy_R, dtype=float), (robot.n,)))
+        except (TypeError, ValueError):
+            raise InputError(f"energy_R: expected {robot.n} numbers >= 0 (one per joint), got {energy_R!r}") from None
+        if not (np.isfinite(R).all() and (R >= 0).all()):
+            raise InputError(f"energy_R: expected finite numbers >= 0, got {energy_R!r}")
+    return w, R
+
+
+def energy_integral(robot, sample, R) -> float:
+    """∫ τᵀ diag(R) τ dt (trapezoidal) on a sampled trajectory, τ recomputed by RNEA + friction."""
+    tau = dynamics.inverse_dynamics(robot, sample.q, sample.qd, sample.qdd) + dynamics.friction_torques(robot, sample.qd)
+    p = np.einsum("ik,k,ik->i", tau, np.asarray(R, dtype=float), tau)
+    t = np.asarray(sample.t, dtype=float)
+    return float(np.sum(0.5 * (p[1:] + p[:-1]) * np.diff(t)))
+
+
+def time_energy_curve(robot, path, weights, payload=None, sd_start: float = 0.0, sd_end: float = 0.0,
+                      **options) -> list[dict]:
+    """Duration vs energy along `path` for each energy weight: a list of
+    {"weight", "duration", "energy", "plan"} (energy = ∫ τᵀRτ dt on 1 ms samples, R = `energy_R` option or
+    1/τ_max²). Options as for `TimeOptimalPlanner` (grid, limits, energy_R, ...)."""
+    from .planner import TimeOptimalPlanner
+    if "energy_weight" in options:
+        raise InputError("energy_weight: give the weights as the `weights` list, not as an option")
+    out = []
+    for w in weights:
+        plan = TimeOptimalPlanner(robot, path, energy_weight=w, **options).plan(payload=payload, sd_start=sd_start,
+                                                                              sd_end=sd_end)
+        out.append(dict(weight=float(w), duration=float(plan.duration), energy=float(plan.energy), plan=plan))
+    return out
