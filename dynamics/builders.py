@@ -207,6 +207,20 @@ def _common(name, n, masses, coms, inertias):
     return masses, coms, inertias
 
 
+def _dh_table(name, alpha, a, d, theta_offset, joint_types, masses, coms, inertias):
+    """Checked columns of a (modified or standard) DH table with its inertial data."""
+    alpha = _table(name, "alpha", alpha, None)
+    n = alpha.size
+    if n == 0:
+        raise ModelError(f"robot '{name}': alpha: the table has no joints")
+    a = _table(name, "a", a, n)
+    d = _table(name, "d", d, n)
+    theta_offset = _table(name, "theta_offset", theta_offset, n, default=0.0)
+    joint_types = _joint_types(name, joint_types, n)
+    masses, coms, inertias = _common(name, n, masses, coms, inertias)
+    return n, alpha, a, d, theta_offset, joint_types, masses, coms, inertias
+
+
 def from_mdh(name, alpha, a, d, theta_offset, masses, coms, inertias, *, joint_types=None,
              q_min=None, q_max=None, qd_max=None, qdd_max=None, tau_max=None, coulomb=None, viscous=None,
              gravity=(0.0, 0.0, -9.81), flange=None, tool_frame="flange", rated_payload=None,
@@ -217,15 +231,8 @@ def from_mdh(name, alpha, a, d, theta_offset, masses, coms, inertias, *, joint_t
     ``flange`` is a d-offset along z_n or a 4×4 transform in link frame n; the frame ``flange`` is always
     added (identity when ``flange`` is None). ``frames`` adds more named frames {name: (body, 4×4)}.
     """
-    alpha = _table(name, "alpha", alpha, None)
-    n = alpha.size
-    if n == 0:
-        raise ModelError(f"robot '{name}': alpha: the table has no joints")
-    a = _table(name, "a", a, n)
-    d = _table(name, "d", d, n)
-    theta_offset = _table(name, "theta_offset", theta_offset, n, default=0.0)
-    joint_types = _joint_types(name, joint_types, n)
-    masses, coms, inertias = _common(name, n, masses, coms, inertias)
+    n, alpha, a, d, theta_offset, joint_types, masses, coms, inertias = _dh_table(
+        name, alpha, a, d, theta_offset, joint_types, masses, coms, inertias)
     R = np.array([rotx(alpha[i]) @ rotz(theta_offset[i]) for i in range(n)])
     p = np.array([np.array([a[i], 0.0, 0.0]) + rotx(alpha[i]) @ np.array([0.0, 0.0, d[i]]) for i in range(n)])
     all_frames = {"flange": (n - 1, _flange_transform(name, flange))}
@@ -251,15 +258,8 @@ def from_dh(name, alpha, a, d, theta_offset, masses, coms, inertias, *, joint_ty
     z_n or a 4×4 transform) are added; ``frames`` adds more named frames {name: (body, 4×4)} given in
     *body* frames.
     """
-    alpha = _table(name, "alpha", alpha, None)
-    n = alpha.size
-    if n == 0:
-        raise ModelError(f"robot '{name}': alpha: the table has no joints")
-    a = _table(name, "a", a, n)
-    d = _table(name, "d", d, n)
-    theta_offset = _table(name, "theta_offset", theta_offset, n, default=0.0)
-    joint_types = _joint_types(name, joint_types, n)
-    masses, coms, inertias = _common(name, n, masses, coms, inertias)
+    n, alpha, a, d, theta_offset, joint_types, masses, coms, inertias = _dh_table(
+        name, alpha, a, d, theta_offset, joint_types, masses, coms, inertias)
     # E_i: DH frame i in body i = TransZ(d_i) TransX(a_i) RotX(α_i)
     E = np.array([trans(a[i], 0.0, d[i]) @ homogeneous(rotx(alpha[i])) for i in range(n)])
     R = np.empty((n, 3, 3))
