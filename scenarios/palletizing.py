@@ -44,6 +44,7 @@ _SCHEMA = {
     "pattern": {"layers", "rows", "columns", "gap", "alternate", "boxes", "box"},
     "motion": {"approach_height", "clearance", "blend_radius", "transfer", "samples", "grid", "rot_weight"},
     "limits": {"tool_speed_max", "collaborative"},      # optional Cartesian limits of the TCP
+    "thermal": {"tau_rms", "tau_rms_fraction", "box"},  # optional RMS-torque rating over one box's cycle
     "boxes": None,        # a table of box types
 }
 _BOX_KEYS = {"size", "mass", "com_offset", "inertia"}
@@ -136,6 +137,8 @@ class Cell:
     tool_speed_max: float | None = None      # [limits] TCP speed limit (m/s), None: none
     energy_max: float | None = None          # [limits] collaborative = { energy_max } (J), None: none
     contact_mass: float | None = None        # [limits] collaborative = { contact_mass } (kg), None: rigid
+    tau_rms: np.ndarray | None = None        # [thermal] RMS torque rating per joint (N·m), None: none
+    thermal_box: int = 0                     # [thermal] box = k (1-based in the file): whose cycle is rated
 
     def cartesian_options(self) -> dict:
         """Planner keyword options for the cell's Cartesian limits (empty when it has none)."""
@@ -410,6 +413,7 @@ def load_cell(path=None, *, check_reach: bool = True) -> Cell:
         cell.q_preferred = default_preferred_posture(robot, pick)
     _read_limits(source, doc, cell)
     cell.slots = make_slots(cell)
+    _read_thermal(source, doc, cell)
     check_slots(cell)
     if check_reach:
         check_reachable(cell)
@@ -431,6 +435,27 @@ def _read_limits(source, doc, cell: Cell) -> None:
         cell.energy_max = rc.number("energy_max", positive=True)
         if rc.has("contact_mass"):
             cell.contact_mass = rc.number("contact_mass", positive=True)
+
+
+def _read_thermal(source, doc, cell: Cell) -> None:
+    """[thermal] tau_rms = [N·m per joint] or tau_rms_fraction = f (of τ_max); box = k (default 1): the RMS
+    torque over box k's cycle (loaded move + return move + idle holding the pick posture) must stay under
+    the rating (`toppra_app.thermal`)."""
+    if "thermal" not in doc:
+        return
+    rt = _Reader(source, _table(source, doc, "thermal", required=False), "thermal")
+    rt.check_keys(_SCHEMA["thermal"])
+    robot = cell.robot
+    if rt.has("tau_rms") == rt.has("tau_rms_fraction"):
+        raise rt.error(None, "give exactly one of tau_rms (N·m per joint) or tau_rms_fraction (of tau_max)")
+    if rt.has("tau_rms"):
+        cell.tau_rms = rt.vector("tau_rms", robot.n, positive=True)
+    else:
+        f = rt.number("tau_rms_fraction", positive=True, hi=1.0)
+        if not np.isfinite(robot.tau_max).all():
+            raise rt.error("tau_rms_fraction", "the robot has joints without a torque limit; give tau_rms")
+        cell.tau_rms = f * np.asarray(robot.tau_max, dtype=float)
+    cell.thermal_box = int(rt.number("box", 1, lo=1, hi=len(cell.slots), integer=True)) - 1
 
 
 def _ro(a):
@@ -743,6 +768,7 @@ class PalletReport:
     nominal_checks: list
     seconds: dict                # wall times: ik, planning, total
     boxes_planned: list          # slot indices
+    thermal: object = None       # toppra_app.thermal.CyclePlan of the rated box's cycle ([thermal]), or None
 
     @property
     def total_time(self) -> float:
@@ -801,7 +827,20 @@ class PalletReport:
             gripper_kg=self.cell.gripper.mass,
             rated_payload_kg=self.cell.base_robot.rated_payload,
             **self._cartesian_summary(),
+            **self._thermal_summary(),
         )
+
+    def _thermal_summary(self) -> dict:
+        """[thermal]: the RMS-limited cycle of one box against its time-optimal cycle."""
+        if self.cell.tau_rms is None:
+            return {}
+        out = dict(box=self.cell.thermal_box + 1, scope="loaded + return move of this box, idle holding the "
+                   "pick posture", tau_rms=[float(v) for v in self.cell.tau_rms])
+        if self.thermal is None:
+            out["note"] = "box not planned (see --boxes / --quick)"
+        else:
+            out.update(self.thermal.summary())
+        return dict(thermal=out)
 
 
 def _path_deviation(cell: Cell, path, cart: CartesianPath) -> float:
@@ -900,7 +939,17 @@ def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, p
                                 rcart, 0.0, _path_deviation(cell, rpath, rcart), unlimited(rpath, None)))
         if progress:
             progress(len(moves), total_moves, moves[-1].label)
+    thermal = None
+    if cell.tau_rms is not None and cell.thermal_box in chosen:
+        from toppra_app.thermal import plan_cycle_with_rms_limit
+        ms = [m for m in moves if m.box == cell.thermal_box]
+        t0 = time.perf_counter()
+        thermal = plan_cycle_with_rms_limit(cell.robot, [m.path for m in ms], cell.tau_rms,
+                                            payloads=[m.payload for m in ms], grid=cell.grid, **opts)
+        t_plan += time.perf_counter() - t0
     seconds = dict(ik_s=t_ik, planning_s=t_plan, total_s=time.perf_counter() - t_all)
     if compare:
         seconds["planning_without_cartesian_limits_s"] = t_ref
-    return PalletReport(cell, moves, checks, seconds, chosen)
+    if thermal is not None:
+        seconds["thermal_s"] = thermal.seconds
+    return PalletReport(cell, moves, checks, seconds, chosen, thermal)

@@ -92,6 +92,14 @@ def run(args) -> int:
         print(f"Cartesian limits ({which}): pallet {cl['total_time_s']:.3f} s instead of "
               f"{cl['total_time_without_s']:.3f} s (+{cl['cycle_time_increase_percent']:.1f} %, "
               f"{cl['moves_slowed']} of {len(report.moves)} moves slowed)")
+    th = summary.get("thermal")
+    if th and "cycle_time_s" in th:
+        limited = ", ".join(th["thermally_limited"]) or "none"
+        print(f"thermal (RMS torque) rating on box {th['box']}'s cycle: {th['cycle_time_s']:.3f} s instead of "
+              f"{th['unconstrained_cycle_time_s']:.3f} s (+{th['cycle_time_increase_percent']:.1f} %, idle "
+              f"{th['idle_time_s']:.3f} s); thermally limited joints: {limited}")
+    elif th:
+        print(f"thermal rating on box {th['box']}: {th['note']}")
     pl = summary["planning"]
     if pl["first_plan_mean_s"] is not None and pl["reused_plan_mean_s"] is not None:
         print(f"planning: {pl['first_plan_mean_s']:.2f} s per plan with a new problem, "

@@ -1,0 +1,113 @@
+"""Thermal (RMS torque) limit over a cycle of moves: bisection on the cycle time over convex feasibility
+problems (`toppra_app.thermal`). The RMS is re-measured on 1 ms samples (RNEA + friction, idle hold)."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+import dynamics
+from toppra_app import JointPath
+from toppra_app.bench_planner import BENCH_PATHS, load_robot
+from toppra_app.errors import InputError
+from toppra_app.thermal import cycle_rms, plan_cycle_with_rms_limit
+
+GRID = 100
+
+
+@functools.lru_cache(maxsize=None)
+def robot():
+    return load_robot("iiwa7")
+
+
+@functools.lru_cache(maxsize=None)
+def paths():
+    w = np.asarray(BENCH_PATHS["iiwa7"]["pick-place"])
+    return (JointPath.from_waypoints(w), JointPath.from_waypoints(w[::-1]))
+
+
+@functools.lru_cache(maxsize=None)
+def free_cycle():
+    return plan_cycle_with_rms_limit(robot(), list(paths()), 1e6, grid=GRID)
+
+
+def tight_rating():
+    """85 % of the time-optimal cycle's RMS, but above the torque needed to hold the end posture."""
+    g = dynamics.gravity_torques(robot(), paths()[1].q(np.array([paths()[1].s_end]))[0])
+    return np.maximum(0.85 * free_cycle().unconstrained_rms, 1.3 * np.abs(g) + 0.5)
+
+
+@functools.lru_cache(maxsize=None)
+def tight_cycle():
+    return plan_cycle_with_rms_limit(robot(), list(paths()), tight_rating(), grid=GRID)
+
+
+def test_huge_rating_gives_the_time_optimal_cycle():
+    res = free_cycle()
+    assert res.cycle_time == pytest.approx(res.unconstrained_cycle_time, rel=1e-6)
+    assert res.idle_time == 0.0
+    assert res.thermally_limited == []
+
+
+def test_tight_rating_binds_and_is_met_on_1ms_samples():
+    res = tight_cycle()
+    tau = tight_rating()
+    assert (free_cycle().unconstrained_rms > tau).any()                  # the rating binds
+    assert res.cycle_time >= res.unconstrained_cycle_time * (1 + 1e-3)
+    # independent re-measurement on 1 ms samples, idle time holding the end posture
+    rms, T = cycle_rms(res.plans, res.idle_time, 1e-3)
+    assert T == pytest.approx(res.cycle_time, rel=1e-9)
+    assert (rms <= tau * (1 + 1e-3)).all()
+    assert res.thermally_limited                                         # at least one joint at its rating
+    assert (res.rms[[robot().joint_names.index(j) for j in res.thermally_limited]] >= 0.995 * tau[
+        [robot().joint_names.index(j) for j in res.thermally_limited]]).all()
+    for p in res.plans:                                                  # per-move limits within 0.1 %
+        assert p.worst_ratio <= 1.001
+        smp = p.sample(1e-3)
+        tq = dynamics.inverse_dynamics(p.robot, smp.q, smp.qd, smp.qdd) + dynamics.friction_torques(p.robot, smp.qd)
+        assert (np.abs(tq) <= robot().tau_max * 1.001).all()
+        assert (np.abs(smp.qd) <= robot().qd_max * 1.001).all()
+
+
+def test_looser_rating_is_not_slower():
+    loose = plan_cycle_with_rms_limit(robot(), list(paths()), tight_rating() * 1.05, grid=GRID)
+    assert loose.unconstrained_cycle_time <= loose.cycle_time <= tight_cycle().cycle_time * (1 + 2e-4)
+
+
+@pytest.mark.parametrize("bad, field", [(-1.0, "tau_rms"), ([10.0] * 3, "tau_rms"), ("x", "tau_rms"),
+                                        ([10.0] * 6 + [float("nan")], "tau_rms")])
+def test_bad_ratings(bad, field):
+    with pytest.raises(ValueError, match=field) as exc:
+        plan_cycle_with_rms_limit(robot(), list(paths()), bad, grid=GRID)
+    assert isinstance(exc.value, InputError)
+
+
+def test_bad_payloads_and_paths():
+    with pytest.raises(InputError, match="payloads"):
+        plan_cycle_with_rms_limit(robot(), list(paths()), 50.0, payloads=[None], grid=GRID)
+    with pytest.raises(InputError, match="paths"):
+        plan_cycle_with_rms_limit(robot(), [], 50.0, grid=GRID)
+
+
+def _cell_with(tmp_path, text):
+    from scenarios.palletizing import DEFAULT_CELL
+    p = tmp_path / "cell.toml"
+    p.write_text(DEFAULT_CELL.read_text() + "\n[thermal]\n" + text + "\n")
+    return p
+
+
+def test_palletizing_thermal_table(tmp_path):
+    from scenarios.palletizing import load_cell
+    cell = load_cell(_cell_with(tmp_path, "tau_rms_fraction = 0.5\nbox = 2"), check_reach=False)
+    np.testing.assert_allclose(cell.tau_rms, 0.5 * cell.robot.tau_max)
+    assert cell.thermal_box == 1
+    cell = load_cell(_cell_with(tmp_path, "tau_rms = [50, 50, 30, 30, 30, 10, 10]"), check_reach=False)
+    assert cell.tau_rms[0] == 50 and cell.thermal_box == 0
+    for text, field in (("tau_rms_fraction = 0.5\nspeed = 1", "thermal.speed"),
+                        ("tau_rms_fraction = 0.5\ntau_rms = [1, 1, 1, 1, 1, 1, 1]", "thermal"),
+                        ("tau_rms = [1, 2]", "thermal.tau_rms"), ("tau_rms_fraction = -0.5", "thermal.tau_rms_fraction"),
+                        ("tau_rms_fraction = 0.5\nbox = 99", "thermal.box")):
+        with pytest.raises(InputError, match=field):
+            load_cell(_cell_with(tmp_path, text), check_reach=False)

@@ -1,0 +1,374 @@
+"""Thermal (RMS torque) limit over a cycle of several moves (issue "Limits and objectives …", item 4).
+
+A cycle is M rest-to-rest moves along fixed paths, executed one after the other, then an idle time
+T_idle = T − D (D = Σ move durations, T the cycle time) during which the robot **holds the end posture of
+the last move against gravity** (torque g(q_end) with the last move's payload; Coulomb friction is zero at
+rest). The cycle repeats, so the motor's thermal load is the cycle RMS
+
+    τ_rms,k(cycle)² = ( Σ_m ∫ τ_k² dt + T_idle g_k(q_end)² ) / T   ≤   τ_rms,k²      for every joint k.
+
+With T free this is not convex (the right-hand side is τ_rms² T with T minimised). For a FIXED T,
+
+    D = Σ_m Σ_j t_{m,j} ≤ T,
+    Σ_m ∫ τ_k² dt − g_k² D ≤ (τ_rms,k² − g_k²) T,
+    every move's own limits (rows (5) of `planner`),
+
+is convex: ∫ τ_k² dt = ∫ τ_k²/√b dθ is discretised per interval j and joint k as in
+`TimeOptimalProblem._energy_term` (both ends with the interval's a_j, quad-over-lin)
+‖(τ̂_{j,k}, τ̂_{j+1,k})‖² ≤ s_{j,k} (r_j + r_{j+1}), Σ_j Δθ_j s_{j,k} ≥ the trapezoidal ∫ τ̂_k² dt, with
+τ̂ = τ/τ_rms. Feasibility is monotone in T as long as |g_k(q_end)| < τ_rms,k (a feasible cycle stays
+feasible with more idle time); otherwise no cycle time meets the rating and `InfeasiblePathError` is raised.
+So the minimum cycle time is found by bisection on T between the sum of the time-optimal durations T₀
+(if their RMS already meets the rating, that is the answer) and an upper bound found by doubling. The
+feasibility problem is built once with T as a cvxpy Parameter (normalised: time by T₀, torque by τ_rms),
+so bisection re-solves without recompiling; it minimises D (which makes t_j = 2Δθ_j/(√b_j+√b_{j+1}) and the
+energy epigraph tight).
+
+Each move uses the final grid of its time-optimal plan (adapted, split where the between-grid check
+needed it). The per-move plans are then verified on 1 ms samples: RMS recomputed with
+`dynamics.inverse_dynamics` + `friction_torques` (trapezoidal) plus the idle hold; where it exceeds the
+rating by more than `rms_tol` (discretisation), that joint's rating is tightened by the measured ratio and
+the bisection redone (at most `max_retighten` times). Per-move torque/velocity/acceleration limits are
+checked between grid points (`verify.check_time_law`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import cvxpy as cp
+import numpy as np
+import scipy.sparse as sp
+
+import dynamics
+
+from .constraints import PathData
+from .errors import InfeasiblePathError, InputError
+from .path import as_joint_path
+from .planner import SolverError, TimeOptimalPlan, TimeOptimalPlanner, TimeOptimalProblem, _solver_chain
+from .trajectory import TimeLaw, joint_motion
+from .verify import check_time_law
+
+LIMITED_SHARE = 0.005            # a joint is "thermally limited" when its RMS is within 0.5 % of the rating
+
+
+@dataclass
+class CyclePlan:
+    """Result of `plan_cycle_with_rms_limit`."""
+    plans: list                        # per-move TimeOptimalPlan with the RMS-limited time laws
+    time_optimal_plans: list           # per-move time-optimal plans (no thermal limit)
+    cycle_time: float                  # s, T (motion + idle)
+    motion_time: float                 # s, Σ move durations
+    idle_time: float                   # s, T − motion_time, holding the last move's end posture
+    rms: np.ndarray                    # (n,) cycle RMS torque per joint (1 ms samples + idle hold)
+    tau_rms: np.ndarray                # (n,) the ratings
+    rating_used: np.ndarray            # (n,) ratings given to the convex problem (tightened if needed)
+    joint_names: list
+    unconstrained_cycle_time: float    # s, Σ time-optimal durations
+    unconstrained_rms: np.ndarray      # (n,) RMS of the time-optimal cycle (no idle)
+    worst_limit_ratio: float           # worst |value|/limit of the per-move limits between grid points
+    bisection: list = field(default_factory=list)     # (T, feasible) per convex solve
+    retightened: int = 0
+    seconds: float = 0.0
+
+    @property
+    def thermally_limited(self) -> list:
+        """Names of joints whose cycle RMS is within 0.5 % of (or above) the rating."""
+        return [self.joint_names[k] for k in np.flatnonzero(self.rms >= (1.0 - LIMITED_SHARE) * self.tau_rms)]
+
+    @property
+    def durations(self) -> list:
+        return [float(p.duration) for p in self.plans]
+
+    def summary(self) -> dict:
+        return dict(cycle_time_s=self.cycle_time, motion_time_s=self.motion_time, idle_time_s=self.idle_time,
+                    unconstrained_cycle_time_s=self.unconstrained_cycle_time,
+                    cycle_time_increase_percent=100.0 * (self.cycle_time / self.unconstrained_cycle_time - 1.0),
+                    move_durations_s=self.durations,
+                    tau_rms=[float(v) for v in self.tau_rms], rms=[float(v) for v in self.rms],
+                    rms_ratio=[float(v) for v in self.rms / self.tau_rms],
+                    unconstrained_rms_ratio=[float(v) for v in self.unconstrained_rms / self.tau_rms],
+                    thermally_limited=self.thermally_limited, worst_limit_ratio=self.worst_limit_ratio,
+                    convex_solves=len(self.bisection), retightened=self.retightened, seconds=self.seconds)
+
+
+# ---------------------------------------------------------------------------------------------- inputs
+def _ratings(robot, tau_rms) -> np.ndarray:
+    if isinstance(tau_rms, (bool, str)) or tau_rms is None:
+        raise InputError(f"tau_rms: expected {robot.n} positive numbers (one per joint), got {tau_rms!r}")
+    try:
+        arr = np.asarray(tau_rms, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"tau_rms: expected {robot.n} positive numbers (one per joint), got {tau_rms!r}") from None
+    if arr.ndim == 0:
+        arr = np.full(robot.n, float(arr))
+    if arr.shape != (robot.n,):
+        raise InputError(f"tau_rms: expected {robot.n} values (one per joint of '{robot.name}'), got {arr.size}")
+    if not (np.isfinite(arr).all() and (arr > 0).all()):
+        raise InputError(f"tau_rms: expected finite numbers > 0 (N·m), got {arr.tolist()}")
+    return arr
+
+
+def _inputs(robot, paths, payloads):
+    if isinstance(paths, (str, bytes)) or not hasattr(paths, "__len__") or len(paths) == 0:
+        raise InputError("paths: expected a non-empty list of paths (one per move of the cycle)")
+    paths = [as_joint_path(p) for p in paths]
+    for i, p in enumerate(paths):
+        if p.dof != robot.n:
+            raise InputError(f"paths: path {i} has {p.dof} joints, robot '{robot.name}' has {robot.n}")
+    if payloads is None:
+        payloads = [None] * len(paths)
+    else:
+        payloads = list(payloads)
+        if len(payloads) != len(paths):
+            raise InputError(f"payloads: expected {len(paths)} entries (one per path, None for none), "
+                             f"got {len(payloads)}")
+    return paths, payloads
+
+
+def cycle_rms(plans, idle_time: float = 0.0, dt: float = 1e-3) -> tuple[np.ndarray, float]:
+    """(RMS torque per joint, cycle time) of `plans` executed back to back and sampled every `dt`, plus
+    `idle_time` holding the last plan's end posture (gravity torque). τ = RNEA + friction, trapezoidal."""
+    total, T = 0.0, 0.0
+    for p in plans:
+        smp = p.sample(dt)
+        tau = dynamics.inverse_dynamics(p.robot, smp.q, smp.qd, smp.qdd) + dynamics.friction_torques(p.robot, smp.qd)
+        sq = tau * tau
+        total = total + np.sum(0.5 * (sq[1:] + sq[:-1]) * np.diff(smp.t)[:, None], axis=0)
+        T += float(smp.t[-1])
+    last = plans[-1]
+    g = dynamics.gravity_torques(last.robot, last.path.q(np.array([last.path.s_end]))[0])
+    total = total + max(idle_time, 0.0) * g * g
+    T += max(idle_time, 0.0)
+    return np.sqrt(total / T), T
+
+
+# ---------------------------------------------------------------------------------------------- the problem
+class _CycleProblem:
+    """All moves' variables side by side; Parameters: Tn = T/T₀ and h_k = (ρ_k − ĝ_k²) Tn, ρ_k the
+    (tightened rating / rating)²."""
+
+    def __init__(self, moves: list, tau_rms: np.ndarray, g_end: np.ndarray, T0: float, scheme: str):
+        self.T0 = T0
+        self.g2 = (g_end / tau_rms) ** 2
+        n = tau_rms.size
+        self.Tn = cp.Parameter(name="Tn", value=1.0, nonneg=True)
+        self.h = cp.Parameter(n, name="h", value=np.ones(n))
+        cons, time_terms, energy_terms = [], [], []
+        self.moves = []
+        for mv in moves:
+            prob = TimeOptimalProblem(mv["theta"], mv["blocks"], scheme)
+            cons += list(prob.problem.constraints)
+            P, N, x = prob.P, prob.P - 1, prob.x
+            time_terms.append(cp.sum(x[2 * P + N:]))
+            energy_terms.append(self._energy(prob, mv, tau_rms, cons))
+            self.moves.append(prob)
+        D = sum(time_terms) / T0
+        E = sum(energy_terms) / T0                                 # (n,) ≥ Σ ∫ τ̂_k² dt / T₀
+        # idle energy g²(T − D_real) with D_real ≥ D̄ (a Parameter: T₀, then the last solution's motion time);
+        # the model's D = Σ t_j only bounds D_real from above, so using it here would not be conservative
+        self.Dbar = cp.Parameter(name="Dbar", value=1.0, nonneg=True)
+        cons += [D <= self.Tn, E <= self.h + cp.multiply(self.g2, self.Dbar)]
+        self.problem = cp.Problem(cp.Minimize(D), cons)
+
+    @staticmethod
+    def _energy(prob: TimeOptimalProblem, mv: dict, tau_rms: np.ndarray, cons: list):
+        """(n,) expression Σ_j Δθ_j s_{j,k} with ‖(τ̂_{j,k}, τ̂_{j+1,k})‖² ≤ s_{j,k} (r_j + r_{j+1})."""
+        P, N, nx = prob.P, prob.P - 1, prob.nx
+        m, c, d, v = (np.asarray(mv[k], dtype=float) / tau_rms for k in ("m", "c", "d", "v"))   # (P, n)
+        n = m.shape[1]
+        # rows: (end e, joint k, interval j) → flat e + 2 (k N + j), so an F-order reshape to (2, nN) puts
+        # the two ends of (k, j) in column k N + j
+        e = np.tile([0, 1], n * N)
+        col = np.repeat(np.arange(n * N), 2)
+        k, j = col // N, col % N
+        pt = j + e
+        row = np.arange(2 * n * N)
+        rows = np.concatenate([row, row, row])
+        cols = np.concatenate([2 * P + j, pt, P + pt])
+        vals = np.concatenate([m[pt, k], c[pt, k], v[pt, k]])
+        keep = vals != 0
+        G = sp.csr_matrix((vals[keep], (rows[keep], cols[keep])), shape=(2 * n * N, nx))
+        X = cp.reshape(G @ prob.x + d[pt, k], (2, n * N), order="F")
+        jj = np.arange(n * N) % N
+        Y = sp.csr_matrix((np.ones(2 * n * N), (np.repeat(np.arange(n * N), 2),
+                                                 np.stack([P + jj, P + jj + 1], axis=1).reshape(-1))),
+                          shape=(n * N, nx))
+        y = Y @ prob.x
+        s = cp.Variable(n * N, nonneg=True)
+        cons.append(cp.SOC(s + y, cp.vstack([2.0 * X, cp.reshape(s - y, (1, n * N), order="F")]), axis=0))
+        dth = np.diff(prob.theta)
+        W = sp.csr_matrix((np.tile(dth, n), (np.repeat(np.arange(n), N), np.arange(n * N))), shape=(n, n * N))
+        return W @ s
+
+    def solve(self, Tn: float, rho: np.ndarray, Dbar: float, solver: str) -> tuple[bool, list | None]:
+        """Feasible at T = Tn T₀ (idle charged as T − Dbar T₀)? Returns (feasible, per-move b)."""
+        self.Tn.value = float(Tn)
+        self.Dbar.value = float(Dbar)
+        self.h.value = (rho - self.g2) * float(Tn)
+        last = None
+        for name, opts in _solver_chain(solver):
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    self.problem.solve(solver=name, **opts)
+            except cp.error.SolverError as exc:
+                last = f"{name}: {exc}"
+                continue
+            status = self.problem.status
+            if status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+                bs = []
+                for prob in self.moves:
+                    xv = prob.x.value
+                    if xv is None or not np.isfinite(xv).all():
+                        break
+                    bs.append(np.maximum(np.array(xv[:prob.P], dtype=float), 0.0))
+                else:
+                    return True, bs
+                last = f"{name}: no values"
+                continue
+            if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+                return False, None
+            last = f"{name}: {status}"
+        raise SolverError(f"the thermal cycle problem could not be solved at T = {Tn * self.T0:.6g} s ({last})")
+
+
+# ---------------------------------------------------------------------------------------------- API
+def plan_cycle_with_rms_limit(robot, paths, tau_rms, payloads=None, *, grid=None, bisect_tol: float = 1e-4,
+                              rms_tol: float = 1e-3, max_retighten: int = 3, dt: float = 1e-3,
+                              **options) -> CyclePlan:
+    """Minimum cycle time of the moves along `paths` (executed in order, each rest to rest, `payloads[m]`
+    merged for move m) such that the RMS torque of every joint over the cycle is ≤ `tau_rms` (N·m, one per
+    joint or one for all). Idle time (cycle time − motion time) is spent holding the last move's end posture
+    (gravity torque). Bisection on the cycle time over convex feasibility problems (module docstring);
+    `bisect_tol` relative width of the final bracket, `rms_tol` allowed relative excess of the 1 ms RMS
+    before the rating is tightened and the bisection redone, `grid` and other `options` as for
+    `TimeOptimalPlanner`. Raises `InputError` (a `ValueError`) naming the field for bad inputs,
+    `InfeasiblePathError` when no cycle time meets the rating."""
+    t_start = time.perf_counter()
+    tau_rms = _ratings(robot, tau_rms)
+    paths, payloads = _inputs(robot, paths, payloads)
+    for name, val in (("bisect_tol", bisect_tol), ("rms_tol", rms_tol)):
+        if isinstance(val, bool) or not (isinstance(val, (int, float)) and math.isfinite(val) and 0 < val < 1):
+            raise InputError(f"{name}: expected a number in (0, 1), got {val!r}")
+    solver = options.get("solver", "CLARABEL")
+    names = list(robot.joint_names)
+
+    # 1. time-optimal plan of every move (its final grid is reused below)
+    planners = [TimeOptimalPlanner(robot, p, grid, **options) for p in paths]
+    opt_plans = [pl.plan(payload=pay) for pl, pay in zip(planners, payloads)]
+    T0 = float(sum(p.duration for p in opt_plans))
+    rms0, _ = cycle_rms(opt_plans, 0.0, dt)
+    last = opt_plans[-1]
+    g_end = dynamics.gravity_torques(last.robot, last.path.q(np.array([last.path.s_end]))[0])
+    bad = np.flatnonzero(np.abs(g_end) >= tau_rms)
+    if bad.size:
+        k = int(bad[0])
+        raise InfeasiblePathError(
+            f"tau_rms: joint {names[k]} (#{k}) needs |g| = {abs(g_end[k]):.6g} N·m to hold the cycle's end "
+            f"posture, not below its RMS rating {tau_rms[k]:.6g} N·m: no cycle time meets the rating")
+    worst0 = max(p.worst_ratio for p in opt_plans)
+
+    def result(plans, T, rms, rating, log, retightened, worst):
+        motion = float(sum(p.duration for p in plans))
+        return CyclePlan(plans, opt_plans, float(max(T, motion)), motion, float(max(T - motion, 0.0)), rms, tau_rms,
+                         rating, names, T0, rms0, float(worst), log, retightened, time.perf_counter() - t_start)
+
+    if (rms0 <= tau_rms).all():                                # the time-optimal cycle is cool enough
+        return result(opt_plans, T0, rms0, tau_rms.copy(), [], 0, worst0)
+
+    # 2. the convex feasibility problem on the moves' final grids (payload and boundary speeds baked in)
+    moves = []
+    for pl, plan in zip(planners, opt_plans):
+        rp = plan.robot
+        S = pl.samples
+        data = PathData(rp, pl.theta, S.q, S.dq, S.ddq, None)
+        has_visc = bool((rp.viscous[np.isfinite(rp.tau_max)] > 0).any())
+        b_ref = None
+        if has_visc:              # tangent rows √b ≤ (β + b/β)/2 are conservative for any b
+            b_ref = np.maximum(np.interp(pl.theta, plan.law.theta, plan.law.b), 1e-6 * max(plan.law.b.max(), 1e-12))
+        blocks = [blk.at({"b_start": 0.0, "b_end": 0.0}) for blk in pl._blocks(data, None, b_ref)]
+        co = data.coefficients
+        moves.append(dict(theta=pl.theta, blocks=blocks, m=co.m, c=co.c, d=co.d, v=rp.viscous * S.dq,
+                          robot=rp, planner=pl, plan=plan))
+    cyc = _CycleProblem(moves, tau_rms, g_end, T0, getattr(planners[0], "scheme", "interpolation"))
+
+    log = []
+    rating = tau_rms.copy()
+    Dbar = 1.0                    # D̄/T₀: every motion takes at least the time-optimal T₀ → conservative idle
+    accepted = None
+    tightened = 0
+    prev = None
+    for rnd in range(int(max_retighten) + 4):
+        rho = (rating / tau_rms) ** 2
+        lo, hi, best = 1.0, None, None
+        Tn, grow = 2.0, 2.0
+        if prev is not None:                                    # later rounds: bracket near the last answer
+            Tn, grow = prev * 1.02, 1.5
+            if prev * 0.98 > 1.0:
+                ok, bs = cyc.solve(prev * 0.98, rho, Dbar, solver)
+                log.append((prev * 0.98 * T0, ok))
+                if ok:
+                    Tn, grow = prev * 0.98, 2.0
+                else:
+                    lo = prev * 0.98
+        for _ in range(24):                                     # upper bound by growing
+            ok, bs = cyc.solve(Tn, rho, Dbar, solver)
+            log.append((Tn * T0, ok))
+            if ok:
+                hi, best = Tn, bs
+                break
+            lo, Tn = Tn, grow * Tn
+        if hi is None:
+            raise InfeasiblePathError(f"tau_rms: no cycle time up to {lo * T0:.6g} s meets the RMS rating")
+        while (hi - lo) / lo > bisect_tol:
+            mid = 0.5 * (lo + hi)
+            ok, bs = cyc.solve(mid, rho, Dbar, solver)
+            log.append((mid * T0, ok))
+            if ok:
+                hi, best = mid, bs
+            else:
+                lo = mid
+        T, prev = hi * T0, hi
+        plans = []
+        for mv, b in zip(moves, best):
+            b = b.copy()
+            b[0] = b[-1] = 0.0
+            plans.append(_plan_from_b(mv, b))
+        motion = float(sum(p.duration for p in plans))
+        rms, _ = cycle_rms(plans, T - motion, dt)
+        worst = max(p.worst_ratio for p in plans)
+        over = rms / tau_rms
+        ok_rms = bool((over <= 1.0 + rms_tol).all())
+        if ok_rms:
+            accepted = result(plans, T, rms, rating, log, tightened, worst)
+        converged = abs(motion / T0 - Dbar) <= 1e-3 * Dbar
+        if ok_rms and converged:
+            break
+        if converged and not ok_rms:
+            if tightened >= max_retighten:
+                break
+            rating = np.where(over > 1.0, rating / np.maximum(over, 1.0), rating)   # tighten by the measured ratio
+            tightened += 1
+        Dbar = motion / T0                                      # idle charged with this motion time next
+    if accepted is None:
+        warnings.warn(f"thermal cycle: RMS still {100 * (over.max() - 1):.3f} % above the rating after "
+                      f"{tightened} tightenings; use a finer grid", RuntimeWarning, stacklevel=2)
+        accepted = result(plans, T, rms, rating, log, tightened, worst)
+    accepted.bisection = log
+    accepted.seconds = time.perf_counter() - t_start
+    return accepted
+
+
+def _plan_from_b(mv: dict, b: np.ndarray) -> TimeOptimalPlan:
+    pl, rp = mv["planner"], mv["robot"]
+    law = TimeLaw(pl.theta, b)
+    check = check_time_law(rp, pl.sub, law.b)
+    motion = joint_motion(rp, pl.path, law.theta, law.sd_grid, law.sdd_grid, law.t)
+    ref = mv["plan"]
+    return TimeOptimalPlan(robot=rp, path=pl.path, law=law, check=check, torques=motion.tau, status="optimal",
+                           solver="cycle", timings={}, iterations=0, reused_problem=False, planner=pl,
+                           payload=ref.payload, energy_R=ref.energy_R)
