@@ -42,7 +42,8 @@ _SCHEMA = {
     "pick": {"position", "yaw_deg"},
     "pallet": {"position", "size", "yaw_deg"},
     "pattern": {"layers", "rows", "columns", "gap", "alternate", "boxes", "box"},
-    "motion": {"approach_height", "clearance", "blend_radius", "transfer", "samples", "grid", "rot_weight"},
+    "motion": {"approach_height", "clearance", "blend_radius", "transfer", "samples", "grid", "rot_weight",
+               "energy_weight"},
     "limits": {"tool_speed_max", "collaborative"},      # optional Cartesian limits of the TCP
     "thermal": {"tau_rms", "tau_rms_fraction", "box"},  # optional RMS-torque rating over one box's cycle
     "boxes": None,        # a table of box types
@@ -139,12 +140,14 @@ class Cell:
     contact_mass: float | None = None        # [limits] collaborative = { contact_mass } (kg), None: rigid
     tau_rms: np.ndarray | None = None        # [thermal] RMS torque rating per joint (N·m), None: none
     thermal_box: int = 0                     # [thermal] box = k (1-based in the file): whose cycle is rated
+    energy_weight: float = 0.0               # [motion] time–energy trade-off weight (0: time-optimal)
 
-    def cartesian_options(self) -> dict:
-        """Planner keyword options for the cell's Cartesian limits (empty when it has none)."""
+    def planner_options(self) -> dict:
+        """Planner keyword options for the cell's optional Cartesian limits of the TCP and time–energy
+        weight (empty when it has none)."""
         opts = dict(tool_speed_max=self.tool_speed_max, collision_energy_max=self.energy_max,
-                    contact_mass=self.contact_mass)
-        return {k: v for k, v in opts.items() if v is not None}     # of the TCP: the nominal model's tool frame
+                    contact_mass=self.contact_mass, energy_weight=self.energy_weight or None)
+        return {k: v for k, v in opts.items() if v is not None}
 
 
 class _Reader:
@@ -399,6 +402,7 @@ def load_cell(path=None, *, check_reach: bool = True) -> Cell:
         samples=rm.number("samples", 80, lo=10, hi=2000, integer=True),
         grid=rm.number("grid", 120, lo=10, hi=5000, integer=True),
         rot_weight=rm.number("rot_weight", 0.2, positive=True),
+        energy_weight=rm.number("energy_weight", 0.0, lo=0.0),
         q_preferred=np.zeros(robot.n),
     )
     if cell.transfer not in ("arc", "line"):
@@ -713,11 +717,16 @@ class MoveResult:
     cart: CartesianPath
     ik_seconds: float = 0.0
     path_error: float = 0.0      # max TCP deviation of the joint spline from the Cartesian path (m)
-    unlimited_duration: float | None = None   # s, same move without the cell's Cartesian limits
+    reference_plan: object | None = None   # the same move without the cell's optional planner options
 
     @property
     def duration(self) -> float:
         return float(self.plan.duration)
+
+    @property
+    def unlimited_duration(self) -> float | None:
+        """Duration of the same move without the cell's optional limits and objective (s)."""
+        return None if self.reference_plan is None else float(self.reference_plan.duration)
 
     @property
     def label(self) -> str:
@@ -732,7 +741,7 @@ class MoveResult:
                     reused_compiled_problem=bool(self.reused_problem), solver=self.plan.solver,
                     iterations=int(self.plan.iterations), path_deviation_m=self.path_error,
                     **({} if self.unlimited_duration is None else
-                       dict(duration_without_cartesian_limits_s=self.unlimited_duration)))
+                       dict(duration_without_cell_options_s=self.unlimited_duration)))
 
 
 @dataclass
@@ -784,14 +793,18 @@ class PalletReport:
                             cycle_s=sum(m.duration for m in ms)))
         return out
 
-    def _cartesian_summary(self) -> dict:
-        """The cell's Cartesian limits and their effect on the cycle time (empty when it has none)."""
-        opts = self.cell.cartesian_options()
+    def _options_summary(self) -> dict:
+        """The cell's optional limits/objective and their effect on the cycle time (empty when none)."""
+        opts = self.cell.planner_options()
         if not opts:
             return {}
         free = [m.unlimited_duration for m in self.moves]
         out = dict(tool_speed_max=self.cell.tool_speed_max, collision_energy_max=self.cell.energy_max,
-                   contact_mass=self.cell.contact_mass, frame=TCP_FRAME)
+                   contact_mass=self.cell.contact_mass, energy_weight=self.cell.energy_weight, frame=TCP_FRAME)
+        if self.cell.energy_weight > 0:                 # Σ ∫τᵀRτ dt, R = diag(1/τ_max²), on the 1 ms samples
+            out["energy_s"] = float(sum(m.plan.energy for m in self.moves))
+            if all(m.reference_plan is not None for m in self.moves):
+                out["energy_without_s"] = float(sum(m.reference_plan.energy for m in self.moves))
         for kind in ("tool_speed", "collision_energy"):
             ws = [m.plan.worst[kind] for m in self.moves if kind in m.plan.worst]
             if ws:
@@ -802,7 +815,7 @@ class PalletReport:
                        cycle_time_increase_percent=100.0 * (self.total_time / total_free - 1.0),
                        mean_cycle_without_s=total_free / max(len(self.boxes_planned), 1),
                        moves_slowed=int(sum(m.duration > f * (1 + 1e-4) for m, f in zip(self.moves, free))))
-        return dict(cartesian_limits=out)
+        return dict(cell_options=out)
 
     def summary(self) -> dict:
         robot = self.cell.robot
@@ -826,7 +839,7 @@ class PalletReport:
                           **{k: float(v) for k, v in self.seconds.items()}),
             gripper_kg=self.cell.gripper.mass,
             rated_payload_kg=self.cell.base_robot.rated_payload,
-            **self._cartesian_summary(),
+            **self._options_summary(),
             **self._thermal_summary(),
         )
 
@@ -872,14 +885,14 @@ def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, p
     problem, only the payload changes — to show what executing it with the box would demand, and the
     empty return move. ``progress(done, total, label)`` is called after every move.
 
-    With Cartesian limits in the cell (``[limits]``: TCP speed, collaborative energy) every move is
-    planned with them and, for comparison, once more without them (`MoveResult.unlimited_duration`,
-    summary ``cartesian_limits``: the effect on the cycle time)."""
+    With optional planner options in the cell (``[limits]``: TCP speed, collaborative energy;
+    ``[motion] energy_weight``) every move is planned with them and, for comparison, once more without
+    them (`MoveResult.unlimited_duration`, summary ``cell_options``: the effect on the cycle time)."""
     from dynamics.inverse_dynamics import friction_torques, inverse_dynamics
     from toppra_app.path import JointPath
     from toppra_app.planner import TimeOptimalPlanner
     base_opts = dict(planner_options or {})
-    opts = {**base_opts, **cell.cartesian_options()}
+    opts = {**base_opts, **cell.planner_options()}
     compare = opts != base_opts
     t_ref = 0.0
 
@@ -888,9 +901,9 @@ def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, p
         if not compare:
             return None
         t0 = time.perf_counter()
-        d = float(TimeOptimalPlanner(cell.robot, p, grid=cell.grid, **base_opts).plan(payload=payload).duration)
+        plan = TimeOptimalPlanner(cell.robot, p, grid=cell.grid, **base_opts).plan(payload=payload)
         t_ref += time.perf_counter() - t0
-        return d
+        return plan
 
     chosen = select_boxes(cell, quick, boxes)
     total_moves = 2 * len(chosen)
@@ -949,7 +962,7 @@ def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, p
         t_plan += time.perf_counter() - t0
     seconds = dict(ik_s=t_ik, planning_s=t_plan, total_s=time.perf_counter() - t_all)
     if compare:
-        seconds["planning_without_cartesian_limits_s"] = t_ref
+        seconds["planning_without_cell_options_s"] = t_ref
     if thermal is not None:
         seconds["thermal_s"] = thermal.seconds
     return PalletReport(cell, moves, checks, seconds, chosen, thermal)

@@ -246,8 +246,8 @@ def test_cell_limits_parsed(tmp_path):
     f = tmp_path / "cell.toml"
     f.write_text(_cell_text("[limits]\ntool_speed_max = 0.25\ncollaborative = { energy_max = 0.5, contact_mass = 0.6 }\n"))
     cell = load_cell(f, check_reach=False)
-    assert cell.cartesian_options() == dict(tool_speed_max=0.25, collision_energy_max=0.5, contact_mass=0.6)
-    assert load_cell(check_reach=False).cartesian_options() == {}
+    assert cell.planner_options() == dict(tool_speed_max=0.25, collision_energy_max=0.5, contact_mass=0.6)
+    assert load_cell(check_reach=False).planner_options() == {}
 
 
 @pytest.mark.parametrize("block, field", [

@@ -175,6 +175,8 @@ BAD_CELLS = [
      r"boxes\.heavy\.com_offset: .*outside the box"),
     ("missing table", lambda t: re.sub(r"(?ms)^\[pallet\]$.*?(?=^\[pattern\]$)", "", t), r"\[pallet\]: required"),
     ("toml syntax", lambda t: t + "\n[motion\n", r"not valid TOML"),
+    ("negative energy weight", lambda t: edit(t, "rot_weight = 0.2", "rot_weight = 0.2\nenergy_weight = -1.0"),
+     r"motion\.energy_weight"),
 ]
 
 
@@ -210,3 +212,19 @@ def test_cli_payload_sweep(tmp_path, capsys):
     assert main(["payload-sweep", "--masses", "0,12", "--out", str(tmp_path / "bad")]) == 2
     assert "masses: 12 kg exceeds" in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()
+
+
+def test_energy_weight_option_trades_time_for_energy(tmp_path):
+    """[motion] energy_weight: every move is slower or equal, the pallet's ∫τᵀRτ dt lower, and the
+    summary reports both against the time-optimal plans of the same moves."""
+    path = write_cell(tmp_path, edit(DEFAULT_TEXT, "rot_weight = 0.2", "rot_weight = 0.2\nenergy_weight = 1.0"))
+    cell = load_cell(path)
+    assert cell.planner_options() == dict(energy_weight=1.0)
+    report = plan_pallet(cell, boxes=[0])
+    opts = report.summary()["cell_options"]
+    assert opts["energy_weight"] == 1.0
+    for m in report.moves:
+        assert m.duration >= m.unlimited_duration * (1 - 1e-6)
+        assert m.plan.worst_ratio <= 1.001
+    assert opts["total_time_s"] > opts["total_time_without_s"]
+    assert opts["energy_s"] < 0.95 * opts["energy_without_s"]

@@ -84,22 +84,18 @@ def run(args) -> int:
               f"{verdict} "
               f"(the payload-aware plan takes {w['payload_plan_duration_s']:.3f} s instead of "
               f"{w['nominal_plan_duration_s']:.3f} s and stays within the limits)")
-    cl = summary.get("cartesian_limits")
+    cl = summary.get("cell_options")
     if cl and "total_time_without_s" in cl:
         which = ", ".join(text.format(v) for text, v in (("tool speed ≤ {:g} m/s", cl["tool_speed_max"]),
-                                                           ("collision energy ≤ {:g} J", cl["collision_energy_max"]))
+                                                           ("collision energy ≤ {:g} J", cl["collision_energy_max"]),
+                                                           ("time–energy weight {:g}", cl["energy_weight"] or None))
                           if v is not None)
-        print(f"Cartesian limits ({which}): pallet {cl['total_time_s']:.3f} s instead of "
+        print(f"cell options ({which}): pallet {cl['total_time_s']:.3f} s instead of "
               f"{cl['total_time_without_s']:.3f} s (+{cl['cycle_time_increase_percent']:.1f} %, "
               f"{cl['moves_slowed']} of {len(report.moves)} moves slowed)")
-    th = summary.get("thermal")
-    if th and "cycle_time_s" in th:
-        limited = ", ".join(th["thermally_limited"]) or "none"
-        print(f"thermal (RMS torque) rating on box {th['box']}'s cycle: {th['cycle_time_s']:.3f} s instead of "
-              f"{th['unconstrained_cycle_time_s']:.3f} s (+{th['cycle_time_increase_percent']:.1f} %, idle "
-              f"{th['idle_time_s']:.3f} s); thermally limited joints: {limited}")
-    elif th:
-        print(f"thermal rating on box {th['box']}: {th['note']}")
+        if "energy_without_s" in cl:
+            print(f"  ∫τᵀRτ dt (R = 1/τ_max²) over the pallet: {cl['energy_s']:.3f} s instead of "
+                  f"{cl['energy_without_s']:.3f} s ({100 * (cl['energy_s'] / cl['energy_without_s'] - 1):+.1f} %)")
     pl = summary["planning"]
     if pl["first_plan_mean_s"] is not None and pl["reused_plan_mean_s"] is not None:
         print(f"planning: {pl['first_plan_mean_s']:.2f} s per plan with a new problem, "
