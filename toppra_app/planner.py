@@ -45,7 +45,7 @@ from .constraints import (PAYLOAD_PARAMS, BoundaryVelocity, JointAccelerationLim
 from .errors import InfeasiblePathError, InputError
 from .path import JointPath, as_joint_path
 from .trajectory import TimeLaw, TrajectorySample, joint_motion, sample_trajectory
-from .verify import KINDS, LimitCheck, SubSamples, check_time_law
+from .verify import LimitCheck, SubSamples, check_time_law
 
 DEFAULT_INTERVALS = 400            # final grid of the default adaptive grid; see docs/planner.md, "Grid"
 COARSE_INTERVALS = 100             # first pass of the adaptive grid
@@ -66,6 +66,20 @@ def problem_stats() -> dict:
     """How many `TimeOptimalProblem`s were built and how many cvxpy compilations happened (process-wide)."""
     with _STATS_LOCK:
         return dict(_STATS)
+
+
+def end_torque_operator(P: int, nx: int, m, c, d, v, j, e, k):
+    """Torques at the ends of the intervals as an affine map of the variables x = (b, r, a, …):
+    row i is joint k[i] at grid point p = j[i] + e[i] (end e ∈ {0, 1} of interval j) using that
+    interval's acceleration, τ = m_p a_j + c_p b_p + v_p r_p + d_p (each coefficient (P, n), already
+    scaled by the caller). Returns the sparse matrix G and the constant, so τ = G x + offset."""
+    pt = j + e
+    row = np.arange(pt.size)
+    rows = np.concatenate([row, row, row])
+    cols = np.concatenate([2 * P + j, pt, P + pt])
+    vals = np.concatenate([m[pt, k], c[pt, k], v[pt, k]])
+    keep = vals != 0
+    return sp.csr_matrix((vals[keep], (rows[keep], cols[keep])), shape=(pt.size, nx)), d[pt, k]
 
 
 class TimeOptimalProblem:
@@ -161,14 +175,8 @@ class TimeOptimalProblem:
         j = np.repeat(np.arange(N), 2 * n)
         e = np.tile(np.repeat([0, 1], n), N)
         k = np.tile(np.arange(n), 2 * N)
-        pt = j + e
-        row = np.arange(2 * n * N)
-        rows = np.concatenate([row, row, row])
-        cols = np.concatenate([2 * P + j, pt, P + pt])
-        vals = np.concatenate([m[pt, k], c[pt, k], v[pt, k]])
-        keep = vals != 0
-        G = sp.csr_matrix((vals[keep], (rows[keep], cols[keep])), shape=(2 * n * N, self.nx))
-        X = cp.reshape(G @ x + d[pt, k], (2 * n, N), order="F")
+        G, offset = end_torque_operator(P, self.nx, m, c, d, v, j, e, k)
+        X = cp.reshape(G @ x + offset, (2 * n, N), order="F")
         s = self.energy_s = cp.Variable(N, name="energy", nonneg=True)
         y = r[:-1] + r[1:]
         cons.append(cp.SOC(s + y, cp.vstack([2.0 * X, cp.reshape(s - y, (1, N), order="F")]), axis=0))
@@ -177,7 +185,7 @@ class TimeOptimalProblem:
     def _matrix(self, items, side: str, name):
         """Sparse G (M × nx) and h (M,) of the rows in `items` (base values, or the delta of `name`);
         for side "box", h is (2, M): the middle (lo + hi)/2 and half-width (hi − lo)/2."""
-        P, N = self.P, self.P - 1
+        P = self.P
         rows, cols, vals, hs = [], [], [], []
         offset = 0
         for blk, pt, iv, col in items:

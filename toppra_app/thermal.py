@@ -48,7 +48,8 @@ import dynamics
 from .constraints import PathData
 from .errors import InfeasiblePathError, InputError
 from .path import as_joint_path
-from .planner import SolverError, TimeOptimalPlan, TimeOptimalPlanner, TimeOptimalProblem, _solver_chain
+from .planner import (SolverError, TimeOptimalPlan, TimeOptimalPlanner, TimeOptimalProblem, _solver_chain,
+                      end_torque_operator)
 from .trajectory import TimeLaw, joint_motion
 from .verify import check_time_law
 
@@ -185,14 +186,8 @@ class _CycleProblem:
         e = np.tile([0, 1], n * N)
         col = np.repeat(np.arange(n * N), 2)
         k, j = col // N, col % N
-        pt = j + e
-        row = np.arange(2 * n * N)
-        rows = np.concatenate([row, row, row])
-        cols = np.concatenate([2 * P + j, pt, P + pt])
-        vals = np.concatenate([m[pt, k], c[pt, k], v[pt, k]])
-        keep = vals != 0
-        G = sp.csr_matrix((vals[keep], (rows[keep], cols[keep])), shape=(2 * n * N, nx))
-        X = cp.reshape(G @ prob.x + d[pt, k], (2, n * N), order="F")
+        G, offset = end_torque_operator(P, nx, m, c, d, v, j, e, k)
+        X = cp.reshape(G @ prob.x + offset, (2, n * N), order="F")
         jj = np.arange(n * N) % N
         Y = sp.csr_matrix((np.ones(2 * n * N), (np.repeat(np.arange(n * N), 2),
                                                  np.stack([P + jj, P + jj + 1], axis=1).reshape(-1))),
