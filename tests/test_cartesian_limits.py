@@ -14,7 +14,8 @@ import pytest
 import dynamics
 from dynamics.payload import RigidBodyInertia
 from toppra_app import JointPath
-from toppra_app.bench_planner import BENCH_PATHS, load_robot
+from dynamics import load_robot
+from toppra_app.bench_planner import BENCH_PATHS
 from toppra_app.cartesian_limits import (CartesianSpeedLimit, CollaborativeEnergyLimit, check_trajectory,
                                          effective_mass_speed2)
 from toppra_app.constraints import default_limits

@@ -13,7 +13,8 @@ import pytest
 import dynamics
 from dynamics.payload import RigidBodyInertia
 from toppra_app import JointPath, plan_time_optimal
-from toppra_app.bench_planner import BENCH_PATHS, load_robot, pinocchio_inverse_dynamics, toppra_plan
+from dynamics import load_robot
+from toppra_app.bench_planner import BENCH_PATHS, pinocchio_inverse_dynamics, toppra_plan
 from toppra_app.errors import InfeasiblePathError, InputError
 from toppra_app.planner import TimeOptimalPlanner, problem_stats
 

@@ -10,7 +10,8 @@ import pytest
 
 import dynamics
 from toppra_app import JointPath
-from toppra_app.bench_planner import BENCH_PATHS, load_robot
+from dynamics import load_robot
+from toppra_app.bench_planner import BENCH_PATHS
 from toppra_app.errors import InputError
 from toppra_app.thermal import cycle_rms, plan_cycle_with_rms_limit
 

@@ -31,14 +31,6 @@ from .trajectory import TrajectorySample, sample_times
 
 
 # ---------------------------------------------------------------------------------- robots and paths
-def load_robot(name: str):
-    """`dynamics.load_robot` (or `dynamics.robots.load_robot` while it is not exported)."""
-    loader = getattr(dynamics, "load_robot", None)
-    if loader is None:
-        from dynamics.robots import load_robot as loader
-    return loader(name)
-
-
 BENCH_PATHS = {
     "panda": {
         "pick-place": [[0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.7], [0.8, 0.2, -0.3, -1.5, 0.5, 1.9, 0.2],
@@ -148,7 +140,7 @@ def run_planner_benchmark(out=print, quick: bool = False, robots=("panda", "iiwa
         "| ours worst τ | toppra-1000 worst τ |")
     out("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in robots:
-        robot = load_robot(name)
+        robot = dynamics.load_robot(name)
         paths = BENCH_PATHS[name]
         if quick:
             paths = dict(list(paths.items())[:2])
@@ -192,7 +184,7 @@ def run_planner_benchmark(out=print, quick: bool = False, robots=("panda", "iiwa
     # toppra's collocation scheme (its default) for contrast: the between-grid torque excess it leaves
     coll = []
     for r in results:
-        robot = load_robot(r["robot"])
+        robot = dynamics.load_robot(r["robot"])
         res = toppra_plan(robot, BENCH_PATHS[r["robot"]][r["path"]], 1000, scheme="collocation",
                           inv_dyn=fast_callback(robot) if fast_callback else None)
         r["toppra_collocation_worst"] = worst_ratios(robot, res["sample"])["torque"] if res["sample"] else float("nan")
