@@ -14,7 +14,13 @@ from dynamics.builders import homogeneous
 from toppra_app.peers import to_pinocchio  # noqa: F401  (re-exported for the tests)
 
 try:
+    from hypothesis import settings as _hyp_settings
     from hypothesis import strategies as st
+    # CI (CI=true) runs a fixed set of examples and keeps no example database: a green run is
+    # reproducible; locally every run explores new examples and replays earlier failures.
+    _hyp_settings.register_profile("ci", derandomize=True, database=None)
+    if os.environ.get("CI"):
+        _hyp_settings.load_profile("ci")
 except ImportError:  # pragma: no cover - hypothesis is a test dependency
     st = None
 
