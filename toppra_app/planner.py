@@ -91,7 +91,8 @@ class TimeOptimalProblem:
     memory and time ∝ (#variables) × (#parameter entries), i.e. O(N²) — 30 s at N = 800 — whereas a
     dozen scalar Parameters keep it O(N).)"""
 
-    def __init__(self, theta, blocks: list[RowBlock], scheme: str = "interpolation", energy: dict | None = None):
+    def __init__(self, theta, blocks: list[RowBlock], scheme: str = "interpolation", energy: dict | None = None,
+                 extra_rows=None):
         theta = np.asarray(theta, dtype=float)
         P = theta.size
         if P < 2:
@@ -152,6 +153,14 @@ class TimeOptimalProblem:
             else:
                 cons.append({"hi": expr <= rhs, "lo": expr >= rhs, "eq": expr == rhs}[side])
             self.n_rows += G0.shape[0]
+        if extra_rows is not None:                  # (G, lo, hi): rows over several intervals' a (rate_limits)
+            G, lo, hi = extra_rows
+            lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+            for mask, side in ((np.isfinite(hi), "hi"), (np.isfinite(lo), "lo")):
+                if mask.any():
+                    Gm = G[np.flatnonzero(mask)]
+                    cons.append(Gm @ x <= hi[mask] if side == "hi" else Gm @ x >= lo[mask])
+            self.n_rows += G.shape[0]
         objective = cp.sum(t)
         if energy is not None and energy["weight"] > 0:
             objective = objective + self._energy_term(energy, x, r, cons)
@@ -366,6 +375,8 @@ class TimeOptimalPlan:
     refinements: list = field(default_factory=list)
     energy_weight: float = 0.0    # weight of the energy term in the objective (0: time-optimal)
     energy_R: np.ndarray = None   # (n,) diagonal of R in ∫ τᵀRτ dt
+    rate_check: dict = None       # {"torque_rate"|"jerk": Worst} on the 1 ms samples (rate limits only)
+    rate_info: dict = None        # rate-limit iterations, plain time-optimal duration, ...
     _energy: float = field(default=None, repr=False)
 
     @property
@@ -457,7 +468,9 @@ class TimeOptimalPlanner:
     tool frame); `payload_params` – keep the payload as Parameters (cheap re-planning; default True);
     `allow_overload` – accept payloads above the robot's rating; `energy_weight` (default 0: time-optimal)
     and `energy_R` – minimise duration + energy_weight × ∫ τᵀ diag(energy_R) τ dt instead (Verscheure et
-    al. 2009; default energy_R = 1/τ_max², see `objectives`).
+    al. 2009; default energy_R = 1/τ_max², see `objectives`); `torque_rate_max`, `jerk_max` (a number or one
+    per joint) – torque-rate and jerk limits on the trajectory sampled every `rate_dt` (1 ms), by a sequential
+    convex scheme of at most `max_rate_iterations` solves (`rate_limits`).
     """
 
     def __init__(self, robot, path, grid=None, *, scheme: str = "interpolation", substeps: int = DEFAULT_SUBSTEPS,
@@ -467,7 +480,8 @@ class TimeOptimalPlanner:
                  payload_params: bool = True, max_viscous_iterations: int = 8, allow_overload: bool = False,
                  tool_speed_max: float | None = None, collision_energy_max: float | None = None,
                  cartesian_frame: str | None = None, contact_mass: float | None = None,
-                 energy_weight: float = 0.0, energy_R=None):
+                 energy_weight: float = 0.0, energy_R=None, torque_rate_max=None, jerk_max=None,
+                 rate_dt: float = 1e-3, max_rate_iterations: int = 40):
         path = as_joint_path(path)
         if path.dof != robot.n:
             raise InputError(f"waypoints: path has {path.dof} joint values per waypoint but robot '{robot.name}' "
@@ -498,6 +512,12 @@ class TimeOptimalPlanner:
         if self.energy_weight > 0:
             payload_params = False                              # the energy term uses the merged model's m̃ c̃ d̃
         self.payload_body = robot.frame(payload_frame)[0] if payload_params else None
+        from .rate_limits import RateLimits                      # torque-rate / jerk limits (optional)
+        self.rates = RateLimits(robot, torque_rate_max, jerk_max, rate_dt) if (
+            torque_rate_max is not None or jerk_max is not None) else None
+        if int(max_rate_iterations) < 1:
+            raise InputError(f"max_rate_iterations: must be >= 1, got {max_rate_iterations}")
+        self.max_rate_iterations = int(max_rate_iterations)
         self._problems: "OrderedDict[tuple, TimeOptimalProblem]" = OrderedDict()
         self._grid_version = 0
         self._token = 0
@@ -738,6 +758,11 @@ class TimeOptimalPlanner:
                     for end in (js, js + 1):
                         np.minimum.at(scales[kind], (end, ks), scales[kind][end, ks] * f)
                 refinements.append(dict(action="tighten", points=n_over, worst_ratio=check.worst_ratio))
+        rate_check = rate_info = None
+        if self.rates is not None:
+            law, check, status, solver_used, rate_check, rate_info = self._rate_loop(
+                robot_p, data, values, law, check, scales, has_viscous, sd_start, sd_end, timings)
+            iterations += rate_info["solves"]
         if check.worst_ratio > 1.0 + self.tol:
             w = max(check.worst.values(), key=lambda x: x.ratio)
             which = f" of joint {robot_p.joint_names[w.joint]}" if w.joint >= 0 else ""
@@ -753,7 +778,87 @@ class TimeOptimalPlanner:
                                status=status, solver=solver_used, timings=timings, iterations=iterations,
                                reused_problem=bool(reused_first), planner=self, payload=payload,
                                sd_start=sd_start, sd_end=sd_end, refinements=refinements,
-                               energy_weight=self.energy_weight, energy_R=self.energy_R)
+                               energy_weight=self.energy_weight, energy_R=self.energy_R,
+                               rate_check=rate_check, rate_info=rate_info)
+
+    def _rate_loop(self, robot_p, data, values, law, check, scales, has_viscous, sd_start, sd_end, timings):
+        """Torque-rate / jerk limits (`rate_limits`): starting from the time-optimal `law`, re-solve with the
+        rate rows linearised around the last solution, check the Δt_c samples and the usual limits, and
+        tighten where exceeded, until nothing exceeds `tol` and the duration stops moving."""
+        from .rate_limits import RateLimits
+        rates = self.rates
+        rates.check_path(robot_p, self.path, self.theta)
+        t0 = time.perf_counter()
+        coeffs = rates.coefficients(robot_p, self.path, self.theta)
+        timings["coefficients"] += time.perf_counter() - t0
+        rest_start, rest_end = sd_start == 0, sd_end == 0
+        P, n = self.theta.size, robot_p.n
+        rscales = {kind: np.ones((P, n)) for kind in rates.limits}
+        plain = law.duration
+        prev, solves, tightened = None, 0, 0
+        status = solver_used = None
+        history = []
+        for it in range(self.max_rate_iterations):
+            t0 = time.perf_counter()
+            b_ref = np.maximum(law.b, 0.0)
+            blocks = self._blocks(data, scales, np.maximum(b_ref, 1e-6 * max(b_ref.max(), 1e-12))
+                                  if has_viscous else None)
+            G, lo, hi = rates.rows(coeffs, self.theta, b_ref, rscales, 2 * P + 2 * (P - 1), rest_start, rest_end)
+            problem = TimeOptimalProblem(self.theta, blocks, self.scheme, energy=self._energy(data),
+                                         extra_rows=(G, lo, hi))
+            timings["build"] += time.perf_counter() - t0
+            status, b, solver_used, wall, compile_s = self._solve(problem, values)
+            solves += 1
+            timings["solve"] += wall - compile_s
+            timings["compile"] += compile_s
+            b = np.maximum(b, 0.0)
+            b[0], b[-1] = values["b_start"], values["b_end"]
+            law = TimeLaw(self.theta, b)
+            t0 = time.perf_counter()
+            check = check_time_law(robot_p, self.sub, law.b)
+            for lim in self.limits:
+                if hasattr(lim, "check_time_law"):
+                    lim.check_time_law(robot_p, self.sub, law.b, check)
+            sample = sample_trajectory(robot_p, self.path, law, rates.dt_c)
+            checked = rates.check_samples(robot_p, sample, rest_start, rest_end)
+            timings["verify"] += time.perf_counter() - t0
+            over = {kind: check.ratios[kind] > 1.0 + self.tol for kind in check.ratios}
+            n_over = int(sum(o.sum() for o in over.values()))
+            worst_rate = max(c[3].ratio for c in checked.values())
+            history.append(dict(duration=law.duration, worst_rate_ratio=worst_rate, worst_ratio=check.worst_ratio))
+            moving = prev is None or abs(prev - law.duration) > 1e-4 * law.duration
+            prev = law.duration
+            n_rate = RateLimits.tighten(rscales, checked, self.theta, self.tol)
+            if n_over:
+                scales = self._tighten_scales(scales, over, check, robot_p.n)
+            tightened += bool(n_rate or n_over)
+            if not n_rate and not n_over and not moving:
+                break
+        rate_check = {kind: c[3] for kind, c in checked.items()}
+        worst = max(rate_check.values(), key=lambda w: w.ratio)
+        if worst.ratio > 1.0 + self.tol:
+            warnings.warn(f"the plan still exceeds the {worst.kind} limit of joint {robot_p.joint_names[worst.joint]} "
+                          f"by {100 * (worst.ratio - 1):.3f} % at t = {worst.theta:.6g} s on the {1e3 * rates.dt_c:g} ms "
+                          f"samples after {solves} rate-limit solves (tol {100 * self.tol:g} %); raise "
+                          f"max_rate_iterations or use a finer grid", RuntimeWarning, stacklevel=3)
+        info = dict(solves=solves, tightened=tightened, plain_duration=plain, history=history)
+        return law, check, status, solver_used, rate_check, info
+
+    def _tighten_scales(self, scales, over, check, n):
+        """Lower the limits at the ends of the offending intervals by their excess (refine="tighten")."""
+        P = self.theta.size
+        scales = {kind: np.ones((P, n)) for kind in over} if scales is None else \
+            {kind: v.copy() for kind, v in scales.items()}
+        for kind in over:
+            scales.setdefault(kind, np.ones((P, n)))
+            js, ks = np.nonzero(over[kind])
+            if js.size == 0:
+                continue
+            excess = check.ratios[kind][js, ks] - 1.0
+            f = np.clip(1.0 - 1.2 * excess - 0.2 * self.tol, 0.5, 1.0)
+            for end in (js, js + 1):
+                np.minimum.at(scales[kind], (end, ks), scales[kind][end, ks] * f)
+        return scales
 
     def _adapt(self, robot_p, values, payload, const_payload, sd_start, sd_end, timings) -> None:
         """First plan of an adaptive planner: solve on the coarse grid, then move to `adapted_grid`."""

@@ -1,0 +1,263 @@
+"""Torque-rate and joint-jerk limits (|dτ/dt| ≤ τ̇_max, |d³q/dt³| ≤ q⃛_max) as seen by a controller sampling
+the trajectory every Δt_c (default 1 ms), by a sequential convex scheme around a reference speed profile.
+
+The time law has θ̈ = a_j constant on interval j, so at grid point θ_i the joint accelerations and torques
+jump (q̈ = q′θ̈ + q″θ̇², τ = m̃θ̈ + c̃θ̇² + d̃ + F_v q′θ̇, θ̇ continuous):
+
+    Δq̈_i = q′_i (a_i − a_{i−1}),        Δτ_i = m̃_i (a_i − a_{i−1})                              (J)
+
+and inside interval j they change smoothly (′ = d/dθ, θ⃛ = 0):
+
+    dq̈/dt = θ̇ (3 q″ a_j + q‴ b),        dτ/dt = θ̇ (m̃′ a_j + c̃′ b + 2 c̃ a_j + d̃′) + F_v (q″ b + q′ a_j)   (S)
+
+A controller sampling every Δt_c sees a jump within one sample period, so the finite difference over the
+period that contains θ_i is at most |Δ_i|/Δt_c + |smooth rate| there. With θ̇ replaced by an upper bound
+θ̇_ub,i = (1 + δ)√b_ref,i (b_ref the previous solution) and the trust region b_i ≤ (1 + δ)² b_ref,i, both
+(J)/Δt_c and θ̇_ub × (S) are linear in (a, b), and |J| + |S| ≤ L is the four linear rows ±J ± S ≤ L — per
+grid point, joint, kind and each neighbouring interval (the smooth rate of the interval on either side).
+The rows reference a_{i−1} and a_i, which the planner's canonical per-point rows cannot express, so they
+are passed to `TimeOptimalProblem` as a separate sparse block (`extra_rows`). The planner starts from the
+plain time-optimal profile, re-solves with b_ref = the last solution, checks the 1 ms samples
+(`check_samples`: finite differences of plan.sample(Δt_c).tau and .qdd, including the step from / to rest
+at the ends) and lowers the allowed rate at the grid points around offending sample periods (several jumps
+in one period when intervals are shorter than Δt_c, between-grid variation) until within `tol`.
+
+Coulomb friction F_c sign(q̇) jumps by 2 F_c where a joint reverses (q′_k changes sign along the path): if
+2 F_c > τ̇_max Δt_c no time law meets the sampled torque-rate limit there, and `RateLimits.check_path`
+raises `InfeasiblePathError` before planning.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+import dynamics
+
+from .errors import InfeasiblePathError, InputError
+from .verify import Worst
+
+KINDS = ("torque_rate", "jerk")
+
+
+def _per_joint(value, n: int, field: str) -> np.ndarray:
+    """A positive number or n positive numbers (inf = no limit), or an `InputError` naming the field."""
+    if isinstance(value, bool):
+        raise InputError(f"{field}: expected a number or {n} numbers, got {value!r}")
+    try:
+        v = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"{field}: expected a number or {n} numbers, got {value!r}") from None
+    if v.ndim == 0:
+        v = np.full(n, float(v))
+    if v.ndim != 1 or v.size != n:
+        raise InputError(f"{field}: expected a number or {n} values (one per joint), got {v.size} values")
+    if np.isnan(v).any() or (v <= 0).any():
+        raise InputError(f"{field}: every value must be > 0 (inf for no limit), got {value!r}")
+    return v
+
+
+def _times(theta, b) -> np.ndarray:
+    """Times at the grid points of the time law with θ̇² = b (b linear per interval); 0-speed intervals count 0."""
+    sd = np.sqrt(np.maximum(b, 0.0))
+    den = sd[1:] + sd[:-1]
+    dt = np.where(den > 0, 2.0 * np.diff(theta) / np.where(den > 0, den, 1.0), 0.0)
+    return np.concatenate(([0.0], np.cumsum(dt)))
+
+
+class RateLimits:
+    """The torque-rate and jerk limits of a planner (`torque_rate_max=`, `jerk_max=` options)."""
+
+    def __init__(self, robot, torque_rate_max=None, jerk_max=None, dt_c: float = 1e-3, trust: float = 0.05):
+        n = robot.n
+        self.limits = {}
+        if torque_rate_max is not None:
+            self.limits["torque_rate"] = _per_joint(torque_rate_max, n, "torque_rate_max")
+        if jerk_max is not None:
+            self.limits["jerk"] = _per_joint(jerk_max, n, "jerk_max")
+        try:
+            dt_c = float(dt_c)
+        except (TypeError, ValueError):
+            raise InputError(f"rate_dt: expected a number of seconds, got {dt_c!r}") from None
+        if not (math.isfinite(dt_c) and dt_c > 0):
+            raise InputError(f"rate_dt: must be a positive number of seconds, got {dt_c!r}")
+        self.dt_c, self.trust = dt_c, float(trust)
+
+    def __bool__(self) -> bool:
+        return bool(self.limits)
+
+    # ------------------------------------------------------------------ coefficients
+    def coefficients(self, robot, path, theta) -> dict:
+        """Per grid point (P, n): jump coefficient and smooth-rate coefficients (α a + β b + γ, multiplied
+        by θ̇, plus the viscous terms ζ_a a + ζ_b b) of each kind."""
+        theta = np.asarray(theta, dtype=float)
+        S = path.evaluate(theta)
+        q1, q2 = S.dq, S.ddq
+        q3 = np.asarray(path(theta, 3), dtype=float).reshape(q1.shape)
+        out = {}
+        if "jerk" in self.limits:
+            z = np.zeros_like(q1)
+            out["jerk"] = dict(jump=q1, alpha=3.0 * q2, beta=q3, gamma=z, za=z, zb=z)
+        if "torque_rate" in self.limits:
+            co = dynamics.path_coefficients(robot, S.q, q1, q2)
+            h = 1e-5 * max(path.length, 1e-9)
+            lo = np.clip(theta - h, path.s_start, path.s_end)
+            hi = np.clip(theta + h, path.s_start, path.s_end)
+            Sl, Sh = path.evaluate(lo), path.evaluate(hi)
+            cl = dynamics.path_coefficients(robot, Sl.q, Sl.dq, Sl.ddq)
+            ch = dynamics.path_coefficients(robot, Sh.q, Sh.dq, Sh.ddq)
+            w = (hi - lo)[:, None]
+            dm, dc, dd = ((getattr(ch, k) - getattr(cl, k)) / w for k in ("m", "c", "d"))
+            # d̃ holds F_c sign(q′): its θ-derivative is 0 except at reversals (handled by check_path)
+            dd = (dynamics.gravity_torques(robot, Sh.q) - dynamics.gravity_torques(robot, Sl.q)) / w
+            fv = robot.viscous
+            out["torque_rate"] = dict(jump=co.m, alpha=dm + 2.0 * co.c, beta=dc, gamma=dd,
+                                      za=fv * q1, zb=fv * q2)
+        return out
+
+    def check_path(self, robot, path, theta) -> None:
+        """Coulomb friction jumps by 2 F_c where joint k reverses; infeasible if above τ̇_max,k Δt_c."""
+        if "torque_rate" not in self.limits:
+            return
+        th = np.linspace(path.s_start, path.s_end, max(20 * np.asarray(theta).size, 2001))
+        d = path.dq(th)
+        for k in range(robot.n):
+            jump = 2.0 * robot.coulomb[k]
+            if jump <= self.limits["torque_rate"][k] * self.dt_c:
+                continue
+            sg = np.sign(d[:, k])
+            nz = np.flatnonzero(sg != 0)
+            flips = nz[1:][sg[nz[1:]] != sg[nz[:-1]]]
+            if flips.size:
+                raise InfeasiblePathError(
+                    f"torque_rate_max: joint {robot.joint_names[k]} (#{k}) reverses at θ ≈ {th[flips[0]]:.6g}, where "
+                    f"its Coulomb friction torque jumps by 2 F_c = {jump:.4g} N·m > torque_rate_max × Δt_c = "
+                    f"{self.limits['torque_rate'][k] * self.dt_c:.4g} N·m within one {1e3 * self.dt_c:g} ms sample "
+                    f"period; no time law along this path meets the sampled torque-rate limit")
+
+    # ------------------------------------------------------------------ rows
+    def rows(self, coeffs: dict, theta, b_ref, scales: dict, nx: int, rest_start: bool, rest_end: bool):
+        """The linear rows lo ≤ G x ≤ hi (x = (b, r, a, t) of `TimeOptimalProblem`) around b_ref, with the
+        allowed rate of grid point i and joint k multiplied by scales[kind][i, k]; plus the trust region."""
+        theta = np.asarray(theta, dtype=float)
+        P = theta.size
+        N = P - 1
+        b_ref = np.maximum(np.asarray(b_ref, dtype=float), 0.0)
+        sd_ub = (1.0 + self.trust) * np.sqrt(b_ref)
+        # windows of grid points i..l that one sample period can contain (reference times, with margin for
+        # the trust region): all their jumps fall into one finite difference
+        t_ref = _times(theta, b_ref)
+        l_max = np.searchsorted(t_ref, t_ref + (1.0 + 2.0 * self.trust) * self.dt_c, side="left") - 1
+        l_max = np.clip(np.maximum(l_max, np.arange(P)), 0, N)
+        wi, wl = [], []
+        for d in range(int((l_max - np.arange(P)).max()) + 1):
+            i = np.flatnonzero(l_max >= np.arange(P) + d)
+            i = i[i + d <= N]
+            wi.append(i)
+            wl.append(i + d)
+        wi, wl = np.concatenate(wi), np.concatenate(wl)
+        # each window with the smooth rate of the interval before its first and after its last point
+        pi = np.concatenate([wi, wl])                     # point whose smooth rate is used
+        pj = np.concatenate([wi - 1, wl])                 # interval of that smooth rate
+        w0 = np.concatenate([wi, wi])
+        w1 = np.concatenate([wl, wl])
+        ok = (pj >= 0) & (pj <= N - 1)
+        pi, pj, w0, w1 = pi[ok], pj[ok], w0[ok], w1[ok]
+        span = w1 - w0
+        rows, cols, vals, los, his = [], [], [], [], []
+        m0 = 0
+        M = pi.size
+        for kind, L in self.limits.items():
+            co = coeffs[kind]
+            jc_all = co["jump"] / self.dt_c
+            # jump at point m: a_m − a_{m−1}; at the ends only from / to rest (a_{−1} = a_N = 0)
+            m_all = np.arange(P)
+            cn_all = np.where(((m_all < N) & ((m_all > 0) | rest_start))[:, None], jc_all, 0.0)   # × a_m
+            cp_all = np.where(((m_all > 0) & ((m_all < N) | rest_end))[:, None], jc_all, 0.0)     # × −a_{m−1}
+            sc = np.minimum(scales[kind][w0], scales[kind][w1])                                     # (M, n)
+            for k in np.flatnonzero(np.isfinite(L)):
+                Lik = L[k] * sc[:, k]
+                alpha = (sd_ub[pi] * co["alpha"][pi, k] + co["za"][pi, k]) / Lik
+                beta = (sd_ub[pi] * co["beta"][pi, k] + co["zb"][pi, k]) / Lik
+                gamma = sd_ub[pi] * co["gamma"][pi, k] / Lik
+                jr, jcol, jval = [], [], []
+                for d in range(int(span.max()) + 1):
+                    sel = np.flatnonzero(span >= d)
+                    mm = w0[sel] + d
+                    jr += [sel, sel]
+                    jcol += [2 * P + np.minimum(mm, N - 1), 2 * P + np.maximum(mm - 1, 0)]
+                    jval += [cn_all[mm, k] / Lik[sel], -cp_all[mm, k] / Lik[sel]]
+                jr, jcol, jval = np.concatenate(jr), np.concatenate(jcol), np.concatenate(jval)
+                for sgn in (1.0, -1.0):
+                    # Σ jumps + sgn·smooth: … + sgn(α a_j + β b_i) ∈ [−1 − sgn γ, 1 − sgn γ]
+                    r = m0 + np.arange(M)
+                    rows += [m0 + jr, r, r]
+                    cols += [jcol, 2 * P + pj, pi]
+                    vals += [jval, sgn * alpha, sgn * beta]
+                    los.append(-1.0 - sgn * gamma)
+                    his.append(1.0 - sgn * gamma)
+                    m0 += M
+        # trust region b ≤ (1 + δ)² b_ref (makes θ̇ ≤ θ̇_ub, so the rows are conservative at grid points)
+        r = m0 + np.arange(P)
+        rows.append(r)
+        cols.append(np.arange(P))
+        vals.append(np.ones(P))
+        los.append(np.full(P, -np.inf))
+        his.append((1.0 + self.trust) ** 2 * np.maximum(b_ref, 0.0))
+        m0 += P
+        rows, cols, vals = (np.concatenate(v) for v in (rows, cols, vals))
+        keep = vals != 0
+        G = sp.csr_matrix((vals[keep], (rows[keep], cols[keep])), shape=(m0, nx))
+        G.sum_duplicates()
+        return G, np.concatenate(los), np.concatenate(his)
+
+    # ------------------------------------------------------------------ check
+    def check_samples(self, robot, sample, rest_start: bool = True, rest_end: bool = True) -> dict:
+        """{kind: (ratios (M, n) of the sample steps, θ at the step's start (M,), θ at its end (M,), Worst)}
+        from finite differences of the sampled q̈ and τ (step m: samples m → m+1; with rest_start / rest_end
+        a sample at rest (q̈ = 0, τ = gravity) Δt_c before the start / after the end)."""
+        t, qdd, tau, s = sample.t, sample.qdd, sample.tau, sample.s
+        if rest_start or rest_end:
+            rest = lambda q: dynamics.inverse_dynamics(robot, q[None], np.zeros_like(q)[None],
+                                                       np.zeros_like(q)[None])[0]
+            if rest_start:
+                t = np.concatenate(([t[0] - self.dt_c], t))
+                qdd = np.vstack([np.zeros(robot.n), qdd])
+                tau = np.vstack([rest(sample.q[0]), tau])
+                s = np.concatenate(([s[0]], s))
+            if rest_end:
+                t = np.concatenate((t, [t[-1] + self.dt_c]))
+                qdd = np.vstack([qdd, np.zeros(robot.n)])
+                tau = np.vstack([tau, rest(sample.q[-1])])
+                s = np.concatenate((s, [s[-1]]))
+        dt = np.diff(t)[:, None]
+        out = {}
+        for kind, L in self.limits.items():
+            rate = np.diff(tau if kind == "torque_rate" else qdd, axis=0) / dt
+            ratio = np.abs(rate) / L
+            m, k = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
+            w = Worst(kind, float(ratio[m, k]), int(k), float(t[m]), int(m), float(rate[m, k]), float(L[k]))
+            out[kind] = (ratio, s[:-1], s[1:], w)
+        return out
+
+    @staticmethod
+    def tighten(scales: dict, checked: dict, theta, tol: float) -> int:
+        """Lower the allowed rate at the grid points around every offending sample step by its measured
+        ratio (all points from the start of the interval containing the step's start to the end of the
+        interval containing its end). Returns the number of offending (step, joint) pairs."""
+        P = np.asarray(theta).size
+        count = 0
+        for kind, (ratio, s0, s1, _) in checked.items():
+            ms, ks = np.nonzero(ratio > 1.0 + tol)
+            count += ms.size
+            if ms.size == 0:
+                continue
+            f = np.clip(1.0 / ratio[ms, ks] - 0.2 * tol, 0.3, 1.0)
+            j0 = np.clip(np.searchsorted(theta, s0[ms], side="right") - 1, 0, P - 2)
+            j1 = np.clip(np.searchsorted(theta, s1[ms], side="left"), 1, P - 1)
+            for a, b_, k, fk in zip(j0, j1, ks, f):
+                sl = slice(a, b_ + 1)
+                scales[kind][sl, k] = np.minimum(scales[kind][sl, k], scales[kind][sl, k] * fk)
+        return count
