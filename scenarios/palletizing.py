@@ -44,7 +44,8 @@ _SCHEMA = {
     "pattern": {"layers", "rows", "columns", "gap", "alternate", "boxes", "box"},
     "motion": {"approach_height", "clearance", "blend_radius", "transfer", "samples", "grid", "rot_weight",
                "energy_weight"},
-    "limits": {"tool_speed_max", "collaborative"},      # optional Cartesian limits of the TCP
+    "limits": {"tool_speed_max", "collaborative", "torque_rate_max", "jerk_max"},   # optional extra limits
+    "friction": {"coulomb", "viscous"},                 # optional joint friction of the robot model
     "thermal": {"tau_rms", "tau_rms_fraction", "box"},  # optional RMS-torque rating over one box's cycle
     "boxes": None,        # a table of box types
 }
@@ -141,12 +142,16 @@ class Cell:
     tau_rms: np.ndarray | None = None        # [thermal] RMS torque rating per joint (N·m), None: none
     thermal_box: int = 0                     # [thermal] box = k (1-based in the file): whose cycle is rated
     energy_weight: float = 0.0               # [motion] time–energy trade-off weight (0: time-optimal)
+    torque_rate_max: np.ndarray | None = None  # [limits] N·m/s per joint (inf: none), None: none
+    jerk_max: np.ndarray | None = None       # [limits] rad/s³ per joint (inf: none), None: none
+    reference_robot: object | None = None    # the robot without the cell's [friction] (None: no [friction])
 
     def planner_options(self) -> dict:
         """Planner keyword options for the cell's optional Cartesian limits of the TCP and time–energy
         weight (empty when it has none)."""
         opts = dict(tool_speed_max=self.tool_speed_max, collision_energy_max=self.energy_max,
-                    contact_mass=self.contact_mass, energy_weight=self.energy_weight or None)
+                    contact_mass=self.contact_mass, energy_weight=self.energy_weight or None,
+                    torque_rate_max=self.torque_rate_max, jerk_max=self.jerk_max)
         return {k: v for k, v in opts.items() if v is not None}
 
 
@@ -416,6 +421,7 @@ def load_cell(path=None, *, check_reach: bool = True) -> Cell:
     else:
         cell.q_preferred = default_preferred_posture(robot, pick)
     _read_limits(source, doc, cell)
+    _read_friction(source, doc, cell)
     cell.slots = make_slots(cell)
     _read_thermal(source, doc, cell)
     check_slots(cell)
@@ -425,7 +431,8 @@ def load_cell(path=None, *, check_reach: bool = True) -> Cell:
 
 
 def _read_limits(source, doc, cell: Cell) -> None:
-    """[limits] tool_speed_max = V (m/s), collaborative = { energy_max = E (J), contact_mass = m (kg) }."""
+    """[limits] tool_speed_max = V (m/s), collaborative = { energy_max = E (J), contact_mass = m (kg) },
+    torque_rate_max = N·m/s and jerk_max = rad/s³ (a number for every joint or a list)."""
     rl = _Reader(source, _table(source, doc, "limits", required=False), "limits")
     rl.check_keys(_SCHEMA["limits"])
     if rl.has("tool_speed_max"):
@@ -439,6 +446,37 @@ def _read_limits(source, doc, cell: Cell) -> None:
         cell.energy_max = rc.number("energy_max", positive=True)
         if rc.has("contact_mass"):
             cell.contact_mass = rc.number("contact_mass", positive=True)
+    for key in ("torque_rate_max", "jerk_max"):
+        if rl.has(key):
+            setattr(cell, key, _scalar_or_vector(rl, key, cell.robot.n))
+
+
+def _scalar_or_vector(reader: "_Reader", key: str, n: int) -> np.ndarray:
+    """A positive number for every joint, or a list of n positive numbers."""
+    v = reader.table[key]
+    if isinstance(v, list):
+        return reader.vector(key, n, positive=True)
+    return np.full(n, reader.number(key, positive=True))
+
+
+def _read_friction(source, doc, cell: Cell) -> None:
+    """[friction] coulomb = [N·m per joint], viscous = [N·m·s/rad per joint]: the robot's joint friction
+    (replacing the model's); every move is then also planned without it for comparison."""
+    if "friction" not in doc:
+        return
+    rf = _Reader(source, _table(source, doc, "friction", required=False), "friction")
+    rf.check_keys(_SCHEMA["friction"])
+    n = cell.robot.n
+    changes = {}
+    for key in ("coulomb", "viscous"):
+        if rf.has(key):
+            arr = rf.vector(key, n)
+            if (arr < 0).any():
+                raise rf.error(key, f"values must be >= 0, got {arr.tolist()}")
+            changes[key] = arr
+    if changes:
+        cell.reference_robot = cell.robot
+        cell.robot = cell.robot.replace(**changes)
 
 
 def _read_thermal(source, doc, cell: Cell) -> None:
@@ -795,12 +833,20 @@ class PalletReport:
 
     def _options_summary(self) -> dict:
         """The cell's optional limits/objective and their effect on the cycle time (empty when none)."""
-        opts = self.cell.planner_options()
-        if not opts:
+        cell = self.cell
+        if not cell.planner_options() and cell.reference_robot is None:
             return {}
         free = [m.unlimited_duration for m in self.moves]
-        out = dict(tool_speed_max=self.cell.tool_speed_max, collision_energy_max=self.cell.energy_max,
-                   contact_mass=self.cell.contact_mass, energy_weight=self.cell.energy_weight, frame=TCP_FRAME)
+        rates = {k: (None if getattr(cell, k) is None else getattr(cell, k).tolist())
+                 for k in ("torque_rate_max", "jerk_max")}
+        friction = (None if cell.reference_robot is None else
+                    dict(coulomb=cell.robot.coulomb.tolist(), viscous=cell.robot.viscous.tolist()))
+        out = dict(tool_speed_max=cell.tool_speed_max, collision_energy_max=cell.energy_max,
+                   contact_mass=cell.contact_mass, energy_weight=cell.energy_weight, friction=friction,
+                   frame=TCP_FRAME, **rates)
+        for m in self.moves:
+            for kind, w in (getattr(m.plan, "rate_check", None) or {}).items():
+                out[f"worst_sampled_{kind}_ratio"] = max(out.get(f"worst_sampled_{kind}_ratio", 0.0), float(w.ratio))
         if self.cell.energy_weight > 0:                 # Σ ∫τᵀRτ dt, R = diag(1/τ_max²), on the 1 ms samples
             out["energy_s"] = float(sum(m.plan.energy for m in self.moves))
             if all(m.reference_plan is not None for m in self.moves):
@@ -893,7 +939,8 @@ def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, p
     from toppra_app.planner import TimeOptimalPlanner
     base_opts = dict(planner_options or {})
     opts = {**base_opts, **cell.planner_options()}
-    compare = opts != base_opts
+    compare = opts != base_opts or cell.reference_robot is not None
+    reference_robot = cell.reference_robot or cell.robot
     t_ref = 0.0
 
     def unlimited(p, payload):
@@ -901,7 +948,7 @@ def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, p
         if not compare:
             return None
         t0 = time.perf_counter()
-        plan = TimeOptimalPlanner(cell.robot, p, grid=cell.grid, **base_opts).plan(payload=payload)
+        plan = TimeOptimalPlanner(reference_robot, p, grid=cell.grid, **base_opts).plan(payload=payload)
         t_ref += time.perf_counter() - t0
         return plan
 

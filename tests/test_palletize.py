@@ -175,6 +175,10 @@ BAD_CELLS = [
      r"boxes\.heavy\.com_offset: .*outside the box"),
     ("missing table", lambda t: re.sub(r"(?ms)^\[pallet\]$.*?(?=^\[pattern\]$)", "", t), r"\[pallet\]: required"),
     ("toml syntax", lambda t: t + "\n[motion\n", r"not valid TOML"),
+    ("negative friction", lambda t: t + "\n[friction]\nviscous = [0.1, 0.1, 0.1, 0.1, 0.1, 0.1, -0.1]\n",
+     r"friction\.viscous: values must be >= 0"),
+    ("friction length", lambda t: t + "\n[friction]\ncoulomb = [0.1, 0.1]\n", r"friction\.coulomb: expected a list of 7"),
+    ("negative jerk", lambda t: t + "\n[limits]\njerk_max = -5.0\n", r"limits\.jerk_max: must be > 0"),
     ("negative energy weight", lambda t: edit(t, "rot_weight = 0.2", "rot_weight = 0.2\nenergy_weight = -1.0"),
      r"motion\.energy_weight"),
 ]
@@ -228,3 +232,22 @@ def test_energy_weight_option_trades_time_for_energy(tmp_path):
         assert m.plan.worst_ratio <= 1.001
     assert opts["total_time_s"] > opts["total_time_without_s"]
     assert opts["energy_s"] < 0.95 * opts["energy_without_s"]
+
+
+def test_friction_and_jerk_options_are_met_and_reported(tmp_path):
+    """[friction] changes the robot model; [limits] jerk_max is met on the 1 ms samples; the summary
+    compares with the plans of the frictionless robot without the jerk limit."""
+    text = DEFAULT_TEXT + "\n[friction]\nviscous = [0.5, 0.5, 0.3, 0.3, 0.2, 0.1, 0.1]\n\n[limits]\njerk_max = 5000.0\n"
+    cell = load_cell(write_cell(tmp_path, text))
+    assert cell.robot.viscous.tolist() == [0.5, 0.5, 0.3, 0.3, 0.2, 0.1, 0.1]
+    assert cell.reference_robot.viscous.tolist() == [0.0] * 7
+    report = plan_pallet(cell, boxes=[0])
+    opts = report.summary()["cell_options"]
+    assert opts["jerk_max"] == [5000.0] * 7 and opts["friction"]["viscous"][0] == 0.5
+    assert opts["worst_sampled_jerk_ratio"] <= 1.001
+    for m in report.moves:
+        assert m.duration >= m.unlimited_duration * (1 - 1e-6)
+        assert m.plan.worst_ratio <= 1.001
+        smp = m.plan.sample(1e-3)
+        jerk = np.abs(np.diff(smp.qdd, axis=0)) / np.diff(smp.t)[:, None]
+        assert jerk.max() <= 5000.0 * 1.001

@@ -37,6 +37,13 @@ def _parse_boxes(text, n):
     return [k - 1 for k in nums]
 
 
+def _short(values):
+    """A per-joint list as one number when all are equal (None stays None)."""
+    if values is None:
+        return None
+    return f"{values[0]:g}" if len(set(values)) == 1 else "[" + ", ".join(f"{v:g}" for v in values) + "]"
+
+
 def run(args) -> int:
     from scenarios import report as rp
     from toppra_app.output import atomic_directory
@@ -88,7 +95,10 @@ def run(args) -> int:
     if cl and "total_time_without_s" in cl:
         which = ", ".join(text.format(v) for text, v in (("tool speed ≤ {:g} m/s", cl["tool_speed_max"]),
                                                            ("collision energy ≤ {:g} J", cl["collision_energy_max"]),
-                                                           ("time–energy weight {:g}", cl["energy_weight"] or None))
+                                                           ("time–energy weight {:g}", cl["energy_weight"] or None),
+                                                           ("torque rate ≤ {} N·m/s", _short(cl["torque_rate_max"])),
+                                                           ("jerk ≤ {} rad/s³", _short(cl["jerk_max"])),
+                                                           ("{}joint friction", "" if cl["friction"] else None))
                           if v is not None)
         print(f"cell options ({which}): pallet {cl['total_time_s']:.3f} s instead of "
               f"{cl['total_time_without_s']:.3f} s (+{cl['cycle_time_increase_percent']:.1f} %, "
