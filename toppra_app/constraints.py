@@ -44,6 +44,26 @@ PAYLOAD_PARAMS = tuple(f"payload_{name}" for name in
                        ("m", "hx", "hy", "hz", "Ixx", "Iyy", "Izz", "Ixy", "Ixz", "Iyz"))
 
 
+def per_joint_positive(value, n: int, field: str, *, allow_inf: bool = True) -> np.ndarray:
+    """A positive number for every joint, or n positive numbers (inf = no limit when ``allow_inf``);
+    anything else raises an `InputError` naming the field."""
+    from .errors import InputError
+    what = f"a number or {n} numbers" + (" (inf for no limit)" if allow_inf else " (finite)")
+    if isinstance(value, (bool, str)) or value is None:
+        raise InputError(f"{field}: expected {what}, got {value!r}")
+    try:
+        v = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"{field}: expected {what}, got {value!r}") from None
+    if v.ndim == 0:
+        v = np.full(n, float(v))
+    if v.ndim != 1 or v.size != n:
+        raise InputError(f"{field}: expected a number or {n} values (one per joint), got {v.size} values")
+    if np.isnan(v).any() or (v <= 0).any() or (not allow_inf and not np.isfinite(v).all()):
+        raise InputError(f"{field}: every value must be > 0{'' if allow_inf else ' and finite'}, got {v.tolist()}")
+    return v
+
+
 def standard_parameters(mass, com, inertia) -> np.ndarray:
     """π = (m, m c, I_O): mass, first moment and inertia about the body origin (xx, yy, zz, xy, xz, yz)."""
     c = np.asarray(com, dtype=float)

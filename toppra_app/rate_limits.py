@@ -36,27 +36,11 @@ import scipy.sparse as sp
 
 import dynamics
 
+from .constraints import per_joint_positive
 from .errors import InfeasiblePathError, InputError
 from .verify import Worst
 
 KINDS = ("torque_rate", "jerk")
-
-
-def _per_joint(value, n: int, field: str) -> np.ndarray:
-    """A positive number or n positive numbers (inf = no limit), or an `InputError` naming the field."""
-    if isinstance(value, bool):
-        raise InputError(f"{field}: expected a number or {n} numbers, got {value!r}")
-    try:
-        v = np.array(value, dtype=float)
-    except (TypeError, ValueError):
-        raise InputError(f"{field}: expected a number or {n} numbers, got {value!r}") from None
-    if v.ndim == 0:
-        v = np.full(n, float(v))
-    if v.ndim != 1 or v.size != n:
-        raise InputError(f"{field}: expected a number or {n} values (one per joint), got {v.size} values")
-    if np.isnan(v).any() or (v <= 0).any():
-        raise InputError(f"{field}: every value must be > 0 (inf for no limit), got {value!r}")
-    return v
 
 
 def _times(theta, b) -> np.ndarray:
@@ -74,9 +58,9 @@ class RateLimits:
         n = robot.n
         self.limits = {}
         if torque_rate_max is not None:
-            self.limits["torque_rate"] = _per_joint(torque_rate_max, n, "torque_rate_max")
+            self.limits["torque_rate"] = per_joint_positive(torque_rate_max, n, "torque_rate_max")
         if jerk_max is not None:
-            self.limits["jerk"] = _per_joint(jerk_max, n, "jerk_max")
+            self.limits["jerk"] = per_joint_positive(jerk_max, n, "jerk_max")
         try:
             dt_c = float(dt_c)
         except (TypeError, ValueError):

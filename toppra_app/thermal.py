@@ -45,7 +45,7 @@ import scipy.sparse as sp
 
 import dynamics
 
-from .constraints import PathData
+from .constraints import PathData, per_joint_positive
 from .errors import InfeasiblePathError, InputError
 from .path import as_joint_path
 from .planner import (SolverError, TimeOptimalPlan, TimeOptimalPlanner, TimeOptimalProblem, _solver_chain,
@@ -97,22 +97,6 @@ class CyclePlan:
 
 
 # ---------------------------------------------------------------------------------------------- inputs
-def _ratings(robot, tau_rms) -> np.ndarray:
-    if isinstance(tau_rms, (bool, str)) or tau_rms is None:
-        raise InputError(f"tau_rms: expected {robot.n} positive numbers (one per joint), got {tau_rms!r}")
-    try:
-        arr = np.asarray(tau_rms, dtype=float)
-    except (TypeError, ValueError):
-        raise InputError(f"tau_rms: expected {robot.n} positive numbers (one per joint), got {tau_rms!r}") from None
-    if arr.ndim == 0:
-        arr = np.full(robot.n, float(arr))
-    if arr.shape != (robot.n,):
-        raise InputError(f"tau_rms: expected {robot.n} values (one per joint of '{robot.name}'), got {arr.size}")
-    if not (np.isfinite(arr).all() and (arr > 0).all()):
-        raise InputError(f"tau_rms: expected finite numbers > 0 (N·m), got {arr.tolist()}")
-    return arr
-
-
 def _inputs(robot, paths, payloads):
     if isinstance(paths, (str, bytes)) or not hasattr(paths, "__len__") or len(paths) == 0:
         raise InputError("paths: expected a non-empty list of paths (one per move of the cycle)")
@@ -244,7 +228,7 @@ def plan_cycle_with_rms_limit(robot, paths, tau_rms, payloads=None, *, grid=None
     `TimeOptimalPlanner`. Raises `InputError` (a `ValueError`) naming the field for bad inputs,
     `InfeasiblePathError` when no cycle time meets the rating."""
     t_start = time.perf_counter()
-    tau_rms = _ratings(robot, tau_rms)
+    tau_rms = per_joint_positive(tau_rms, robot.n, "tau_rms", allow_inf=False)
     paths, payloads = _inputs(robot, paths, payloads)
     for name, val in (("bisect_tol", bisect_tol), ("rms_tol", rms_tol)):
         if isinstance(val, bool) or not (isinstance(val, (int, float)) and math.isfinite(val) and 0 < val < 1):
