@@ -113,19 +113,19 @@ def world_quantities_t(robot: RobotModel, q: np.ndarray) -> WorldT:
             A = np.repeat(R_pl[:, :, None], N, axis=2)
             oi = np.repeat(p_pl[:, None], N, axis=1)
         else:
-            A = np.einsum("abn,bc->acn", R[p], R_pl)
-            oi = o[p] + np.einsum("abn,b->an", R[p], p_pl)
-        z[i] = np.einsum("abn,b->an", A, axis)
+            A = np.matmul(R_pl.T, R[p])                     # R_parent R_pl
+            oi = o[p] + np.matmul(p_pl, R[p])               # R_parent p_pl
+        z[i] = np.matmul(axis, A)
         if robot.joint_types[i] == PRISMATIC:
             R[i] = A
             o[i] = oi + qT[i] * z[i]
         else:
             K = _skew(axis)
-            B = np.einsum("abn,bc->acn", A, K)
-            R[i] = A + np.sin(qT[i]) * B + (1.0 - np.cos(qT[i])) * np.einsum("abn,bc->acn", B, K)
+            B = np.matmul(K.T, A)                              # A K
+            R[i] = A + np.sin(qT[i]) * B + (1.0 - np.cos(qT[i])) * np.matmul(K.T, B)
             o[i] = oi
-        c[i] = o[i] + np.einsum("abn,b->an", R[i], robot.coms[i])
-        RI = np.einsum("abn,bc->acn", R[i], robot.inertias[i])
+        c[i] = o[i] + np.matmul(robot.coms[i], R[i])
+        RI = np.matmul(robot.inertias[i].T, R[i])
         inertia[i] = sum(RI[:, None, k] * R[i][None, :, k] for k in range(3))      # R I Rᵀ
     return WorldT(R, o, z, c, inertia)
 

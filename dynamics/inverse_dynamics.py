@@ -14,10 +14,13 @@ from ._batch import as_batch, cross3, same_batch, world_quantities_t
 from .model import PRISMATIC, RobotModel
 
 
-def inverse_dynamics(robot: RobotModel, q, qd, qdd, *, gravity: bool = True) -> np.ndarray:
-    """τ = M(q) q̈ + C(q, q̇) q̇ + g(q), shape (..., n)."""
+def inverse_dynamics(robot: RobotModel, q, qd, qdd, *, gravity: bool = True, world=None) -> np.ndarray:
+    """τ = M(q) q̈ + C(q, q̇) q̇ + g(q), shape (..., n).
+
+    `world`: the configuration-only quantities `world_quantities_t(robot, q)` if already computed (for
+    batches of q), so that repeated calls at the same configurations skip the forward kinematics."""
     (q2, qd2, qdd2), single = same_batch(robot, q, ("qd", qd), ("qdd", qdd))
-    W = world_quantities_t(robot, q2)          # body axis first, samples last: contiguous per-body vectors
+    W = world_quantities_t(robot, q2) if world is None else world   # body axis first, samples last
     N, n = q2.shape
     qdT, qddT = qd2.T, qdd2.T
     w = np.zeros((n, 3, N))

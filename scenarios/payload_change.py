@@ -107,24 +107,22 @@ def sweep_payloads(cell: Cell | None = None, *, box: int = 0, masses=None, offse
     geo = move_geometry(cell, slot)
     path = JointPath.from_waypoints(geo.q, s=geo.cart.u)
     t0 = time.perf_counter()
+    size = slot.box.size
+    # uniform boxes hanging below the TCP, COM shifted along tool x by `off` (m = 0: no payload)
+    payloads = [(m, off, None if m == 0.0 else RigidBodyInertia.box(m, size, com_offset=(off, 0.0, 0.5 * size[2])))
+                for off in offsets for m in masses]
     planner = TimeOptimalPlanner(cell.robot, path, grid=cell.grid, **dict(planner_options or {}))
+    planner.cover_payloads([p for *_, p in payloads])      # one compiled problem serves the whole sweep
     empty = planner.plan(payload=None)
     first = time.perf_counter() - t0
-    size = slot.box.size
     points = []
-    total = masses.size * offsets.size
-    for off in offsets:
-        for m in masses:
-            if m == 0.0:
-                payload = None
-            else:
-                # uniform box hanging below the TCP, COM shifted along tool x by `off`
-                payload = RigidBodyInertia.box(m, size, com_offset=(off, 0.0, 0.5 * size[2]))
-            t1 = time.perf_counter()
-            plan = planner.plan(payload=payload)
-            dt = time.perf_counter() - t1
-            points.append(SweepPoint(float(m), float(off), float(plan.duration), float(plan.worst_ratio), dt,
-                                     bool(plan.reused_problem), int(plan.iterations), str(plan.solver)))
-            if progress:
-                progress(len(points), total, f"m={m:.2f} kg, offset={off:.2f} m")
+    total = len(payloads)
+    for m, off, payload in payloads:
+        t1 = time.perf_counter()
+        plan = planner.plan(payload=payload)
+        dt = time.perf_counter() - t1
+        points.append(SweepPoint(float(m), float(off), float(plan.duration), float(plan.worst_ratio), dt,
+                                 bool(plan.reused_problem), int(plan.iterations), str(plan.solver)))
+        if progress:
+            progress(len(points), total, f"m={m:.2f} kg, offset={off:.2f} m")
     return SweepReport(cell, box, masses, offsets, points, first, float(empty.duration))

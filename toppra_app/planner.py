@@ -28,6 +28,7 @@ keeps its compiled problems; `plan_time_optimal` keeps a few planners). See docs
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 import warnings
@@ -43,12 +44,13 @@ import dynamics
 from .constraints import (PAYLOAD_PARAMS, BoundaryVelocity, JointAccelerationLimit, JointTorqueLimit,
                           JointVelocityLimit, PathData, RowBlock, body_parameters)
 from .errors import InfeasiblePathError, InputError
+from .facets import row_masks
 from .path import JointPath, as_joint_path
 from .trajectory import TimeLaw, TrajectorySample, joint_motion, sample_trajectory
 from .verify import LimitCheck, SubSamples, check_time_law
 
 DEFAULT_INTERVALS = 400            # final grid of the default adaptive grid; see docs/planner.md, "Grid"
-COARSE_INTERVALS = 100             # first pass of the adaptive grid
+COARSE_INTERVALS = 50              # first pass of the adaptive grid
 DEFAULT_SUBSTEPS = 20
 DEFAULT_TOL = 1e-3                 # allowed relative over-limit between grid points
 
@@ -92,7 +94,7 @@ class TimeOptimalProblem:
     dozen scalar Parameters keep it O(N).)"""
 
     def __init__(self, theta, blocks: list[RowBlock], scheme: str = "interpolation", energy: dict | None = None,
-                 extra_rows=None):
+                 extra_rows=None, masks=None):
         theta = np.asarray(theta, dtype=float)
         P = theta.size
         if P < 2:
@@ -103,23 +105,43 @@ class TimeOptimalProblem:
         self.lock = threading.Lock()
         N = P - 1
         self.nx = nx = 2 * P + 2 * N
-        x = self.x = cp.Variable(nx, name="x")
+        dth = np.diff(theta)
+        # the solver's variables are (b, r, t); a_j = (b_{j+1} − b_j)/(2Δθ_j) (2) is substituted, so every
+        # row below is written on x = (b, r, a, t) = T (b, r, t)
+        xr = cp.Variable(2 * P + N, name="x")
+        j = np.arange(N)
+        T = sp.csr_matrix((np.concatenate([np.ones(2 * P), -0.5 / dth, 0.5 / dth, np.ones(N)]),
+                           (np.concatenate([np.arange(2 * P), 2 * P + j, 2 * P + j, 2 * P + N + j]),
+                            np.concatenate([np.arange(2 * P), j, j + 1, 2 * P + j]))), shape=(nx, 2 * P + N))
+        x = self.x = T @ xr
         b, r, a, t = x[:P], x[P:2 * P], x[2 * P:2 * P + N], x[2 * P + N:]
         self._b = slice(0, P)
-        dth = np.diff(theta)
         rs = r[:-1] + r[1:]
-        cons = [b[1:] - b[:-1] == cp.multiply(2.0 * dth, a),                                          # (2)
-                b >= 0, r >= 0, t >= 0,
+        # b ≥ 0 and t ≥ 0 follow from the cones (3), (4); r ≥ 0 keeps r = √b meaningful at rest points
+        cons = [r >= 0,
                 cp.SOC(b + 1.0, cp.vstack([2.0 * r, b - 1.0]), axis=0),                     # (3)
                 cp.SOC(t + rs, cp.vstack([2.0 * np.sqrt(2.0 * dth), t - rs]), axis=0)]      # (4)
         names = sorted({name for blk in blocks for name in blk.deltas})
-        self.params = {name: cp.Parameter(name=name, value=0.0) for name in names}
+        self.names = names
+        self.pvec = cp.Parameter(max(len(names), 1), name="p", value=np.zeros(max(len(names), 1)))
         # (5): gather (point, interval, row) entries of every block, per side
+        # `masks` (`facets.row_masks`): per block None or the rows that can bind at each point ("hi"/"lo");
+        # the others are implied by them and left out (the feasible set is the same)
+        self.masks = masks = list(masks) if masks is not None else [None] * len(blocks)
         entries = {}
-        for blk in blocks:
+        for blk, mask in zip(blocks, masks):
             pairs = self._pairs(P) if blk.uses_a else np.stack([np.arange(P), np.zeros(P, int)], axis=1)
             if blk.points is not None:
                 pairs = pairs[np.asarray(blk.points, bool)[pairs[:, 0]]]
+            if mask is not None:
+                for side, has in (("hi", blk.has_hi), ("lo", blk.has_lo)):
+                    rows = np.flatnonzero(has)
+                    pt, iv, col = (np.repeat(pairs[:, 0], rows.size), np.repeat(pairs[:, 1], rows.size),
+                                   np.tile(rows, pairs.shape[0]))
+                    sel = mask[side][pt, col]
+                    if sel.any():
+                        entries.setdefault(side, []).append((blk, pt[sel], iv[sel], col[sel]))
+                continue
             # two-sided rows lo ≤ g ≤ hi with Parameters become one 2-dimensional cone |g − mid| ≤ half ("box"):
             # the same constraint for the solver, but cvxpy canonicalises g with its Parameter terms once, not
             # twice (compiles ~2× faster; Clarabel is a little slower on these cones than on linear rows)
@@ -133,25 +155,28 @@ class TimeOptimalProblem:
                 entries.setdefault(side, []).append((blk, np.repeat(pairs[:, 0], rows.size),
                                                      np.repeat(pairs[:, 1], rows.size), np.tile(rows, pairs.shape[0])))
         self.n_rows = 0
-        for side, items in entries.items():
-            mats = {None: self._matrix(items, side, None)}
-            for name in names:
-                if any(name in blk.deltas for blk, *_ in items):
-                    mats[name] = self._matrix(items, side, name)
-            G0, h0 = mats.pop(None)
-            expr, rhs = G0 @ x, (list(h0) if side == "box" else h0)
-            for name, (G, h) in mats.items():
-                if G.nnz:
-                    expr = expr + cp.multiply(self.params[name], G @ x)
-                if side == "box":
-                    rhs = [r + cp.multiply(self.params[name], hk) if np.any(hk) else r for r, hk in zip(rhs, h)]
-                elif np.any(h):
-                    rhs = rhs + cp.multiply(self.params[name], h)
+        # one-sided rows become one "≤" block (lower bounds negated): fewer expression nodes for cvxpy
+        sides = {side: self._side_matrices(items, side, names) for side, items in entries.items()}
+        le = [(mats, sign) for side, sign in (("hi", 1.0), ("lo", -1.0)) if (mats := sides.pop(side, None))]
+        if le:
+            sides["le"] = [sp.vstack([sign * m[0] for m, sign in le], format="csr"),
+                           np.concatenate([sign * m[1] for m, sign in le]),
+                           [sp.vstack([sign * m[2][k] for m, sign in le], format="csr") for k in range(len(names))],
+                           np.concatenate([sign * m[3] for m, sign in le], axis=0)]
+        for side, (G0, h0, Gp, Hp) in sides.items():
+            expr, rhs = G0 @ x, h0
+            used = [k for k in range(len(names)) if Gp[k].nnz]
+            if used:                 # Σ_k p_k G_k x as one product (G_k x stacked as columns) @ p
+                stacked = sp.vstack([Gp[k] for k in used], format="csr") @ x
+                expr = expr + cp.reshape(stacked, (G0.shape[0], len(used)), order="F") @ self.pvec[used]
+            if np.any(Hp):
+                rhs = (rhs.T + Hp @ self.pvec).T if side != "box" else [h0[i] + Hp[i] @ self.pvec for i in range(2)]
+            elif side == "box":
+                rhs = list(h0)
             if side == "box":                        # rhs = (mid, half), both affine in the Parameters
-                half = rhs[1]
-                cons.append(cp.SOC(half, cp.reshape(expr - rhs[0], (1, G0.shape[0]), order="F"), axis=0))
+                cons.append(cp.SOC(rhs[1], cp.reshape(expr - rhs[0], (1, G0.shape[0]), order="F"), axis=0))
             else:
-                cons.append({"hi": expr <= rhs, "lo": expr >= rhs, "eq": expr == rhs}[side])
+                cons.append(expr <= rhs if side == "le" else expr == rhs)
             self.n_rows += G0.shape[0]
         if extra_rows is not None:                  # (G, lo, hi): rows over several intervals' a (rate_limits)
             G, lo, hi = extra_rows
@@ -190,6 +215,20 @@ class TimeOptimalProblem:
         y = r[:-1] + r[1:]
         cons.append(cp.SOC(s + y, cp.vstack([2.0 * X, cp.reshape(s - y, (1, N), order="F")]), axis=0))
         return float(energy["weight"]) * (np.diff(self.theta) @ s)
+
+    def _side_matrices(self, items, side: str, names):
+        """G0 (M × nx), h0, and per parameter name G_k, with H = (h_k) as columns (M, K) (box: (2, M, K))."""
+        G0, h0 = self._matrix(items, side, None)
+        Gp, Hp = [], []
+        for name in names:
+            if any(name in blk.deltas for blk, *_ in items):
+                G, h = self._matrix(items, side, name)
+            else:
+                G, h = sp.csr_matrix(G0.shape), np.zeros_like(h0)
+            Gp.append(G)
+            Hp.append(h)
+        Hp = np.stack(Hp, axis=-1) if Hp else np.zeros(h0.shape + (0,))
+        return [G0, h0, Gp, Hp]
 
     def _matrix(self, items, side: str, name):
         """Sparse G (M × nx) and h (M,) of the rows in `items` (base values, or the delta of `name`);
@@ -231,8 +270,7 @@ class TimeOptimalProblem:
     def solve(self, values: dict, solver: str = "CLARABEL", **options) -> tuple[str, np.ndarray, float, float]:
         """Set the named Parameters and solve; returns (status, b, wall seconds, compile seconds)."""
         with self.lock:
-            for name, p in self.params.items():
-                p.value = float(values.get(name, 0.0))
+            self.pvec.value = np.array([float(values.get(name, 0.0)) for name in self.names] or [0.0])
             before = self._compiled_program()
             t0 = time.perf_counter()
             with warnings.catch_warnings():
@@ -257,11 +295,16 @@ class TimeOptimalProblem:
         return getattr(cache, "param_prog", None)
 
 
+@functools.lru_cache(maxsize=1)
+def _installed_solvers() -> frozenset:
+    return frozenset(cp.installed_solvers())         # cvxpy probes every solver on each call (~4 ms)
+
+
 def _solver_chain(solver: str | None) -> list[tuple[str, dict]]:
     """The requested solver, then fallbacks that cvxpy has installed (Clarabel with other settings,
     ECOS, SCS). Clarabel's default primal feasibility tolerance (1e-8) is tighter than the problem's
     degenerate start/end (b = r = 0 on the cone boundary) allows; 1e-7 still gives durations to ~1e-8."""
-    installed = set(cp.installed_solvers())
+    installed = _installed_solvers()
     chain = []
     first = (solver or "CLARABEL").upper()
     if first == "CLARABEL" and first in installed:
@@ -481,7 +524,7 @@ class TimeOptimalPlanner:
                  tool_speed_max: float | None = None, collision_energy_max: float | None = None,
                  cartesian_frame: str | None = None, contact_mass: float | None = None,
                  energy_weight: float = 0.0, energy_R=None, torque_rate_max=None, jerk_max=None,
-                 rate_dt: float = 1e-3, max_rate_iterations: int = 40):
+                 rate_dt: float = 1e-3, max_rate_iterations: int = 40, prune: bool = True):
         path = as_joint_path(path)
         if path.dof != robot.n:
             raise InputError(f"waypoints: path has {path.dof} joint values per waypoint but robot '{robot.name}' "
@@ -499,6 +542,7 @@ class TimeOptimalPlanner:
         self.scheme, self.substeps, self.tol, self.refine = scheme, int(substeps), float(tol), refine
         self.max_rounds, self.max_splits, self.solver = int(max_rounds), int(max_splits), solver
         self.max_viscous_iterations = int(max_viscous_iterations)
+        self.prune = bool(prune)
         self.payload_frame = payload_frame
         self.allow_overload = bool(allow_overload)
         self.limits = list(limits) if limits is not None else [JointTorqueLimit(), JointVelocityLimit(),
@@ -519,6 +563,7 @@ class TimeOptimalPlanner:
             raise InputError(f"max_rate_iterations: must be >= 1, got {max_rate_iterations}")
         self.max_rate_iterations = int(max_rate_iterations)
         self._problems: "OrderedDict[tuple, TimeOptimalProblem]" = OrderedDict()
+        self._cover: list[dict] = []                            # payload values compiled problems cover
         self._grid_version = 0
         self._token = 0
         self._last_b = None
@@ -639,6 +684,15 @@ class TimeOptimalPlanner:
         limits = self.limits + [BoundaryVelocity()]
         return [blk for blk in (l.rows(data, b_ref=b_ref, scales=scales) for l in limits) if blk is not None]
 
+    def cover_payloads(self, payloads) -> None:
+        """Payloads that later `plan` calls will use: problems compiled from now on also hold the rows that
+        bind with each of them (`facets`), so re-planning with any of them skips compilation."""
+        self._cover = [self.payload_values(p)[1] for p in payloads if p is not None]
+
+    def _masks(self, blocks, values=None):
+        """The rows that can bind (`facets.row_masks`), or None (all rows) when pruning is off."""
+        return row_masks([blk.at(values) for blk in blocks]) if self.prune else None
+
     def _energy(self, data: PathData) -> dict | None:
         """The energy term's coefficients (× √R) for `TimeOptimalProblem`, None when energy_weight = 0."""
         if self.energy_weight <= 0:
@@ -647,12 +701,23 @@ class TimeOptimalPlanner:
         return dict(weight=self.energy_weight, m=co.m * w, c=co.c * w, d=co.d * w,
                     v=data.robot.viscous * data.dq * w)
 
-    def _problem(self, key, blocks, energy=None) -> tuple[TimeOptimalProblem, bool]:
+    def _problem(self, key, blocks, energy=None, values=None) -> tuple[TimeOptimalProblem, bool]:
+        """The compiled problem for `key` if it holds every row that can bind with these parameter
+        `values` (`facets`); otherwise a new one (see below)."""
+        masks = self._masks(blocks, values)
         prob = self._problems.get(key)
         if prob is not None:
-            self._problems.move_to_end(key)
-            return prob, True
-        prob = TimeOptimalProblem(self.theta, blocks, self.scheme, energy=energy)
+            if masks is None or _covers(prob.masks, masks):
+                self._problems.move_to_end(key)
+                return prob, True
+            # another payload needs rows the compiled problem lacks: compile once more with the rows of both
+            # (the set only grows; `cover_payloads` avoids this when the payloads are known in advance)
+            masks = _union(prob.masks, masks)
+        if masks is not None:
+            for extra in self._cover:
+                masks = _union(masks, self._masks(blocks, {**values, **extra}))
+        prob = TimeOptimalProblem(self.theta, blocks, self.scheme, energy=energy, masks=masks)
+
         self._problems[key] = prob
         while len(self._problems) > 4:
             self._problems.popitem(last=False)
@@ -709,9 +774,11 @@ class TimeOptimalPlanner:
             base = scales is None and b_ref is None
             self._token += 1          # problems with tightened limits / viscous tangents / constant payloads
             key = (self._grid_version, "base" if base and not const_payload else self._token)   # are not shared
-            problem, reused = self._problem(key, blocks, self._energy(data))
+            problem, reused = self._problem(key, blocks, self._energy(data), values)
             timings["build"] += time.perf_counter() - t0
             reused_first = reused if reused_first is None else reused_first
+            if np.isfinite(robot_p.tau_max).any():
+                self.sub.prefetch(robot_p)          # forward kinematics of the between-grid check, during the solve
             status, b, solver_used, wall, compile_s = self._solve(problem, values)
             iterations += 1
             b = np.maximum(b, 0.0)
@@ -770,11 +837,13 @@ class TimeOptimalPlanner:
                           f"{100 * (w.ratio - 1):.3f} % at θ = {w.theta:.6g} after {len(refinements)} refinements "
                           f"(tol {100 * self.tol:g} %); use a finer grid", RuntimeWarning, stacklevel=2)
         self._last_b = (law.theta.copy(), law.b.copy())
-        t0 = time.perf_counter()
-        motion = joint_motion(robot_p, self.path, law.theta, law.sd_grid, law.sdd_grid, law.t)
-        timings["verify"] += time.perf_counter() - t0
+        torques = check.grid_torques            # the between-grid check's sub-samples include the grid points
+        if torques is None:
+            t0 = time.perf_counter()
+            torques = joint_motion(robot_p, self.path, law.theta, law.sd_grid, law.sdd_grid, law.t).tau
+            timings["verify"] += time.perf_counter() - t0
         timings["total"] = time.perf_counter() - t_all
-        return TimeOptimalPlan(robot=robot_p, path=self.path, law=law, check=check, torques=motion.tau,
+        return TimeOptimalPlan(robot=robot_p, path=self.path, law=law, check=check, torques=torques,
                                status=status, solver=solver_used, timings=timings, iterations=iterations,
                                reused_problem=bool(reused_first), planner=self, payload=payload,
                                sd_start=sd_start, sd_end=sd_end, refinements=refinements,
@@ -805,7 +874,7 @@ class TimeOptimalPlanner:
                                   if has_viscous else None)
             G, lo, hi = rates.rows(coeffs, self.theta, b_ref, rscales, 2 * P + 2 * (P - 1), rest_start, rest_end)
             problem = TimeOptimalProblem(self.theta, blocks, self.scheme, energy=self._energy(data),
-                                         extra_rows=(G, lo, hi))
+                                         extra_rows=(G, lo, hi), masks=self._masks(blocks, values))
             timings["build"] += time.perf_counter() - t0
             status, b, solver_used, wall, compile_s = self._solve(problem, values)
             solves += 1
@@ -874,7 +943,8 @@ class TimeOptimalPlanner:
             b_ref = np.where(np.isfinite(vel), vel, 1.0)
         blocks = [blk.at(values) for blk in self._blocks(data, None, b_ref)]
         timings["coefficients"] += time.perf_counter() - t0
-        problem = TimeOptimalProblem(self.theta, blocks, self.scheme, energy=self._energy(data))
+        problem = TimeOptimalProblem(self.theta, blocks, self.scheme, energy=self._energy(data),
+                                     masks=self._masks(blocks))
         status, b, solver, wall, compile_s = self._solve(problem, values)
         timings["solve"] += wall - compile_s
         timings["compile"] += compile_s
@@ -916,6 +986,23 @@ class TimeOptimalPlanner:
             f"no speed profile satisfies the limits along the path (solver status: {status}). Every grid point "
             f"can be held at rest, so the boundary speeds (sd_start, sd_end) cannot be reached or left within "
             f"the limits on the {self.theta.size - 1}-interval grid")
+
+
+def _covers(have, need) -> bool:
+    """Do the row masks `have` include every row of `need`?"""
+    for h, n in zip(have, need):
+        if n is None:
+            continue
+        if h is None:
+            continue
+        if any((n[side] & ~h[side]).any() for side in ("hi", "lo")):
+            return False
+    return True
+
+
+def _union(a, b) -> list:
+    return [None if x is None or y is None else {side: x[side] | y[side] for side in ("hi", "lo")}
+            for x, y in zip(a, b)]
 
 
 _PLANNERS: "OrderedDict[tuple, TimeOptimalPlanner]" = OrderedDict()

@@ -9,11 +9,13 @@ q′ θ̇ and accelerations q′ θ̈ + q″ θ̇². The result is a ratio |valu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 import numpy as np
 
 import dynamics
+from dynamics._batch import world_quantities_t
 
 KINDS = ("torque", "velocity", "acceleration")
 
@@ -37,6 +39,9 @@ class Worst:
         return d
 
 
+_PREFETCH = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toppra-app-prefetch")
+
+
 @dataclass
 class SubSamples:
     """Sub-sample positions inside every interval of a grid, with the path evaluated there."""
@@ -46,6 +51,7 @@ class SubSamples:
     q: np.ndarray              # (N·(S+1), n)
     dq: np.ndarray
     ddq: np.ndarray
+    _world: dict = field(default_factory=dict, repr=False)   # id(robot) -> (robot, Future of WorldT)
 
     @classmethod
     def build(cls, path, theta_grid, substeps: int = 20) -> "SubSamples":
@@ -56,12 +62,28 @@ class SubSamples:
         S = path.evaluate(sub.reshape(-1))
         return cls(th, u, sub, S.q, S.dq, S.ddq)
 
+    def prefetch(self, robot) -> None:
+        """Start computing the configuration-only part of inverse dynamics at the sub-samples (body
+        poses, axes, world inertias) in a worker thread, e.g. while the solver runs; `world` waits for it."""
+        key = id(robot)
+        if key not in self._world or self._world[key][0] is not robot:
+            if len(self._world) >= 2:                      # keep the memory bounded (payload re-plans)
+                self._world.pop(next(iter(self._world)))
+            self._world[key] = (robot, _PREFETCH.submit(world_quantities_t, robot, self.q))
+
+    def world(self, robot):
+        """`world_quantities_t(robot, q)` at the sub-samples (from `prefetch`, or computed now)."""
+        self.prefetch(robot)
+        return self._world[id(robot)][1].result()
+
 
 @dataclass
 class LimitCheck:
     """Per-interval worst ratios (N, n) per kind, and the overall worst per kind."""
     ratios: dict
     worst: dict
+    grid_torques: np.ndarray | None = None   # (P, n) torques at the grid points (each with the following
+                                             # interval's θ̈, the last with the last one's), when computed
 
     @property
     def worst_ratio(self) -> float:
@@ -94,7 +116,8 @@ def check_time_law(robot, sub: SubSamples, b) -> LimitCheck:
     values = {"velocity": qd, "acceleration": qdd}
     limits = {"velocity": robot.qd_max, "acceleration": robot.qdd_max, "torque": robot.tau_max}
     if np.isfinite(robot.tau_max).any():
-        values["torque"] = dynamics.inverse_dynamics(robot, sub.q, qd, qdd) + dynamics.friction_torques(robot, qd)
+        values["torque"] = (dynamics.inverse_dynamics(robot, sub.q, qd, qdd, world=sub.world(robot))
+                            + dynamics.friction_torques(robot, qd))
     ratios, worst = {}, {}
     for kind in KINDS:
         lim = limits[kind]
@@ -106,7 +129,11 @@ def check_time_law(robot, sub: SubSamples, b) -> LimitCheck:
         r = np.abs(v) / lim                        # inf limit → 0
         ratios[kind] = r.max(axis=1)
         worst[kind] = _worst(kind, r, v, lim, sub.theta)
-    return LimitCheck(ratios, worst)
+    grid_torques = None
+    if "torque" in values:
+        tau = values["torque"].reshape(N, S1, n)
+        grid_torques = np.concatenate([tau[:, 0, :], tau[-1:, -1, :]])
+    return LimitCheck(ratios, worst, grid_torques)
 
 
 def check_samples(robot, sample, tau=None) -> dict:
