@@ -1,17 +1,27 @@
 """Recursive Newton–Euler inverse dynamics (Luh, Walker & Paul 1980) in world coordinates.
 
-Forward pass: angular velocity/acceleration and origin acceleration of every body from its parent's;
-gravity enters as a base acceleration −g0. Backward pass: each body's Newton–Euler force and moment
-(about its joint origin) plus its children's; τ_k is the moment (revolute) or force (prismatic)
-along the joint axis. Rigid body only: friction is in `friction_torques`.
+Velocities and accelerations are spatial vectors [ω; v_O] taken at the world origin (Featherstone's
+"absolute" form), so a body's quantities are its parent's plus the joint's term, with no transforms:
+
+    forward pass   v_k = v_λ(k) + S_k q̇_k,   a_k = a_λ(k) + S_k q̈_k + v_k × S_k q̇_k,   a_base = [0; −g0]
+    backward pass  f_k = [moment about the origin; force] of body k's Newton–Euler equations
+                         + Σ_children f_j,   τ_k = S_kᵀ f_k
+
+with S_k = [z_k; o_k × z_k] (revolute) or [0; z_k] (prismatic). Each recursion is a sum over the path
+to the base (forward) or over the subtree (backward), evaluated for all bodies at once as a product
+with the tree's support matrix. Samples are processed in blocks, with work arrays allocated once and
+reused by every block (fresh memory is costly: page faults). Rigid body only: friction is in
+`friction_torques`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._batch import as_batch, cross3, same_batch, world_quantities_t
-from .model import PRISMATIC, RobotModel
+from ._batch import WorldT, as_batch, cross3, same_batch, world_quantities_into
+from .model import PRISMATIC, ModelError, RobotModel
+
+BLOCK = 16384   # bodies × samples per block, at most (work arrays of a few MB)
 
 
 def inverse_dynamics(robot: RobotModel, q, qd, qdd, *, gravity: bool = True, world=None) -> np.ndarray:
@@ -20,47 +30,94 @@ def inverse_dynamics(robot: RobotModel, q, qd, qdd, *, gravity: bool = True, wor
     `world`: the configuration-only quantities `world_quantities_t(robot, q)` if already computed (for
     batches of q), so that repeated calls at the same configurations skip the forward kinematics."""
     (q2, qd2, qdd2), single = same_batch(robot, q, ("qd", qd), ("qdd", qdd))
-    W = world_quantities_t(robot, q2) if world is None else world   # body axis first, samples last
     N, n = q2.shape
-    qdT, qddT = qd2.T, qdd2.T
-    w = np.zeros((n, 3, N))
-    dw = np.zeros((n, 3, N))
-    a = np.zeros((n, 3, N))        # acceleration of the body point at its joint origin
-    a_base = -robot.gravity if gravity else np.zeros(3)
-    for k in range(n):
-        p = robot.parents[k]
-        zk = W.z[k]
-        if p < 0:
-            wp, dwp = np.zeros((3, N)), np.zeros((3, N))
-            ap = np.broadcast_to(np.asarray(a_base, dtype=float)[:, None], (3, N))
-            r = W.o[k]
-        else:
-            wp, dwp, ap = w[p], dw[p], a[p]
-            r = W.o[k] - W.o[p]
-        a_k = ap + cross3(dwp, r) + cross3(wp, cross3(wp, r))
-        if robot.joint_types[k] == PRISMATIC:
-            w[k], dw[k] = wp, dwp
-            a[k] = a_k + 2.0 * qdT[k] * cross3(wp, zk) + qddT[k] * zk
-        else:
-            w[k] = wp + qdT[k] * zk
-            dw[k] = dwp + qddT[k] * zk + qdT[k] * cross3(wp, zk)
-            a[k] = a_k
-    rc = W.c - W.o
-    a_c = a + cross3(dw, rc, 1) + cross3(w, cross3(w, rc, 1), 1)
-    f = robot.masses[:, None, None] * a_c
-    Iw = sum(W.inertia[:, :, j] * w[:, None, j] for j in range(3))
-    nm = sum(W.inertia[:, :, j] * dw[:, None, j] for j in range(3)) + cross3(w, Iw, 1) + cross3(rc, f, 1)
+    if world is not None and np.shape(world.z) != (n, 3, N):
+        raise ModelError(f"world: quantities for shape {np.shape(world.z)}, expected (n, 3, N) = {(n, 3, N)}")
+    qdT, qddT = np.ascontiguousarray(qd2.T), np.ascontiguousarray(qdd2.T)
+    blocks = max(-(-N // max(BLOCK // n, 1)), 1)
+    M = max(-(-N // blocks), 1)                         # samples per block, all blocks (nearly) equal
+    work, world_work = _work_arrays(n, M, world is None)
+    support = _support_matrix(robot.parents)
+    a_base = np.zeros(6)
+    if gravity:
+        a_base[3:] = -robot.gravity
     tau = np.empty((n, N))
-    for k in range(n - 1, -1, -1):
-        v = f[k] if robot.joint_types[k] == PRISMATIC else nm[k]
-        tau[k] = W.z[k, 0] * v[0] + W.z[k, 1] * v[1] + W.z[k, 2] * v[2]
-        p = robot.parents[k]
-        if p >= 0:
-            f[p] += f[k]
-            nm[p] += nm[k] + cross3(W.o[k] - W.o[p], f[k])
+    for s in range(0, N, M):
+        b = slice(s, min(s + M, N))
+        m = b.stop - s
+        buf = {k: x[..., :m] for k, x in work.items()}
+        if world is None:
+            W = world_quantities_into(robot, q2[b], WorldT(*(x[..., :m] for x in world_work)))
+        else:
+            W = WorldT(*(x[..., b] for x in world))
+        _rnea(robot, support, a_base, W, qdT[:, b], qddT[:, b], buf, tau[:, b])
     tau = tau.T
     return tau[0] if single else tau
 
+
+def _support_matrix(parents) -> np.ndarray:
+    """κ (n, n): κ[k, j] = 1 if joint j is on the path from body k to the base (j = k included)."""
+    n = len(parents)
+    kappa = np.zeros((n, n))
+    for k in range(n):
+        j = k
+        while j >= 0:
+            kappa[k, j] = 1.0
+            j = parents[j]
+    return kappa
+
+
+def _work_arrays(n: int, M: int, with_world: bool) -> tuple[dict, WorldT | None]:
+    """The work arrays of one block of M samples (and its WorldT when it is to be computed): views into
+    one allocation, reused by every block."""
+    k = n * M
+    memory = np.empty((45 + (27 if with_world else 0)) * k)
+    work = dict(zip(("S", "Sqd", "v", "x", "a", "fn"), memory[:36 * k].reshape(6, 6, n, M)))    # (6, n, M)
+    work.update(zip(("vc", "Iw", "tmp"), memory[36 * k:45 * k].reshape(3, 3, n, M)))             # (3, n, M)
+    if not with_world:
+        return work, None
+    R, inertia = memory[45 * k:63 * k].reshape(2, n, 3, 3, M)
+    o, z, c = memory[63 * k:].reshape(3, n, 3, M)
+    return work, WorldT(R, o, z, c, inertia)
+
+
+def _rnea(robot: RobotModel, support, a_base, W: WorldT, qd, qdd, buf: dict, tau) -> None:
+    """τ (n, M) of one block of M samples into `tau`. Work arrays are component-first, (3 or 6, n, M)."""
+    S, Sqd, v, x, a, fn, t = (buf[k] for k in ("S", "Sqd", "v", "x", "a", "fn", "tmp"))
+    o, c = W.o.transpose(1, 0, 2), W.c.transpose(1, 0, 2)     # component-first views
+    S[:3] = W.z.transpose(1, 0, 2)                      # motion subspaces [z; o × z] ...
+    cross3(o, S[:3], out=S[3:])
+    prismatic = [kind == PRISMATIC for kind in robot.joint_types]
+    if any(prismatic):
+        S[3:, prismatic] = S[:3, prismatic]             # ... and [0; z]
+        S[:3, prismatic] = 0.0
+
+    # forward pass: v_k = Σ_{j ⪯ k} S_j q̇_j,  a_k = a_base + Σ_{j ⪯ k} (S_j q̈_j + v_j × S_j q̇_j)
+    np.multiply(S, qd, out=Sqd)
+    np.matmul(support, Sqd, out=v)
+    w, vO = v[:3], v[3:]
+    np.multiply(S, qdd, out=x)
+    x[:3] += cross3(w, Sqd[:3], out=t)
+    x[3:] += cross3(w, Sqd[3:], out=t)
+    x[3:] += cross3(vO, Sqd[:3], out=t)
+    x[:, robot.parents < 0] += a_base[:, None, None]    # the base's acceleration, summed into every body's
+    np.matmul(support, x, out=a)
+    dw, aO = a[:3], a[3:]
+
+    # Newton–Euler: force m a_c and moment about the origin, I_c ω̇ + ω × I_c ω + c × f, of every body
+    moment, f = fn[:3], fn[3:]
+    vc = np.add(vO, cross3(w, c, out=t), out=buf["vc"])        # velocity of the centre of mass
+    np.add(aO, cross3(dw, c, out=t), out=f)
+    f += cross3(w, vc, out=t)
+    f *= robot.masses[:, None]
+    Iw = np.einsum("nabm,bnm->anm", W.inertia, w, out=buf["Iw"])
+    np.einsum("nabm,bnm->anm", W.inertia, dw, out=moment)
+    moment += cross3(w, Iw, out=t)
+    moment += cross3(c, f, out=t)
+
+    # backward pass: f_k + its subtree's, projected on the joint's motion subspace
+    F = np.matmul(support.T, fn, out=x)
+    np.einsum("inm,inm->nm", S, F, out=tau)
 
 
 def friction_torques(robot: RobotModel, qd) -> np.ndarray:
