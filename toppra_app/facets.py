@@ -101,12 +101,11 @@ def _lower_envelope(c, s, grp, b_top, rows) -> np.ndarray:
     keep |= tie & active[:, None]
     cur = np.argmax(np.where(tie, s, -np.inf), axis=1)
     b_cur = np.zeros(P)
-    tol_s = (TOL * (1.0 + np.where(grp, np.abs(s), 0.0).max(axis=1)))[:, None]
     for _ in range(R):
         if not active.any():
             break
         sc, cc = s[rows, cur][:, None], c[rows, cur][:, None]
-        steeper = grp & (s - sc > tol_s)
+        steeper = grp & (s - sc > TOL * (1.0 + np.abs(s) + np.abs(sc)))    # (nearly) parallel: not steeper
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             cross = np.where(steeper, (c - cc) / (s - sc), np.inf)
         cross = np.maximum(cross, b_cur[:, None])                 # (rounding: never behind the walk)
