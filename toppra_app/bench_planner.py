@@ -118,9 +118,24 @@ def worst_ratios(robot, sample) -> dict:
 
 
 # ---------------------------------------------------------------------------------- benchmark
-def run_planner_benchmark(out=print, quick: bool = False, robots=("panda", "iiwa7")) -> dict:
-    """Compare ours with toppra (N = 1000 and converged) on the paths of `BENCH_PATHS`; print tables."""
+def _median_run(fn, repeats: int):
+    """Run fn() `repeats` times; return (median seconds, the result of the median run)."""
+    runs = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        runs.append((time.perf_counter() - t0, out))
+    runs.sort(key=lambda r: r[0])
+    return runs[len(runs) // 2]
+
+
+def run_planner_benchmark(out=print, quick: bool = False, robots=("panda", "iiwa7"), repeats: int = 5) -> dict:
+    """Compare ours with toppra (N = 1000 and converged) on the paths of `BENCH_PATHS`; print tables.
+
+    Every time is the median of `repeats` runs from scratch (a new planner, hence a new cvxpy compilation,
+    for ours), after one untimed warm-up run of each planner (imports, first-call caches)."""
     N_conv = 2000 if quick else 5000
+    repeats = 3 if quick else repeats
     try:
         import pinocchio  # noqa: F401  (only for a fast callback: the converged toppra reference)
         fast_callback = pinocchio_inverse_dynamics
@@ -128,17 +143,24 @@ def run_planner_benchmark(out=print, quick: bool = False, robots=("panda", "iiwa
         fast_callback = None
     results = []
     out("## Time-optimal planning: ours (cvxpy + Clarabel) vs toppra 0.6 (TOPP-RA, interpolation scheme)\n")
-    out(f"Durations T relative to toppra on a converged grid (N = {N_conv}). Our time = path coefficients + solve "
-        "+ between-grid check of the first plan (the one-off cvxpy compilation in brackets); re-plan = another "
-        "payload on the same planner (no compilation). toppra time = constraint setup (inverse-dynamics callback "
-        "per grid point) + solve, with our `dynamics.inverse_dynamics` as callback and, for reference, "
-        "Pinocchio's `rnea`. Worst τ = max |τ|/τ_max on 1 ms resampling (our RNEA + friction). The ratio columns "
-        "divide our whole first plan (coefficients + build + cvxpy compilation + solve + check) by toppra's time.\n")
-    out("| robot | path | ours T [s] | vs conv. | toppra-1000 T [s] | vs conv. | ours time [s] | ours re-plan [s] "
-        "| toppra-1000 time, our RNEA [s] | toppra-1000 time, Pinocchio [s] "
-        "| ours / toppra(N=1000, Pinocchio callback) | ours / toppra(N=1000, our inverse dynamics) "
+    out(f"Durations T relative to toppra on a converged grid (N = {N_conv}). Times are medians of {repeats} runs "
+        "from scratch after a warm-up. Ours = the whole first `TimeOptimalPlanner(robot, path).plan()`: path "
+        "coefficients, coarse + final problem build, cvxpy compilation and Clarabel solves, and the between-grid "
+        "check (shown apart; toppra has none); re-plan = the first plan with another payload (half the rated "
+        "payload as a point mass) on the same planner, marked when it had to compile. toppra = path, "
+        "constraint setup (inverse-dynamics callback per grid point) and solve, with Pinocchio's `rnea` and with "
+        "our per-sample `dynamics.inverse_dynamics` as callback. Worst τ = max |τ|/τ_max on 1 ms resampling "
+        "(our RNEA + friction).\n")
+    out("| robot | path | ours T [s] | vs conv. | toppra-1000 T [s] | vs conv. | ours first plan [s] | of which check [s] "
+        "| ours re-plan [s] | toppra-1000, Pinocchio callback [s] | toppra-1000, our RNEA callback [s] "
+        "| ours / toppra (Pinocchio) | ours without check / toppra (Pinocchio) | ours / toppra (our RNEA) "
         "| ours worst τ | toppra-1000 worst τ |")
-    out("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    out("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    warm = BENCH_PATHS[robots[0]]
+    warm_robot = dynamics.load_robot(robots[0])
+    TimeOptimalPlanner(warm_robot, JointPath.from_waypoints(next(iter(warm.values())))).plan()
+    toppra_plan(warm_robot, next(iter(warm.values())), 1000, dt=None,
+                inv_dyn=fast_callback(warm_robot) if fast_callback else None)
     for name in robots:
         robot = dynamics.load_robot(name)
         paths = BENCH_PATHS[name]
@@ -146,37 +168,46 @@ def run_planner_benchmark(out=print, quick: bool = False, robots=("panda", "iiwa
             paths = dict(list(paths.items())[:2])
         for pname, W in paths.items():
             path = JointPath.from_waypoints(W)
-            t0 = time.perf_counter()
-            planner = TimeOptimalPlanner(robot, path)
-            plan = planner.plan()
-            wall = time.perf_counter() - t0
+
+            def first_plan():
+                planner = TimeOptimalPlanner(robot, path)
+                return planner, planner.plan()
+            wall, (planner, plan) = _median_run(first_plan, repeats)
             tm = plan.timings
-            ours_time = tm["coefficients"] + tm["build"] + tm["solve"] + tm["verify"]
             mass = 0.5 * (robot.rated_payload or 1.0)
-            t0 = time.perf_counter()
-            replan = planner.plan(payload=mass)
-            replan_wall = time.perf_counter() - t0
+            replan_wall, replan = _median_run(lambda: planner.plan(payload=mass), 1)
             ours_ratio = worst_ratios(plan.robot, plan.sample(1e-3))
             tp = toppra_plan(robot, W, 1000)
-            tp_fast = toppra_plan(robot, W, 1000, dt=None, inv_dyn=fast_callback(robot)) if fast_callback else None
+            tp_fast = (_median_run(lambda: toppra_plan(robot, W, 1000, dt=None, inv_dyn=fast_callback(robot)),
+                                   repeats)[1] if fast_callback else None)
             tc = toppra_plan(robot, W, N_conv, dt=None, inv_dyn=fast_callback(robot) if fast_callback else None)
             tp_ratio = worst_ratios(robot, tp["sample"]) if tp["sample"] is not None else {"torque": float("nan")}
+            fast_s = tp_fast["seconds"] if tp_fast else float("nan")
             row = dict(robot=name, path=pname, ours=plan.duration, toppra_1000=tp["duration"],
-                       toppra_conv=tc["duration"], ours_seconds=ours_time, ours_compile=tm["compile"],
-                       ours_wall=wall, replan_wall=replan_wall, replan_compile=replan.timings["compile"],
+                       toppra_conv=tc["duration"], ours_wall=wall, ours_check=tm["verify"],
+                       ours_compile=tm["compile"], replan_wall=replan_wall, replan_compile=replan.timings["compile"],
                        replan_duration=replan.duration, toppra_seconds=tp["seconds"],
-                       toppra_pinocchio_seconds=tp_fast["seconds"] if tp_fast else float("nan"),
-                       ours_worst=ours_ratio, toppra_worst=tp_ratio)
-            # ratios of the whole first plan (coefficients + build + compile + solve + verify) to toppra's time
-            row["ratio_pinocchio"] = tm["total"] / row["toppra_pinocchio_seconds"]
-            row["ratio_our_rnea"] = tm["total"] / tp["seconds"]
+                       toppra_pinocchio_seconds=fast_s, ours_worst=ours_ratio, toppra_worst=tp_ratio,
+                       timings=dict(tm))
+            row["ratio_pinocchio"] = wall / fast_s
+            row["ratio_pinocchio_no_check"] = (wall - tm["verify"]) / fast_s
+            row["ratio_our_rnea"] = wall / tp["seconds"]
             results.append(row)
             rel = lambda x: 100.0 * (x / tc["duration"] - 1.0)
             out(f"| {name} | {pname} | {plan.duration:.4f} | {rel(plan.duration):+.3f} % | {tp['duration']:.4f} | "
-                f"{rel(tp['duration']):+.3f} % | {ours_time:.3f} (+{tm['compile']:.2f}) | {replan_wall:.3f} | "
-                f"{tp['seconds']:.3f} | {row['toppra_pinocchio_seconds']:.3f} | "
-                f"{row['ratio_pinocchio']:.1f}× | {row['ratio_our_rnea']:.2f}× | "
+                f"{rel(tp['duration']):+.3f} % | {wall:.3f} | {tm['verify']:.3f} | {replan_wall:.3f}"
+                f"{' (compiled)' if replan.timings['compile'] > 0 else ''} | "
+                f"{fast_s:.3f} | {tp['seconds']:.3f} | {row['ratio_pinocchio']:.2f}× | "
+                f"{row['ratio_pinocchio_no_check']:.2f}× | {row['ratio_our_rnea']:.3f}× | "
                 f"{ours_ratio['torque']:.4f} | {tp_ratio['torque']:.4f} |")
+    out("\nBreakdown of our first plans [ms] (coefficients = m̃ c̃ d̃ and payload derivatives at both grids; build = "
+        "rows, pruning and cvxpy problem; check = between-grid check):\n")
+    out("| robot | path | coefficients | build | compile | solve | check | total |")
+    out("|---|---|---|---|---|---|---|---|")
+    for r in results:
+        t = r["timings"]
+        out(f"| {r['robot']} | {r['path']} | {1e3 * t['coefficients']:.1f} | {1e3 * t['build']:.1f} | "
+            f"{1e3 * t['compile']:.1f} | {1e3 * t['solve']:.1f} | {1e3 * t['verify']:.1f} | {1e3 * t['total']:.1f} |")
     worst_ours = max(max(r["ours_worst"].values()) for r in results)
     worst_tp = max(r["toppra_worst"]["torque"] for r in results)
     out(f"\nWorst over-limit on 1 ms resampling (any kind for ours, torque for toppra-1000): ours "

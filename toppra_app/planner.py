@@ -1,10 +1,10 @@
 """Time-optimal speed profile along a fixed path as a second-order cone program (cvxpy).
 
 Formulation (Verscheure et al. 2009; Lipp & Boyd 2014; Safeea et al. 2019 eq. 5):
-grid θ_0 < … < θ_N, variables b_i = θ̇²(θ_i) ≥ 0, a_j = θ̈ on interval j, r_i ≤ √b_i, t_j ≥ 0:
+grid θ_0 < … < θ_N, variables b_i = θ̇²(θ_i), r_i ≤ √b_i, t_j ≥ 0; a_j = θ̈ on interval j:
 
     minimise   Σ_j t_j                                                                    (1)
-    subject to b_{j+1} − b_j = 2 a_j Δθ_j                                                 (2)
+    subject to b_{j+1} − b_j = 2 a_j Δθ_j   (substituted: a_j is not a solver variable)  (2)
                r_i² ≤ b_i          ⇔  ‖(2 r_i, b_i − 1)‖ ≤ b_i + 1                        (3)
                t_j (r_j + r_{j+1}) ≥ 2Δθ_j  ⇔  ‖(2√(2Δθ_j), t_j − r_j − r_{j+1})‖ ≤ t_j + r_j + r_{j+1}   (4)
                lo ≤ A a_j + B b_i + C r_i ≤ hi   for i ∈ {j, j+1}   (`constraints`, canonical rows)  (5)
@@ -12,18 +12,22 @@ grid θ_0 < … < θ_N, variables b_i = θ̇²(θ_i) ≥ 0, a_j = θ̈ on interv
 At the optimum t_j = 2Δθ_j/(√b_j + √b_{j+1}), the exact time of interval j when θ̈ is constant on it,
 so (1) is the duration. (5) is enforced at *both* ends of every interval with that interval's a_j
 ("interpolation" scheme; "collocation" uses each point once with the following interval's a), so the
-exact time law meets every limit at every grid point. Between grid points it is re-checked at sub-samples
-(`verify`); where a limit is exceeded by more than `tol`, the offending intervals are split (or, with
-refine="tighten", the limit is lowered at their ends) and the problem re-solved.
+exact time law meets every limit at every grid point. Only the rows that can bind enter the problem
+(`facets`: the edges of each point's feasible (a, b) polygon; the others are implied by them).
+Between grid points the law is re-checked at sub-samples (`verify`); where a limit is exceeded by more
+than `tol`, the offending intervals are split (or, with refine="tighten", the limit is lowered at their
+ends) and the problem re-solved.
 
-Default grid (`adaptive`): a first solve on 100 intervals, then 400 intervals placed where the coarse
+Default grid (`adaptive`): a first solve on 50 intervals, then 400 intervals placed where the coarse
 solution loses time (`adapted_grid`). With θ̈ constant per interval the duration converges as O(1/N);
 the adapted grid reaches ≤ 0.05 % of the converged duration on the benchmark paths (docs/planner.md).
 
 The rows are affine in a few named scalars — the ten standard inertial parameters of the payload-carrying
 body and the boundary speeds θ̇_start², θ̇_end² — and only these are cvxpy Parameters (DPP), so
 re-planning with another payload or other boundary speeds skips cvxpy's compilation (`TimeOptimalPlanner`
-keeps its compiled problems; `plan_time_optimal` keeps a few planners). See docs/planner.md.
+keeps its compiled problems; `plan_time_optimal` keeps a few planners) as long as the rows that bind
+with the new payload are in the compiled problem; otherwise it compiles once more with both sets
+(`cover_payloads` declares payloads in advance). See docs/planner.md.
 """
 
 from __future__ import annotations
