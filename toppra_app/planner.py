@@ -49,6 +49,7 @@ from .constraints import (PAYLOAD_PARAMS, BoundaryVelocity, JointAccelerationLim
                           JointVelocityLimit, PathData, RowBlock, body_parameters)
 from .errors import InfeasiblePathError, InputError
 from .facets import row_masks
+from .reachability import reachable_profile
 from .path import JointPath, as_joint_path
 from .trajectory import TimeLaw, TrajectorySample, joint_motion, sample_trajectory
 from .verify import LimitCheck, SubSamples, check_time_law
@@ -128,7 +129,8 @@ class TimeOptimalProblem:
         names = sorted({name for blk in blocks for name in blk.deltas})
         self.names = names
         self.pvec = cp.Parameter(max(len(names), 1), name="p", value=np.zeros(max(len(names), 1)))
-        # (5): gather (point, interval, row) entries of every block, per side
+        # (5): gather (point, interval, row) entries of every block, per side: "le" (g ≤ hi, and −g ≤ −lo),
+        # "eq" (g = lo) and, without masks, "box" (two-sided rows with Parameters, see below).
         # `masks` (`facets.row_masks`): per block None or the rows that can bind at each point ("hi"/"lo");
         # the others are implied by them and left out (the feasible set is the same)
         self.masks = masks = list(masks) if masks is not None else [None] * len(blocks)
@@ -137,42 +139,32 @@ class TimeOptimalProblem:
             pairs = self._pairs(P) if blk.uses_a else np.stack([np.arange(P), np.zeros(P, int)], axis=1)
             if blk.points is not None:
                 pairs = pairs[np.asarray(blk.points, bool)[pairs[:, 0]]]
-            if mask is not None:
-                for side, has in (("hi", blk.has_hi), ("lo", blk.has_lo)):
-                    rows = np.flatnonzero(has)
-                    pt, iv, col = (np.repeat(pairs[:, 0], rows.size), np.repeat(pairs[:, 1], rows.size),
-                                   np.tile(rows, pairs.shape[0]))
-                    sel = mask[side][pt, col]
-                    if sel.any():
-                        entries.setdefault(side, []).append((blk, pt[sel], iv[sel], col[sel]))
-                continue
-            # two-sided rows lo ≤ g ≤ hi with Parameters become one 2-dimensional cone |g − mid| ≤ half ("box"):
-            # the same constraint for the solver, but cvxpy canonicalises g with its Parameter terms once, not
-            # twice (compiles ~2× faster; Clarabel is a little slower on these cones than on linear rows)
-            both = blk.has_hi & blk.has_lo & bool(blk.deltas)
-            sides = (("eq", np.ones(blk.size, bool)),) if blk.equality else \
-                (("box", both), ("hi", blk.has_hi & ~both), ("lo", blk.has_lo & ~both))
-            for side, mask in sides:
-                rows = np.flatnonzero(mask)
+            if blk.equality:
+                sides = (("eq", np.ones(blk.size, bool), "lo"),)
+            elif mask is not None:
+                sides = (("le", blk.has_hi, "hi"), ("le", blk.has_lo, "lo"))
+            else:
+                # two-sided rows lo ≤ g ≤ hi with Parameters become one 2-dimensional cone |g − mid| ≤ half
+                # ("box"): the same constraint, but cvxpy canonicalises g with its Parameter terms once, not twice
+                both = blk.has_hi & blk.has_lo & bool(blk.deltas)
+                sides = (("box", both, "box"), ("le", blk.has_hi & ~both, "hi"), ("le", blk.has_lo & ~both, "lo"))
+            for side, has, bound in sides:
+                rows = np.flatnonzero(has)
                 if rows.size == 0 or pairs.shape[0] == 0:
                     continue
-                entries.setdefault(side, []).append((blk, np.repeat(pairs[:, 0], rows.size),
-                                                     np.repeat(pairs[:, 1], rows.size), np.tile(rows, pairs.shape[0])))
+                pt, iv, col = (np.repeat(pairs[:, 0], rows.size), np.repeat(pairs[:, 1], rows.size),
+                               np.tile(rows, pairs.shape[0]))
+                if mask is not None and not blk.equality:
+                    sel = mask[bound][pt, col]
+                    pt, iv, col = pt[sel], iv[sel], col[sel]
+                if pt.size:
+                    entries.setdefault(side, []).append((blk, pt, iv, col, bound))
         self.n_rows = 0
-        # one-sided rows become one "≤" block (lower bounds negated): fewer expression nodes for cvxpy
-        sides = {side: self._side_matrices(items, side, names) for side, items in entries.items()}
-        le = [(mats, sign) for side, sign in (("hi", 1.0), ("lo", -1.0)) if (mats := sides.pop(side, None))]
-        if le:
-            sides["le"] = [sp.vstack([sign * m[0] for m, sign in le], format="csr"),
-                           np.concatenate([sign * m[1] for m, sign in le]),
-                           [sp.vstack([sign * m[2][k] for m, sign in le], format="csr") for k in range(len(names))],
-                           np.concatenate([sign * m[3] for m, sign in le], axis=0)]
-        for side, (G0, h0, Gp, Hp) in sides.items():
+        for side, items in entries.items():
+            G0, h0, Gs, used, Hp = self._side_matrices(items, names)
             expr, rhs = G0 @ x, h0
-            used = [k for k in range(len(names)) if Gp[k].nnz]
-            if used:                 # Σ_k p_k G_k x as one product (G_k x stacked as columns) @ p
-                stacked = sp.vstack([Gp[k] for k in used], format="csr") @ x
-                expr = expr + cp.reshape(stacked, (G0.shape[0], len(used)), order="F") @ self.pvec[used]
+            if used:                 # Σ_k p_k G_k x as one product: (G_k x stacked as columns) @ p
+                expr = expr + cp.reshape(Gs @ x, (G0.shape[0], len(used)), order="F") @ self.pvec[used]
             if np.any(Hp):
                 rhs = (rhs.T + Hp @ self.pvec).T if side != "box" else [h0[i] + Hp[i] @ self.pvec for i in range(2)]
             elif side == "box":
@@ -220,47 +212,55 @@ class TimeOptimalProblem:
         cons.append(cp.SOC(s + y, cp.vstack([2.0 * X, cp.reshape(s - y, (1, N), order="F")]), axis=0))
         return float(energy["weight"]) * (np.diff(self.theta) @ s)
 
-    def _side_matrices(self, items, side: str, names):
-        """G0 (M × nx), h0, and per parameter name G_k, with H = (h_k) as columns (M, K) (box: (2, M, K))."""
-        G0, h0 = self._matrix(items, side, None)
-        Gp, Hp = [], []
-        for name in names:
-            if any(name in blk.deltas for blk, *_ in items):
-                G, h = self._matrix(items, side, name)
-            else:
-                G, h = sp.csr_matrix(G0.shape), np.zeros_like(h0)
-            Gp.append(G)
-            Hp.append(h)
-        Hp = np.stack(Hp, axis=-1) if Hp else np.zeros(h0.shape + (0,))
-        return [G0, h0, Gp, Hp]
-
-    def _matrix(self, items, side: str, name):
-        """Sparse G (M × nx) and h (M,) of the rows in `items` (base values, or the delta of `name`);
-        for side "box", h is (2, M): the middle (lo + hi)/2 and half-width (hi − lo)/2."""
-        P = self.P
-        rows, cols, vals, hs = [], [], [], []
+    def _side_matrices(self, items, names):
+        """The rows of `items` as G0 x (≤ or =) h0 + Σ_k p_k (h_k − G_k x): G0 (M × nx), h0 (M,) (for "box"
+        (2, M): middle and half-width of [lo, hi]), the G_k of the parameters that occur stacked as Gs
+        (len(used)·M × nx, parameter-major), `used` (their indices in `names`) and H = (h_k) (M, K) or (2, M, K).
+        An item's bound "hi" gives g ≤ hi, "lo" gives −g ≤ −lo (or g = lo for equality rows)."""
+        P, K = self.P, len(names)
+        rows, cols, vals, dvals, h, dh = [], [], [], [], [], []
         offset = 0
-        for blk, pt, iv, col in items:
-            src = {key: getattr(blk, key) for key in ("A", "B", "C", "lo", "hi")} if name is None else blk.deltas.get(name, {})
+        for blk, pt, iv, col, bound in items:
             M = pt.size
             m = offset + np.arange(M)
+            sign = -1.0 if bound == "lo" and not blk.equality else 1.0
+            deltas = [blk.deltas.get(name, {}) for name in names]
             for key, var_cols, used in (("B", pt, True), ("A", 2 * P + iv, blk.uses_a), ("C", P + pt, blk.uses_r)):
-                if used and key in src:
-                    v = src[key][pt, col]
-                    keep = v != 0
-                    rows.append(m[keep])
-                    cols.append(var_cols[keep])
-                    vals.append(v[keep])
-            if side == "box":
-                lo, hi = (np.zeros(M) if src.get(k) is None else src[k][pt, col] for k in ("lo", "hi"))
-                hs.append(np.stack([0.5 * (lo + hi), 0.5 * (hi - lo)]))
+                if used:
+                    rows.append(m)
+                    cols.append(var_cols)
+                    vals.append(sign * getattr(blk, key)[pt, col])
+                    dvals.append(np.array([sign * d[key][pt, col] if key in d else np.zeros(M) for d in deltas])
+                                 .reshape(K, M))
+
+            def bound_values(src, key):
+                return np.zeros(M) if src.get(key) is None else src[key][pt, col]
+            base = {"lo": blk.lo, "hi": blk.hi}
+            if bound == "box":
+                lo, hi = bound_values(base, "lo"), bound_values(base, "hi")
+                h.append(np.stack([0.5 * (lo + hi), 0.5 * (hi - lo)]))
+                dlo = np.array([bound_values(d, "lo") for d in deltas]).reshape(K, M)
+                dhi = np.array([bound_values(d, "hi") for d in deltas]).reshape(K, M)
+                dh.append(np.stack([0.5 * (dlo + dhi), 0.5 * (dhi - dlo)], axis=1))          # (K, 2, M)
             else:
-                bound = src.get("lo" if side in ("lo", "eq") else "hi")
-                hs.append(np.zeros(M) if bound is None else bound[pt, col])
+                h.append(sign * bound_values(base, bound))
+                dh.append(sign * np.array([bound_values(d, bound) for d in deltas]).reshape(K, M))
             offset += M
-        cat = (lambda parts, dtype: np.concatenate(parts) if parts else np.zeros(0, dtype))
-        G = sp.csr_matrix((cat(vals, float), (cat(rows, int), cat(cols, int))), shape=(offset, self.nx))
-        return G, np.concatenate(hs, axis=-1)
+        rows, cols, vals = np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
+        dvals = np.concatenate(dvals, axis=1)                                                  # (K, nnz)
+        keep = vals != 0
+        G0 = sp.csr_matrix((vals[keep], (rows[keep], cols[keep])), shape=(offset, self.nx))
+        used = [k for k in range(K) if np.any(dvals[k])]
+        Gs = None
+        if used:
+            nz = np.any(dvals[used] != 0, axis=0)
+            r = (rows[nz][None, :] + offset * np.arange(len(used))[:, None]).ravel()
+            Gs = sp.csr_matrix((dvals[used][:, nz].ravel(), (r, np.tile(cols[nz], len(used)))),
+                               shape=(len(used) * offset, self.nx))
+        h0 = np.concatenate(h, axis=-1)
+        Hp = np.concatenate(dh, axis=-1)                                                       # (K, [2,] M)
+        Hp = np.moveaxis(Hp, 0, -1)                                                            # ([2,] M, K)
+        return G0, h0, Gs, used, Hp
 
     def _pairs(self, P: int) -> np.ndarray:
         """(point, interval) pairs at which rows that use a are enforced."""
@@ -621,7 +621,9 @@ class TimeOptimalPlanner:
     def _diagnose(self, robot, data: PathData, values: dict, sd_start: float, sd_end: float) -> None:
         k_lim = np.isfinite(robot.tau_max)
         if k_lim.any() and any(isinstance(l, JointTorqueLimit) for l in self.limits):
-            d = dynamics.gravity_torques(robot, data.q) + robot.coulomb * np.sign(data.dq)
+            d = data.coefficients.d                 # gravity + Coulomb friction (d̃), with the payload's share:
+            if data.payload_body is not None:
+                d = d + sum(values.get(name, 0.0) * basis.d for name, basis in zip(PAYLOAD_PARAMS, data.payload_basis))
             over = (np.abs(d) > robot.tau_max) & k_lim
             if over.any():
                 i = int(np.nonzero(over)[0][0])
@@ -947,12 +949,23 @@ class TimeOptimalPlanner:
             b_ref = np.where(np.isfinite(vel), vel, 1.0)
         blocks = [blk.at(values) for blk in self._blocks(data, None, b_ref)]
         timings["coefficients"] += time.perf_counter() - t0
-        problem = TimeOptimalProblem(self.theta, blocks, self.scheme, energy=self._energy(data),
-                                     masks=self._masks(blocks))
-        status, b, solver, wall, compile_s = self._solve(problem, values)
-        timings["solve"] += wall - compile_s
-        timings["compile"] += compile_s
-        self.coarse_law = TimeLaw(self.theta, b)
+        self.coarse_law = None
+        if self.energy_weight <= 0:                     # time-optimal: a reachability estimate is enough
+            t0 = time.perf_counter()
+            b = reachable_profile(blocks, self.theta, values["b_start"], values["b_end"])
+            if b is not None and np.isfinite(b).all():
+                try:
+                    self.coarse_law = TimeLaw(self.theta, b)
+                except ValueError:                      # stops inside the path: leave it to the solver
+                    pass
+            timings["solve"] += time.perf_counter() - t0
+        if self.coarse_law is None:
+            problem = TimeOptimalProblem(self.theta, blocks, self.scheme, energy=self._energy(data),
+                                         masks=self._masks(blocks))
+            status, b, solver, wall, compile_s = self._solve(problem, values)
+            timings["solve"] += wall - compile_s
+            timings["compile"] += compile_s
+            self.coarse_law = TimeLaw(self.theta, b)
         self._set_grid(adapted_grid(self.coarse_law, self.intervals))
         self.adaptive = False
 
