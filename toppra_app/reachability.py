@@ -16,6 +16,9 @@ follows it, and b is linear in θ on each interval (b_{i+1} = b_i + 2Δθ_i a_i)
 * forward, the fastest profile inside these sets: b_0 = b_start,
   b_{i+1} = min(K_{i+1}, b_i + 2Δθ_i min_l (c_l − s_l b_i)).
 
+The last point's rows also bound the last interval's a (so the result is the optimum of the collocation
+scheme on that grid, which the tests check against the convex solve).
+
 This is the reachability construction of Pham & Pham (2018, TOPP-RA) written for 2-D half-planes. It is
 only an estimate for the grid (each point's rows used once, as in collocation); returns None where it
 does not apply (rows with √b terms, a point that cannot be passed), and the planner then falls back to a
@@ -53,6 +56,10 @@ def reachable_profile(blocks, theta, b_start: float, b_end: float) -> np.ndarray
     dth = np.diff(theta)
     K = np.empty(P)
     K[-1] = b_end
+    # the last point's rows apply to the last interval's a (as in the convex problem's collocation):
+    # a_{N−1} ≥ c_k − s_k b_end, i.e. b_{N−1} ≤ b_end − 2Δθ (c_k − s_k b_end)
+    k = lower[-1]
+    last = b_end - 2.0 * dth[-1] * np.max(c[-1, k] - s[-1, k] * b_end, initial=-np.inf)
     for i in range(P - 2, -1, -1):                  # backward: largest b_i that can still reach K_{i+1}
         k = lower[i]
         coef = 1.0 - 2.0 * dth[i] * s[i, k]
@@ -61,7 +68,7 @@ def reachable_profile(blocks, theta, b_start: float, b_end: float) -> np.ndarray
         bound = np.min(rhs[pos] / coef[pos], initial=np.inf)
         if np.any(~pos & (rhs < 0) & (coef == 0)):
             bound = -np.inf
-        K[i] = min(b_top[i], bound)
+        K[i] = min(b_top[i], bound, last if i == P - 2 else np.inf)
         if K[i] < b_low[i] - 1e-12:
             return None
     if b_start > K[0] * (1 + 1e-9) + 1e-12:
