@@ -129,6 +129,34 @@ def _median_run(fn, repeats: int):
     return runs[len(runs) // 2]
 
 
+def replan_sequence(out=print, robot_name: str = "iiwa7", path_name: str = "long-swing") -> dict:
+    """Re-plans with a sequence of payloads on one planner, with and without row pruning: ms per plan
+    and whether it compiled (alternating empty/loaded as in palletizing, then ever heavier point masses)."""
+    from dynamics.payload import RigidBodyInertia
+    robot = dynamics.load_robot(robot_name)
+    path = JointPath.from_waypoints(BENCH_PATHS[robot_name][path_name])
+    box = RigidBodyInertia.box(5.0, (0.3, 0.2, 0.2), com_offset=(0.0, 0.0, 0.1))
+    seq = [("5 kg box", box), ("none", None), ("box", box), ("none", None)] + \
+          [(f"{m:g} kg", m) for m in (1.0, 2.0, 3.0, 4.5, 6.0, 7.0, 0.5, 3.0)]
+    out(f"\nRe-planning one {robot_name} \"{path_name}\" planner with a sequence of payloads (point masses at the "
+        "flange unless a box); ms per plan, C = it compiled:\n")
+    out("| prune | first plan | " + " | ".join(label for label, _ in seq) + " |")
+    out("|---" * (len(seq) + 2) + "|")
+    rows = {}
+    for prune in (True, False):
+        planner = TimeOptimalPlanner(robot, path, prune=prune)
+        t0 = time.perf_counter()
+        planner.plan()
+        cells = [f"{1e3 * (time.perf_counter() - t0):.0f}"]
+        for _, payload in seq:
+            t0 = time.perf_counter()
+            plan = planner.plan(payload=payload)
+            cells.append(f"{1e3 * (time.perf_counter() - t0):.0f}" + (" C" if plan.timings["compile"] > 0 else ""))
+        rows[prune] = cells
+        out(f"| {prune} | " + " | ".join(cells) + " |")
+    return rows
+
+
 def run_planner_benchmark(out=print, quick: bool = False, robots=("panda", "iiwa7"), repeats: int = 5) -> dict:
     """Compare ours with toppra (N = 1000 and converged) on the paths of `BENCH_PATHS`; print tables.
 
@@ -208,6 +236,7 @@ def run_planner_benchmark(out=print, quick: bool = False, robots=("panda", "iiwa
         t = r["timings"]
         out(f"| {r['robot']} | {r['path']} | {1e3 * t['coefficients']:.1f} | {1e3 * t['build']:.1f} | "
             f"{1e3 * t['compile']:.1f} | {1e3 * t['solve']:.1f} | {1e3 * t['verify']:.1f} | {1e3 * t['total']:.1f} |")
+    results_replan = replan_sequence(out)
     worst_ours = max(max(r["ours_worst"].values()) for r in results)
     worst_tp = max(r["toppra_worst"]["torque"] for r in results)
     out(f"\nWorst over-limit on 1 ms resampling (any kind for ours, torque for toppra-1000): ours "
@@ -222,4 +251,4 @@ def run_planner_benchmark(out=print, quick: bool = False, robots=("panda", "iiwa
         coll.append(f"{r['robot']}/{r['path']} {r['toppra_collocation_worst']:.4f}")
     out("\ntoppra with its default collocation scheme (N = 1000), worst |τ|/τ_max on 1 ms resampling: "
         + ", ".join(coll))
-    return {"rows": results}
+    return {"rows": results, "replans": results_replan}
