@@ -1,0 +1,415 @@
+"""Row pruning (`toppra_app.facets`): the rows it keeps describe the same feasible (θ̈, θ̇²) polygon as all
+rows, checked against scipy's LP solver (HiGHS) on random half-plane sets and on the planner's real rows;
+pruning removes most rows on the benchmark paths; pruned and unpruned planners give the same durations;
+`cover_payloads` makes re-planning with the covered payloads compile nothing."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+import dynamics
+from dynamics.payload import RigidBodyInertia
+from toppra_app import JointPath
+from toppra_app.bench_planner import BENCH_PATHS
+from toppra_app.constraints import BoundaryVelocity
+from toppra_app.facets import binding_rows, half_planes, prunable, row_masks
+from toppra_app.planner import TimeOptimalPlanner, problem_stats
+
+BOX = 1e6                  # |a| ≤ BOX, 0 ≤ b ≤ BOX in the LP oracle
+HUGE = 1e12                # a box that stands for "no box" where HiGHS cannot decide boundedness
+LP_TOL = 1e-7              # LP optima agree to this, relative to the size of the optimal points
+SAMPLE_TOL = 1e-9          # points feasible for the kept rows violate no row by more than this (relative)
+HIGHS = dict(primal_feasibility_tolerance=1e-10, dual_feasibility_tolerance=1e-10)
+
+
+# ====================================================================== the LP oracle
+def _unit(alpha, beta, h):
+    """Rows divided by max(|α|, |β|) (the same half-planes; rows 0 ≤ h stay as they are)."""
+    n = np.maximum(np.abs(alpha), np.abs(beta))
+    n = np.where(n > 0, n, 1.0)
+    return alpha / n, beta / n, h / n
+
+
+def _linprog(w, A, b, bounds):
+    """scipy's HiGHS LP (simplex with tight tolerances; other HiGHS methods if it reports a numerical failure)."""
+    res = None
+    for method, options in (("highs", HIGHS), ("highs-ds", {}), ("highs-ipm", {})):
+        res = linprog(-np.asarray(w, float), A_ub=A, b_ub=b, bounds=bounds, method=method, options=options)
+        if res.status in (0, 2, 3):
+            break
+    return res
+
+
+def lp_max(alpha, beta, h, w, box=BOX):
+    """max w·(a, b) over {α a + β b ≤ h, b ≥ 0} ∩ {|a| ≤ box, b ≤ box} (box None: no box): (status, value, x)
+    with status "optimal" | "infeasible" | "unbounded" | "unknown" (HiGHS could not tell)."""
+    al, be, hh = _unit(alpha, beta, h)
+    if (al == 0).all() and (be == 0).all() and (hh < 0).any():
+        return "infeasible", None, None                    # 0 ≤ h < 0 (HiGHS's presolve would say so too)
+    A, b = (np.column_stack([al, be]), hh) if al.size else (None, None)
+    res = _linprog(w, A, b, [(None, None), (0.0, None)] if box is None else [(-box, box), (0.0, box)])
+    status = {0: "optimal", 2: "infeasible", 3: "unbounded"}.get(res.status, "unknown")
+    if status == "unknown" and box is not None:
+        raise AssertionError(f"LP oracle failed: {res.message}")
+    return status, (-res.fun if status == "optimal" else None), (res.x if status == "optimal" else None)
+
+
+def violation(alpha, beta, h, x):
+    """Largest violation of the rows at x = (a, b), relative to the row size × (1 + |x|) + |h|."""
+    a, b = x
+    n = np.maximum(np.abs(alpha), np.abs(beta))
+    resid = alpha * a + beta * b - h
+    scale = n * (1.0 + max(abs(a), abs(b))) + np.abs(h)
+    scale = np.where(scale > 0, scale, 1.0)
+    return float(np.max(resid / scale, initial=-np.inf))
+
+
+def compare_lp(alpha, beta, h, keep, w, box, where):
+    """max w·x over all rows and over the kept rows (both with b ≥ 0 and the box) agree; returns the kept
+    rows' optimum (None when empty)."""
+    s_all, v_all, x_all = lp_max(alpha, beta, h, w, box)
+    s_kept, v_kept, x_kept = lp_max(alpha[keep], beta[keep], h[keep], w, box)
+    ctx = f"{where} w={w.tolist()} box={box:g}: all {s_all}, kept {s_kept}"
+    if s_kept != "optimal":
+        # fewer rows cannot make the polygon empty: the kept one is empty only if all of it is
+        assert s_kept == s_all == "infeasible", ctx
+        return None
+    # the kept rows' optimum must satisfy every row (this also catches dropped rows that make the polygon
+    # empty: then all rows are infeasible and the kept optimum violates one of them) ...
+    viol = violation(alpha, beta, h, x_kept)
+    assert viol <= LP_TOL, f"{ctx}: kept optimum {x_kept.tolist()} violates a dropped row by {viol:.3e}"
+    # ... and the optimal values agree
+    if s_all == "optimal":
+        size = np.abs(w).sum() * (1.0 + max(np.abs(x_all).max(), np.abs(x_kept).max()))
+        assert abs(v_all - v_kept) <= LP_TOL * size, f"{ctx}: max {v_all!r} (all) != {v_kept!r} (kept)"
+    return x_kept
+
+
+def check_point(alpha, beta, h, keep, directions, rng, where=""):
+    """Compare the polygon of all rows with the polygon of the kept rows at one grid point (1-d arrays)."""
+    ka, kb, kh = alpha[keep], beta[keep], h[keep]
+    where = f"{where} rows α={alpha.tolist()} β={beta.tolist()} h={h.tolist()} keep={keep.tolist()}"
+    vertices = []
+    for w in directions:
+        x_kept = compare_lp(alpha, beta, h, keep, w, BOX, where)
+        if x_kept is not None:
+            vertices.append(x_kept)
+        # without the box: bounded in the same directions
+        u_all = lp_max(alpha, beta, h, w, box=None)[0]
+        u_kept = lp_max(ka, kb, kh, w, box=None)[0]
+        if u_all != u_kept:
+            # HiGHS does not always tell (nearly) unbounded from bounded (e.g. a bound far out by a row with
+            # |α| ~ 1e-10): then both polygons must give the same LP optima on a huge box
+            compare_lp(alpha, beta, h, keep, w, HUGE, f"{where} (unboxed: all={u_all}, kept={u_kept})")
+    # sampling: points of the kept polygon near its vertices, on its edges and inside it satisfy every row
+    if len(vertices) >= 1:
+        V = np.array(vertices)
+        centre = V.mean(axis=0)
+        pts = [v + lam * (centre - v) for v in V for lam in (0.0, 1e-12, 1e-9, 1e-6, 1e-3, 0.1, 0.5)]
+        i, j = rng.integers(0, len(V), size=(2, 40))
+        t = rng.uniform(0.0, 1.0, size=(40, 1))
+        pts += list(V[i] * t + V[j] * (1 - t))
+        lo, hi = V.min(axis=0), V.max(axis=0)
+        pad = 0.1 * (hi - lo) + 1e-9
+        pts += list(rng.uniform(lo - pad, hi + pad, size=(200, 2)))
+        n_checked = 0
+        for x in pts:
+            if x[1] < 0 or abs(x[0]) > BOX or x[1] > BOX:
+                continue
+            if ka.size and (ka * x[0] + kb * x[1] - kh > 0).any():
+                continue                                   # not (exactly) in the kept polygon
+            n_checked += 1
+            assert violation(alpha, beta, h, x) <= SAMPLE_TOL, \
+                f"{where}: point {x.tolist()} meets every kept row but violates a dropped one by " \
+                f"{violation(alpha, beta, h, x):.3e}"
+        return n_checked
+    return 0
+
+
+def directions(extra_angles=()):
+    """The four axis directions, the four diagonals and a few more."""
+    axes = [np.array(w, float) for w in ((1, 0), (0, 1), (-1, 0), (0, -1), (1, 1), (-1, 1), (-1, -1), (1, -1))]
+    return axes + [np.array([np.cos(t), np.sin(t)]) for t in extra_angles]
+
+
+# ====================================================================== random half-plane sets
+_KINDS = ["upper", "lower", "utan", "utan", "utan", "ltan", "ltan", "ltan", "bcap", "bfloor", "tiny", "steep",
+          "zero", "dup", "near", "near", "vertex"]
+
+
+def _vertex(rows, i, j):
+    """Intersection of rows i and j (None when (nearly) parallel)."""
+    (a1, b1, h1), (a2, b2, h2) = rows[i], rows[j]
+    det = a1 * b2 - a2 * b1
+    if abs(det) <= 1e-6 * (abs(a1) + abs(b1)) * (abs(a2) + abs(b2)):
+        return None
+    return (h1 * b2 - h2 * b1) / det, (a1 * h2 - a2 * h1) / det
+
+
+def _row(kind, draw, prev, curves, scale_a, scale_b):
+    """One half-plane (α, β, h) of the given kind, in the coordinates (a, b) scaled by (scale_a, scale_b).
+    "utan"/"ltan" rows are tangents of the point's concave upper curve a = A0 − k b − m b² / convex lower
+    curve a = L0 + k2 b + m2 b² (b ∈ [0, B]), so that many rows are edges of the polygon."""
+    fl = lambda lo, hi: draw(st.floats(lo, hi, allow_nan=False, allow_infinity=False))
+    tiny_power = lambda lo, hi: draw(st.sampled_from([1, -1])) * 10.0 ** draw(st.integers(lo, hi))
+    if kind in ("dup", "near", "vertex") and not prev:
+        kind = "upper"
+    A0, k, m, L0, k2, m2, B = curves
+    if kind == "utan":                                   # a ≤ f(t) + f'(t)(b − t),  f(b) = A0 − k b − m b²
+        t = fl(0.0, B)
+        al, be, h = 1.0, k + 2 * m * t, A0 + m * t * t
+    elif kind == "ltan":                                 # a ≥ g(t) + g'(t)(b − t),  g(b) = L0 + k2 b + m2 b²
+        t = fl(0.0, B)
+        al, be, h = -1.0, k2 + 2 * m2 * t, -(L0 - m2 * t * t)
+    elif kind == "upper":                                # a ≤ c − s b
+        c, s = fl(-10.0, 10.0), fl(-10.0, 10.0)
+        al, be, h = 1.0, s, c
+    elif kind == "lower":                                # a ≥ c − s b  ⇔  −a − s b ≤ −c
+        c, s = fl(-10.0, 10.0), fl(-10.0, 10.0)
+        al, be, h = -1.0, -s, -c
+    elif kind == "bcap":                                 # b ≤ c  (c < 0: empty)
+        al, be, h = 0.0, 1.0, fl(-0.1, 1.5) * B
+    elif kind == "bfloor":                               # b ≥ c  (c ≤ 0: no bound)
+        al, be, h = 0.0, -1.0, -fl(-5.0, 3.0)
+    elif kind == "tiny":                                 # |α| ≲ 1e-10 |β|: a b-bound, nearly
+        al = draw(st.sampled_from([1e-10, -1e-10, 3e-11, -5e-10, 1e-12]))
+        be, h = draw(st.sampled_from([1.0, -1.0])), fl(-1.0, 20.0)
+    elif kind == "steep":                                # 1e-8 ≲ |α|/|β| ≲ 1e-3: a very steep a-bound
+        al, be, h = tiny_power(-8, -3), draw(st.sampled_from([1.0, -1.0])), fl(-1.0, 20.0)
+    elif kind == "zero":                                 # 0 ≤ h
+        al, be, h = 0.0, 0.0, draw(st.sampled_from([0.0, 1.0, -1.0]))
+    elif kind == "dup":                                  # the same half-plane again
+        return prev[draw(st.integers(0, len(prev) - 1))]
+    elif kind == "near":                                 # nearly parallel to an earlier row, nearly through it
+        al, be, h = prev[draw(st.integers(0, len(prev) - 1))]
+        eps = tiny_power(-12, -2)
+        dh = draw(st.sampled_from([0.0, tiny_power(-12, -2)]))
+        size = abs(al) + abs(be)
+        if draw(st.booleans()):
+            al, be = al + eps * size, be
+        else:
+            al, be = al, be + eps * size
+        return al, be, h + dh * (abs(h) + size)
+    else:                                                # "vertex": through the corner of two earlier rows
+        i, j = draw(st.integers(0, len(prev) - 1)), draw(st.integers(0, len(prev) - 1))
+        x = _vertex(prev, i, j)
+        if draw(st.booleans()):                          # between the two rows' normals: a tie at their corner
+            lam = fl(0.0, 1.0)
+            (a1, b1, _), (a2, b2, _) = prev[i], prev[j]
+            n1, n2 = max(abs(a1), abs(b1), 1e-300), max(abs(a2), abs(b2), 1e-300)
+            al, be = lam * a1 / n1 + (1 - lam) * a2 / n2, lam * b1 / n1 + (1 - lam) * b2 / n2
+        else:
+            t = fl(0.0, 2 * np.pi)
+            al, be = np.cos(t), np.sin(t)
+        if x is None or not np.isfinite(x).all() or max(abs(x[0]), abs(x[1])) > 1e4:
+            return al, be, fl(-10.0, 10.0)
+        off = draw(st.sampled_from([0.0, 0.0, 1e-12, -1e-12, 1e-8, -1e-8, 1e-5]))
+        h = al * x[0] + be * x[1]
+        return al, be, h + off * (1.0 + abs(h))
+    return al / scale_a, be / scale_b, h
+
+
+@st.composite
+def half_plane_sets(draw):
+    """(α, β, h) arrays (P, R): random half-planes per point in random coordinate and row scales."""
+    P = draw(st.integers(1, 3))
+    R = draw(st.integers(1, 12))
+    # coordinate scales (a tiny or a huge polygon, a and b of different sizes) ...
+    scale_a = 10.0 ** draw(st.sampled_from([-3, -1, 0, 0, 1, 3]))
+    scale_b = 10.0 ** draw(st.sampled_from([-2, 0, 0, 2]))
+    alpha, beta, h = np.zeros((P, R)), np.zeros((P, R)), np.zeros((P, R))
+    fl = lambda lo, hi: draw(st.floats(lo, hi, allow_nan=False, allow_infinity=False))
+    for p in range(P):
+        curves = (fl(-2.0, 5.0), fl(-3.0, 3.0), fl(0.0, 5.0), fl(-5.0, 2.0), fl(-3.0, 3.0), fl(0.0, 5.0),
+                  draw(st.sampled_from([0.1, 1.0, 1.0, 3.0])))
+        rows = []
+        for r in range(R):
+            rows.append(_row(draw(st.sampled_from(_KINDS)), draw, rows, curves, scale_a, scale_b))
+        alpha[p], beta[p], h[p] = np.array(rows).T
+    # ... and each row multiplied by a positive factor (the same half-plane), from 1e-8 to 1e8
+    row_scale = 10.0 ** np.array(draw(st.lists(st.integers(-8, 8), min_size=R, max_size=R)), float)
+    return alpha * row_scale, beta * row_scale, h * row_scale
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(half_plane_sets(), st.lists(st.floats(0.0, 2 * np.pi), min_size=2, max_size=2), st.integers(0, 2**32 - 1))
+def test_kept_rows_give_the_same_polygon(planes, angles, seed):
+    alpha, beta, h = planes
+    keep = binding_rows(alpha, beta, h)
+    assert keep.shape == alpha.shape and keep.dtype == bool
+    rng = np.random.default_rng(seed)
+    for p in range(alpha.shape[0]):
+        check_point(alpha[p], beta[p], h[p], keep[p], directions(angles), rng, where=f"point {p}")
+
+
+def test_obviously_redundant_rows_are_dropped():
+    # a ≤ 1, a ≤ 2, a ≥ −1, a ≥ −3, b ≤ 1, b ≤ 3, a + b ≤ 10, 0 ≤ 1, −b ≤ 0.5: the box [−1, 1] × [0, 1]
+    alpha = np.array([[1.0, 1.0, -1.0, -1.0, 0.0, 0.0, 1.0, 0.0, 0.0]])
+    beta = np.array([[0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, -1.0]])
+    h = np.array([[1.0, 2.0, 1.0, 3.0, 1.0, 3.0, 10.0, 1.0, 0.5]])
+    keep = binding_rows(alpha, beta, h)
+    assert keep[0].tolist() == [True, False, True, False, True, False, False, False, False]
+    # the same rows scaled by positive factors, and at a second point shifted by a constant: the same answer
+    f = np.array([[1e-6, 3.0, 1e5, 0.5, 2.0, 1e-3, 7.0, 1.0, 1e4]])
+    keep2 = binding_rows(np.vstack([alpha, alpha]) * f, np.vstack([beta, beta]) * f, np.vstack([h, h]) * f)
+    assert (keep2 == keep[0]).all()
+
+
+def test_no_rows_and_empty_polygon():
+    assert binding_rows(np.zeros((3, 0)), np.zeros((3, 0)), np.zeros((3, 0))).shape == (3, 0)
+    # b ≤ −1 makes the polygon empty: the kept rows must be empty too
+    alpha = np.array([[0.0, 1.0, -1.0, 1.0]])
+    beta = np.array([[1.0, 0.0, 0.0, 1.0]])
+    h = np.array([[-1.0, 1.0, 1.0, 5.0]])
+    keep = binding_rows(alpha, beta, h)[0]
+    assert lp_max(alpha[0][keep], beta[0][keep], h[0][keep], (0.0, 1.0))[0] == "infeasible"
+
+
+def test_steep_row_does_not_hide_a_needed_row():
+    # regression: the walk's "steeper" test once used TOL·(1 + max |s|) over the whole point, so one steep
+    # row made nearly every other slope look parallel and hid rows that bind
+    # a ≤ 0;  a ≤ 1e-3 − 0.05 b (below a ≤ 0 for b > 0.02);  a ≤ −1e8 (b − 10) (steep, irrelevant);
+    # b ≤ 5;  a ≥ −1e3.  Row 1 binds on b ∈ [0.02, 5] ((a, b) = (0, 1) meets every other row but not row 1).
+    alpha = np.array([[1.0, 1.0, 1.0, 0.0, -1.0]])
+    beta = np.array([[0.0, 0.05, 1e8, 1.0, 0.0]])
+    h = np.array([[0.0, 1e-3, 1e9, 5.0, 1e3]])
+    keep = binding_rows(alpha, beta, h)[0]
+    assert keep[1], f"needed row 1 dropped: keep = {keep.tolist()}"
+
+
+# ====================================================================== real rows from the planner
+@functools.lru_cache(maxsize=None)
+def robot(name):
+    return dynamics.load_robot(name)
+
+
+@functools.lru_cache(maxsize=None)
+def bench_path(name, path_name):
+    return JointPath.from_waypoints(BENCH_PATHS[name][path_name])
+
+
+BOX_PAYLOAD = RigidBodyInertia.box(2.5, (0.1, 0.1, 0.1), com_offset=(0.03, 0.0, 0.08))
+
+
+def planner_rows(planner, payload=None, sd_end=0.0):
+    """The planner's blocks with the parameter values of `payload`/`sd_end` applied, as `_problem` prunes them."""
+    values = planner.payload_values(payload)[1]
+    values.update(BoundaryVelocity(0.0, sd_end).values())
+    blocks = planner._blocks(planner._data, None, None)
+    return [blk.at(values) for blk in blocks], values
+
+
+@pytest.mark.parametrize("name", ["panda", "iiwa7"])
+def test_pruning_prunes_on_the_benchmark_paths(name):
+    for path_name in BENCH_PATHS[name]:
+        planner = TimeOptimalPlanner(robot(name), bench_path(name, path_name), grid=200)
+        for payload in (None, BOX_PAYLOAD):
+            blocks, values = planner_rows(planner, payload)
+            masks = planner._masks(planner._blocks(planner._data, None, None), values)
+            assert len(masks) == len(blocks)
+            total = kept = 0
+            for blk, m in zip(blocks, masks):
+                if m is None:
+                    assert not prunable(blk)
+                    continue
+                total += int(blk.has_hi.sum() + blk.has_lo.sum())
+                kept_b = m["hi"][:, blk.has_hi].sum(axis=1) + m["lo"][:, blk.has_lo].sum(axis=1)
+                kept += kept_b
+                assert not m["hi"][:, ~blk.has_hi].any() and not m["lo"][:, ~blk.has_lo].any()
+            P = planner.theta.size
+            assert total >= 2 * robot(name).n + 1
+            share = float(np.mean(kept)) / total
+            assert share < 0.4, f"{name} {path_name}: {share:.0%} of the rows kept per point"
+            assert np.all(kept >= 1)              # every point keeps at least one row (the velocity cap)
+            assert np.shape(kept) == (P,)
+
+
+@pytest.mark.parametrize("name,path_name", [("panda", "long-swing"), ("iiwa7", "pick-place")])
+def test_kept_rows_of_the_planner_match_the_lp_oracle(name, path_name):
+    """The planner's own rows at a sample of grid points: same polygon with the kept rows (LP oracle)."""
+    planner = TimeOptimalPlanner(robot(name), bench_path(name, path_name), grid=200)
+    rng = np.random.default_rng(0)
+    for payload in (None, 2.0):
+        blocks, _ = planner_rows(planner, payload)
+        alpha, beta, h, cols = half_planes(blocks)
+        masks = row_masks(blocks)
+        keep = np.array([masks[k][side][:, r] for k, side, r in cols]).T
+        assert (keep == binding_rows(alpha, beta, h)).all()
+        for p in np.unique(np.r_[0, rng.choice(alpha.shape[0], 12, replace=False), alpha.shape[0] - 1]):
+            check_point(alpha[p], beta[p], h[p], keep[p], directions(rng.uniform(0, 2 * np.pi, 2)), rng,
+                        where=f"{name} {path_name} payload={payload} point {p}")
+
+
+# ====================================================================== pruned vs unpruned planner
+def _sd_end(name, path_name):
+    """Half the largest boundary speed the velocity limits allow at the end of the path."""
+    r, path = robot(name), bench_path(name, path_name)
+    dq = np.abs(path.dq(np.array([path.s_end]))[0])
+    return 0.5 * float(np.min(r.qd_max[dq > 0] / dq[dq > 0]))
+
+
+@pytest.mark.parametrize("name,path_name", [("panda", "pick-place"), ("panda", "long-swing"),
+                                            ("iiwa7", "pick-place"), ("iiwa7", "long-swing")])
+def test_pruned_and_unpruned_planners_agree(name, path_name):
+    r, path = robot(name), bench_path(name, path_name)
+    pruned = TimeOptimalPlanner(r, path, grid=200, prune=True)
+    full = TimeOptimalPlanner(r, path, grid=200, prune=False)
+    sd_end = _sd_end(name, path_name)
+    cases = [(None, 0.0), (2.0, 0.0), (BOX_PAYLOAD, 0.0), (None, sd_end), (BOX_PAYLOAD, sd_end)]
+    durations = []
+    for payload, sd in cases:
+        a = pruned.plan(payload=payload, sd_end=sd)
+        b = full.plan(payload=payload, sd_end=sd)
+        assert np.array_equal(a.grid, b.grid)
+        assert a.duration == pytest.approx(b.duration, rel=1e-6), (payload, sd)
+        assert a.sd[-1] == pytest.approx(sd) and b.sd[-1] == pytest.approx(sd)
+        assert a.worst_ratio <= 1.0 + pruned.tol
+        durations.append(a.duration)
+    # the boundary speed matters (the pruned problem does use the boundary rows): arriving faster is quicker
+    assert durations[3] < durations[0]
+    # the pruned problem has fewer rows than the full one
+    assert all(p.n_rows < q.n_rows for p, q in zip(pruned._problems.values(), full._problems.values()))
+
+
+# ====================================================================== re-planning without compiling
+@pytest.mark.parametrize("name,path_name", [("panda", "pick-place"), ("iiwa7", "pick-place")])
+def test_cover_payloads_avoids_compilation(name, path_name):
+    r, path = robot(name), bench_path(name, path_name)
+    p1, p2, p3 = 2.0, BOX_PAYLOAD, RigidBodyInertia.box(1.2, (0.2, 0.1, 0.05), com_offset=(0.0, 0.05, 0.12))
+    planner = TimeOptimalPlanner(r, path, grid=200)
+    planner.cover_payloads([p1, p2])
+    first = planner.plan()
+    assert not first.reused_problem and not first.refinements
+    c0 = problem_stats()["compiled"]
+    plans = {}
+    for label, p in (("p1", p1), ("p2", p2), ("p1 again", p1), ("none", None)):
+        plans[label] = plan = planner.plan(payload=p)
+        assert plan.reused_problem, label
+        assert plan.timings["compile"] == 0.0, label
+        assert problem_stats()["compiled"] == c0, f"{label}: compiled"
+    assert plans["none"].duration == pytest.approx(first.duration, rel=1e-7)
+    assert plans["p1 again"].duration == pytest.approx(plans["p1"].duration, rel=1e-7)
+    # the reused (pruned with other parameter values) problem gives the unpruned planner's answer
+    for label, p in (("p1", p1), ("p2", p2)):
+        ref = TimeOptimalPlanner(r, path, grid=planner.grid, prune=False).plan(payload=p)
+        assert plans[label].duration == pytest.approx(ref.duration, rel=1e-6), label
+    # a payload that was not covered: reuse, or compile exactly once; then the same payload reuses
+    c1 = problem_stats()["compiled"]
+    third = planner.plan(payload=p3)
+    compiled = problem_stats()["compiled"] - c1
+    assert compiled in (0, 1)
+    assert third.reused_problem == (compiled == 0)
+    c2 = problem_stats()["compiled"]
+    again = planner.plan(payload=p3)
+    assert again.reused_problem and problem_stats()["compiled"] == c2
+    assert again.duration == pytest.approx(third.duration, rel=1e-7)
+    # ... and the covered payloads still reuse after the problem grew
+    assert planner.plan(payload=p1).reused_problem and problem_stats()["compiled"] == c2
+    ref = TimeOptimalPlanner(r, path, grid=planner.grid, prune=False).plan(payload=p3)
+    assert third.duration == pytest.approx(ref.duration, rel=1e-6)
