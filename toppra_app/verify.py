@@ -9,6 +9,7 @@ q′ θ̇ and accelerations q′ θ̈ + q″ θ̇². The result is a ratio |valu
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -52,6 +53,7 @@ class SubSamples:
     dq: np.ndarray
     ddq: np.ndarray
     _world: dict = field(default_factory=dict, repr=False)   # id(robot) -> (robot, Future of WorldT)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
     def build(cls, path, theta_grid, substeps: int = 20) -> "SubSamples":
@@ -65,16 +67,20 @@ class SubSamples:
     def prefetch(self, robot) -> None:
         """Start computing the configuration-only part of inverse dynamics at the sub-samples (body
         poses, axes, world inertias) in a worker thread, e.g. while the solver runs; `world` waits for it."""
+        self._future(robot)
+
+    def _future(self, robot):
         key = id(robot)
-        if key not in self._world or self._world[key][0] is not robot:
-            if len(self._world) >= 2:                      # keep the memory bounded (payload re-plans)
-                self._world.pop(next(iter(self._world)))
-            self._world[key] = (robot, _PREFETCH.submit(world_quantities_t, robot, self.q))
+        with self._lock:
+            if key not in self._world or self._world[key][0] is not robot:
+                if len(self._world) >= 2:                  # keep the memory bounded (payload re-plans)
+                    self._world.pop(next(iter(self._world)))
+                self._world[key] = (robot, _PREFETCH.submit(world_quantities_t, robot, self.q))
+            return self._world[key][1]
 
     def world(self, robot):
         """`world_quantities_t(robot, q)` at the sub-samples (from `prefetch`, or computed now)."""
-        self.prefetch(robot)
-        return self._world[id(robot)][1].result()
+        return self._future(robot).result()
 
 
 @dataclass
