@@ -18,8 +18,8 @@ Between grid points the law is re-checked at sub-samples (`verify`); where a lim
 than `tol`, the offending intervals are split (or, with refine="tighten", the limit is lowered at their
 ends) and the problem re-solved.
 
-Default grid (`adaptive`): a first solve on 50 intervals, then 400 intervals placed where the coarse
-solution loses time (`adapted_grid`). With θ̈ constant per interval the duration converges as O(1/N);
+Default grid (`adaptive`): a first profile on 50 intervals (`reachability`, or a convex solve where that
+does not apply), then 400 intervals placed where it loses time (`adapted_grid`). With θ̈ constant per interval the duration converges as O(1/N);
 the adapted grid reaches ≤ 0.05 % of the converged duration on the benchmark paths (docs/planner.md).
 
 The rows are affine in a few named scalars — the ten standard inertial parameters of the payload-carrying
@@ -347,7 +347,7 @@ def default_grid(path: JointPath, intervals: int = DEFAULT_INTERVALS) -> np.ndar
 
 
 def adapted_grid(law: TimeLaw, intervals: int = DEFAULT_INTERVALS, uniform_share: float = 0.3) -> np.ndarray:
-    """Grid refined where a coarse solution loses time (a posteriori, for the default grid).
+    """Grid refined where a coarse profile loses time (a posteriori, for the default grid).
 
     With θ̈ constant per interval and every limit met at both ends, an interval whose optimal θ̈ would vary
     (a torque- or acceleration-limited arc) loses O(Δθ) in θ̈, so the duration converges as O(1/N).
@@ -1007,14 +1007,8 @@ class TimeOptimalPlanner:
 
 def _covers(have, need) -> bool:
     """Do the row masks `have` include every row of `need`?"""
-    for h, n in zip(have, need):
-        if n is None:
-            continue
-        if h is None:
-            continue
-        if any((n[side] & ~h[side]).any() for side in ("hi", "lo")):
-            return False
-    return True
+    return all(n is None or h is None or not any((n[side] & ~h[side]).any() for side in ("hi", "lo"))
+               for h, n in zip(have, need))
 
 
 def _union(a, b) -> list:
