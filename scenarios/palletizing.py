@@ -131,7 +131,7 @@ class Cell:
     blend_radius: float
     transfer: str                # "arc" (swing about the base axis) or "line"
     samples: int
-    grid: int
+    grid: int | None                 # planner grid intervals per move; None: the planner's adaptive grid
     rot_weight: float
     q_preferred: np.ndarray
     slots: list = field(default_factory=list)
@@ -297,6 +297,16 @@ def _load_robot(source, r: _Reader, base_dir: Path) -> tuple[str, RobotModel]:
         raise r.error("robot", str(exc)) from None
 
 
+def _grid(rm: "_Reader") -> int | None:
+    """[motion] grid: "adaptive" (default; the planner's adaptive grid, None) or a number of intervals."""
+    value = rm.table.get("grid", "adaptive")
+    if value == "adaptive":
+        return None
+    if isinstance(value, str):
+        raise rm.error("grid", f'expected "adaptive" or a number of intervals, got {value!r}')
+    return rm.number("grid", lo=10, hi=5000, integer=True)
+
+
 def load_cell(path=None, *, check_reach: bool = True) -> Cell:
     """Read and validate a cell file (default: the built-in ``scenarios/default_cell.toml``).
 
@@ -405,7 +415,7 @@ def load_cell(path=None, *, check_reach: bool = True) -> Cell:
         blend_radius=rm.number("blend_radius", 0.05, lo=0.0),
         transfer=rm.string("transfer", "arc"),
         samples=rm.number("samples", 80, lo=10, hi=2000, integer=True),
-        grid=rm.number("grid", 120, lo=10, hi=5000, integer=True),
+        grid=_grid(rm),
         rot_weight=rm.number("rot_weight", 0.2, positive=True),
         energy_weight=rm.number("energy_weight", 0.0, lo=0.0),
         q_preferred=np.zeros(robot.n),
