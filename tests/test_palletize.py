@@ -181,7 +181,15 @@ BAD_CELLS = [
     ("negative jerk", lambda t: t + "\n[limits]\njerk_max = -5.0\n", r"limits\.jerk_max: must be > 0"),
     ("negative energy weight", lambda t: edit(t, "rot_weight = 0.2", "rot_weight = 0.2\nenergy_weight = -1.0"),
      r"motion\.energy_weight"),
+    ("grid word", lambda t: re.sub(r'(?m)^grid = .*$', 'grid = "fine"', t), r'motion\.grid: expected "adaptive" or a number'),
+    ("grid too small", lambda t: re.sub(r'(?m)^grid = .*$', "grid = 3", t), r"motion\.grid: must be >= 10"),
 ]
+
+
+def test_grid_key_is_adaptive_by_default_or_a_number(tmp_path):
+    assert load_cell(write_cell(tmp_path, DEFAULT_TEXT)).grid is None
+    assert load_cell(write_cell(tmp_path, re.sub(r"(?m)^grid = .*$", "grid = 200", DEFAULT_TEXT))).grid == 200
+    assert load_cell(write_cell(tmp_path, re.sub(r"(?m)^grid = .*$", "", DEFAULT_TEXT))).grid is None
 
 
 @pytest.mark.parametrize("name, mutate, pattern", BAD_CELLS, ids=[b[0] for b in BAD_CELLS])
