@@ -262,6 +262,9 @@ def test_bad_inputs():
         plan_time_optimal(r, [[0.0] * 7])
     with pytest.raises(ValueError, match="payload"):
         plan_time_optimal(r, path, payload=100.0)                # above the rated payload
+    unlimited = r.with_limits(tau_max=np.full(7, np.inf), qd_max=np.full(7, np.inf), qdd_max=np.full(7, np.inf))
+    with pytest.raises(InputError, match="no joint torque, velocity or acceleration limit .* minimum time is 0"):
+        plan_time_optimal(unlimited, path)                      # nothing bounds the speed
 
 
 def test_duplicate_waypoints_plan_fine():

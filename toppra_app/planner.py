@@ -553,6 +553,11 @@ class TimeOptimalPlanner:
                                                                 JointAccelerationLimit()]
         from .cartesian_limits import cartesian_limits          # tool speed / collision energy (optional)
         self.limits += cartesian_limits(robot, tool_speed_max, collision_energy_max, cartesian_frame, contact_mass)
+        if limits is None and len(self.limits) == 3 and not any(
+                np.isfinite(getattr(robot, k)).any() for k in ("tau_max", "qd_max", "qdd_max")):
+            raise InputError(f"robot '{robot.name}' has no joint torque, velocity or acceleration limit (all inf), so "
+                             f"nothing bounds the path speed and the minimum time is 0; set limits with "
+                             f"robot.with_limits(tau_max=..., qd_max=..., qdd_max=...)")
         if any(getattr(lim, "needs_merged_payload", False) for lim in self.limits):
             payload_params = False                              # rows not affine in the payload parameters
         from .objectives import energy_weights                  # time–energy objective (optional)
