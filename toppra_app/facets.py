@@ -19,7 +19,8 @@ of these lines iff some b in the feasible b-range [0, b_top] makes it the smalle
 is not empty (rows with α < 0 are the mirror image, a ≥ c − s b). Rows with α = 0 bound b alone; only
 the tightest upper bound b ≤ h/β (β > 0) is kept. The test keeps a small superset (ties and near-ties
 are kept, the polygon's b-range is taken from the α = 0 rows only), never fewer rows than needed.
-Rows whose α is too small to divide by safely are always kept and never used to drop others.
+Rows whose α is too small to divide by safely (|α| ≤ 1e-9 after scaling) are treated as bounds on b
+alone: kept unless trivially met or looser than the tightest cap on b (an error of ~1e-9 relative).
 """
 
 from __future__ import annotations
