@@ -56,16 +56,22 @@ def prunable(blk) -> bool:
     return not blk.equality and blk.points is None and not (blk.uses_r and np.any(blk.C))
 
 
+def unit_rows(alpha, beta, h):
+    """The rows scaled to max(|α|, |β|) = 1 (the same half-planes), and which of them bound b only
+    (|α| ≤ SMALL_A: "flat")."""
+    scale = np.maximum(np.abs(alpha), np.abs(beta))
+    scale = np.where(scale > 0, scale, 1.0)
+    al, be, hh = alpha / scale, beta / scale, h / scale
+    return al, be, hh, np.abs(al) <= SMALL_A
+
+
 def binding_rows(alpha, beta, h) -> np.ndarray:
     """(P, R) bool: the half-planes α a + β b ≤ h (arrays (P, R)) that can bind at each point."""
     alpha, beta, h = (np.asarray(x, dtype=float) for x in (alpha, beta, h))
     P, R = alpha.shape
     if R == 0:
         return np.zeros((P, 0), bool)
-    scale = np.maximum(np.abs(alpha), np.abs(beta))
-    scale = np.where(scale > 0, scale, 1.0)
-    al, be, hh = alpha / scale, beta / scale, h / scale           # rows of unit size
-    flat = np.abs(al) <= SMALL_A                                  # bound b only (or nothing)
+    al, be, hh, flat = unit_rows(alpha, beta, h)
     upper_b = flat & (be > SMALL_A)                               # b ≤ h/β
     with np.errstate(divide="ignore", invalid="ignore"):
         b_bound = np.where(upper_b, hh / np.where(upper_b, be, 1.0), np.inf)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .facets import SMALL_A, half_planes, prunable
+from .facets import half_planes, prunable, unit_rows
 
 
 def reachable_profile(blocks, theta, b_start: float, b_end: float) -> np.ndarray | None:
@@ -42,10 +42,7 @@ def reachable_profile(blocks, theta, b_start: float, b_end: float) -> np.ndarray
     P = theta.size
     if al.shape[0] != P:
         return None
-    scale = np.maximum(np.abs(al), np.abs(be))
-    scale = np.where(scale > 0, scale, 1.0)
-    al, be, hh = al / scale, be / scale, hh / scale
-    flat = np.abs(al) <= SMALL_A
+    al, be, hh, flat = unit_rows(al, be, hh)
     lower, upper = ~flat & (al < 0), ~flat & (al > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         c = np.where(flat, 0.0, hh / np.where(flat, 1.0, al))
