@@ -241,11 +241,16 @@ def _scale(scales, kind: str, P: int, n: int) -> np.ndarray:
 
 
 class Limit:
-    """Base class: a kind of limit. Subclasses implement `rows`."""
+    """A kind of limit: `rows` gives its canonical rows at the path samples of `data` (None: no rows);
+    `check_time_law` adds its own between-grid ratios to a `verify.LimitCheck` when the physics behind
+    it is not one of the joint limits that `verify` recomputes (default: nothing to add)."""
     kind = "limit"
 
     def rows(self, data: PathData, *, b_ref=None, scales=None) -> RowBlock | None:
         raise NotImplementedError
+
+    def check_time_law(self, robot, sub, b, check) -> None:
+        return None
 
 
 class JointTorqueLimit(Limit):

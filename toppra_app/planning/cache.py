@@ -1,0 +1,52 @@
+"""Compiled problems per structure, kept for the life of the process and shared by all planners.
+
+A structure is (N intervals, R row slots per interval) (`socp.problem.StationProblem`); the first plan
+that needs one compiles it (~0.2–1 s), every later plan with the same structure — any path, payload,
+grid placement or limit values — only sets Parameters. Each instance serves one solve at a time: a
+thread that finds every instance of its structure busy builds another one (at most `MAX_INSTANCES`,
+then it waits), so planners can be used from several threads. All instances of a structure are
+compiled from the same expression, so the result never depends on which one solved it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+from ..socp.problem import StationProblem
+
+MAX_INSTANCES = 4
+
+_POOL: dict[tuple, list] = {}
+_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def acquire(N: int, R: int):
+    """A `StationProblem` for (N, R), locked for the caller for the duration of the `with` block."""
+    key = (int(N), int(R))
+    prob = None
+    with _LOCK:
+        pool = _POOL.setdefault(key, [])
+        for candidate in pool:
+            if candidate.lock.acquire(blocking=False):
+                prob = candidate
+                break
+        if prob is None and len(pool) < MAX_INSTANCES:
+            prob = StationProblem(*key)
+            prob.lock.acquire()
+            pool.append(prob)
+        first = pool[0]
+    if prob is None:                          # every instance busy: wait for the first one
+        first.lock.acquire()
+        prob = first
+    try:
+        yield prob
+    finally:
+        prob.lock.release()
+
+
+def compiled_structures() -> list[tuple]:
+    """(N, R) of every structure compiled in this process."""
+    with _LOCK:
+        return sorted(k for k, pool in _POOL.items() if any(p.compiled for p in pool))

@@ -1,0 +1,100 @@
+"""Telling a real infeasibility from a numerical one, and saying where and which limit.
+
+Checked before any solve, in this order: the path stays inside the joint ranges (`check_positions`);
+every grid point can be held at rest, i.e. gravity and Coulomb friction alone stay within the torque
+limits (`check_holdable`); the boundary speeds are within the velocity limits and some θ̈ meets every
+row there (`check_boundaries`). When all of these pass and the motion is rest-to-rest, a profile that
+creeps along the path satisfies every limit, so a solver that reports "infeasible" is wrong and the
+planner says so as a `SolverError`, never as an `InfeasiblePathError`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InfeasiblePathError
+
+
+def check_positions(robot, theta, q) -> None:
+    span = np.where(np.isfinite(robot.q_max - robot.q_min), robot.q_max - robot.q_min, 1.0)
+    slack = 1e-6 * span
+    over = (q > robot.q_max + slack) | (q < robot.q_min - slack)
+    if over.any():
+        i, k = np.argwhere(over)[0]
+        lim = robot.q_max[k] if q[i, k] > robot.q_max[k] else robot.q_min[k]
+        raise InfeasiblePathError(
+            f"path leaves the position range of joint {robot.joint_names[k]} (#{k}) at θ = {theta[i]:.6g}: "
+            f"q = {q[i, k]:.6g} rad, limit {lim:.6g} rad (a waypoint is out of range or the spline "
+            f"overshoots between waypoints)")
+
+
+def check_holdable(robot, theta, d) -> None:
+    """Gravity + Coulomb friction d̃ (P, n) within the torque limits at every grid point θ (P,)."""
+    lim = np.isfinite(robot.tau_max)
+    over = (np.abs(d) > robot.tau_max) & lim
+    if over.any():
+        i = int(np.nonzero(over)[0][0])
+        ks = np.flatnonzero(over[i])
+        k = int(ks[np.argmax(np.abs(d[i, ks]) / robot.tau_max[ks])])
+        on_k = np.flatnonzero(over[:, k])
+        raise InfeasiblePathError(
+            f"gravity alone exceeds the torque limit of joint {robot.joint_names[k]} (#{k}) at θ = "
+            f"{theta[i]:.6g} (grid index {i} of {theta.size - 1}): |d̃| = {abs(d[i, k]):.6g} N·m > "
+            f"tau_max = {robot.tau_max[k]:.6g} N·m; the robot cannot hold the path there "
+            f"({on_k.size} grid points, θ ∈ [{theta[on_k[0]]:.6g}, {theta[on_k[-1]]:.6g}])")
+
+
+def check_boundaries(robot, theta, dq, blocks, sd_start: float, sd_end: float) -> None:
+    """The boundary speeds: within the velocity limits, and some θ̈ meets every row there.
+    `blocks`: the rows at the grid points (values applied), θ̇² terms evaluated at the boundary speed."""
+    P = theta.size
+    for name, i, sd in (("sd_start", 0, sd_start), ("sd_end", P - 1, sd_end)):
+        if sd == 0:
+            continue
+        qd = dq[i] * sd
+        ratio = np.abs(qd) / robot.qd_max
+        if (ratio > 1 + 1e-9).any():
+            k = int(np.argmax(ratio))
+            raise InfeasiblePathError(
+                f"{name} = {sd:.6g} is too fast at θ = {theta[i]:.6g} (grid index {i}): joint "
+                f"{robot.joint_names[k]} (#{k}) would move at {abs(qd[k]):.6g} > qd_max = {robot.qd_max[k]:.6g}")
+        _check_point(robot, theta, blocks, i, sd * sd, name)
+
+
+def _check_point(robot, theta, blocks, i: int, b: float, name: str) -> None:
+    """Is there any θ̈ meeting every row at grid point i with θ̇² = b fixed?"""
+    lo_a, hi_a, why_lo, why_hi = -np.inf, np.inf, None, None
+    for blk in blocks:
+        if blk.equality or (blk.points is not None and not blk.points[i]):
+            continue
+        for r in range(blk.size):
+            A, rest = blk.A[i, r], blk.B[i, r] * b + blk.C[i, r] * np.sqrt(b)
+            for side, has in (("hi", blk.has_hi[r]), ("lo", blk.has_lo[r])):
+                if not has:
+                    continue
+                bound = (blk.hi if side == "hi" else blk.lo)[i, r] - rest
+                if abs(A) < 1e-12:
+                    if (side == "hi" and bound < -1e-9) or (side == "lo" and bound > 1e-9):
+                        _raise_point(robot, theta, i, name, blk, r, b)
+                    continue
+                v = bound / A
+                upper = (side == "hi") == (A > 0)
+                if upper and v < hi_a:
+                    hi_a, why_hi = v, (blk, r)
+                if not upper and v > lo_a:
+                    lo_a, why_lo = v, (blk, r)
+    if lo_a > hi_a + 1e-9 * max(1.0, abs(lo_a)):
+        _raise_point(robot, theta, i, name, *why_hi, b, other=why_lo)
+
+
+def _label(robot, blk, r) -> str:
+    k = int(blk.joints[r])
+    return f"{blk.kind} limit" + (f" of joint {robot.joint_names[k]} (#{k})" if k >= 0 else "")
+
+
+def _raise_point(robot, theta, i, name, blk, r, b, other=None):
+    msg = (f"{name} = {np.sqrt(b):.6g} cannot be met at θ = {theta[i]:.6g} (grid index {i}): "
+           f"no path acceleration satisfies the {_label(robot, blk, r)}")
+    if other is not None and (other[0] is not blk or other[1] != r):
+        msg += f" together with the {_label(robot, *other)}"
+    raise InfeasiblePathError(msg)

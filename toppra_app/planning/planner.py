@@ -1,0 +1,296 @@
+"""The time-optimal planner: a path, a robot, limits in; a `TimeOptimalPlan` out.
+
+One plan (`TimeOptimalPlanner.plan`), all steps functions of (robot, path, options, payload, boundary
+speeds) only, so the same inputs give the same plan whatever was planned before and from any thread:
+
+1. once per planner — the grid (`grid`: a reachability profile of the robot without payload places N
+   points mostly uniform in time), the scale L, B̄ of the path parameter and squared speed, the path at
+   the row stations and at the between-grid check's sub-samples;
+2. the rows of every limit at the stations (`limits`), with the payload merged into the robot;
+   `diagnose` rules out impassable points first;
+3. the rows that can bind, scaled and packed into the Parameters of the compiled problem of this
+   structure (`socp.stations`, `cache`) — nothing is compiled after the first plan of a structure;
+4. solve (`socp.solvers`); add any left-out row the solution breaks and solve again;
+5. viscous friction: re-solve with the tangent at the new profile while that moves the limit by more
+   than `VISCOUS_TOL` of its value;
+6. check the exact time law between grid points (`verify`); where a limit is exceeded by more than
+   `tol`, lower it at that interval's stations by the excess and solve again (`max_rounds`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+
+import numpy as np
+
+from ..constraints import (BoundaryVelocity, JointAccelerationLimit, JointTorqueLimit, JointVelocityLimit,
+                           PathData)
+from ..errors import InfeasiblePathError, InputError
+from ..path import as_joint_path
+from ..reachability import reachable_profile
+from ..socp import stations as st
+from ..socp.solvers import SolverError, solve_with_chain, solver_chain
+from ..trajectory import TimeLaw
+from ..verify import SubSamples, check_time_law
+from . import cache, diagnose
+from .grid import COARSE_INTERVALS, default_grid, linearised, parse_grid, time_grid
+from .result import TimeOptimalPlan
+
+DEFAULT_SUBSTEPS = 8               # sub-samples per interval of the between-grid check
+DEFAULT_TOL = 1e-3                 # allowed relative over-limit between grid points
+INNER_SLACK = 0.5                  # share of `tol` allowed at the stations inside the intervals
+VISCOUS_TOL = 1e-4                 # re-linearise viscous friction while its tangent is off by more
+
+
+class TimeOptimalPlanner:
+    """Plans on one path; `plan(payload=..., sd_start=..., sd_end=...)` may be called repeatedly and from
+    several threads. Options: `grid` – "adaptive"/None (`grid.DEFAULT_INTERVALS` intervals placed by a
+    reachability profile), a number of intervals (placed the same way) or the grid points; `scheme` –
+    "interpolation" (limits at both ends and the middle of every interval, default) or "collocation"
+    (left ends); `substeps`, `tol` – the between-grid check; `max_rounds` – solves to repair it;
+    `solver` – cvxpy solver name (fallbacks are automatic); `payload_frame`, `allow_overload` – see
+    `RobotModel.with_payload`; `limits` – replaces the joint limits; `tool_speed_max`,
+    `collision_energy_max`, `cartesian_frame`, `contact_mass` – Cartesian limits (`cartesian_limits`);
+    `prune` – pack only the rows that can bind (default True). Energy-weighted objectives and torque-rate
+    / jerk limits plan through `planning.sequential` (see `TimeOptimalPlanner.__new__`)."""
+
+    def __init__(self, robot, path, grid=None, *, scheme: str = "interpolation", substeps: int = DEFAULT_SUBSTEPS,
+                 tol: float = DEFAULT_TOL, max_rounds: int = 8, solver: str = "CLARABEL",
+                 check_position_limits: bool = True, limits=None, payload_frame: str | None = None,
+                 allow_overload: bool = False, tool_speed_max=None, collision_energy_max=None,
+                 cartesian_frame: str | None = None, contact_mass=None, max_viscous_iterations: int = 4,
+                 prune: bool = True, refine: str = "tighten"):
+        path = as_joint_path(path)
+        if path.dof != robot.n:
+            raise InputError(f"waypoints: path has {path.dof} joint values per waypoint but robot '{robot.name}' "
+                             f"has {robot.n} joints")
+        if scheme not in st.SCHEMES:
+            raise InputError(f"scheme: expected one of {', '.join(st.SCHEMES)}, got {scheme!r}")
+        if refine not in ("tighten", "split"):
+            raise InputError(f"refine: expected 'tighten', got {refine!r}")
+        self.substeps = _whole(substeps, "substeps", 1, 1000)
+        self.max_rounds = _whole(max_rounds, "max_rounds", 0, 1000)
+        self.max_viscous_iterations = _whole(max_viscous_iterations, "max_viscous_iterations", 0, 100)
+        if isinstance(tol, (bool, str)) or not (np.isfinite(float(tol)) and float(tol) >= 0):
+            raise InputError(f"tol: must be a number >= 0, got {tol!r}")
+        solver_chain(solver)                                    # validates the name
+        self.robot, self.path, self.scheme, self.tol, self.solver = robot, path, scheme, float(tol), solver
+        self.prune, self.payload_frame, self.allow_overload = bool(prune), payload_frame, bool(allow_overload)
+        self.limits = list(limits) if limits is not None else [JointTorqueLimit(), JointVelocityLimit(),
+                                                                JointAccelerationLimit()]
+        from ..cartesian_limits import cartesian_limits
+        self.limits += cartesian_limits(robot, tool_speed_max, collision_energy_max, cartesian_frame, contact_mass)
+        if limits is None and len(self.limits) == 3 and not any(
+                np.isfinite(getattr(robot, k)).any() for k in ("tau_max", "qd_max", "qdd_max")):
+            raise InputError(f"robot '{robot.name}' has no joint torque, velocity or acceleration limit (all inf), so "
+                             f"nothing bounds the path speed and the minimum time is 0; set limits with "
+                             f"robot.with_limits(tau_max=..., qd_max=..., qdd_max=...)")
+        self.grid_mode, self.grid_spec = parse_grid(path, grid)
+        self.check_position_limits = bool(check_position_limits)
+        self._lock = threading.Lock()
+        self._ready = False
+
+    # ------------------------------------------------------------------ once per planner
+    def _prepare(self) -> None:
+        with self._lock:
+            if self._ready:
+                return
+            path, robot = self.path, self.robot
+            coarse = self.grid_spec if self.grid_mode == "fixed" else default_grid(path, COARSE_INTERVALS)
+            S = path.evaluate(coarse)
+            if self.check_position_limits:
+                sub = SubSamples.build(path, coarse, 4)
+                diagnose.check_positions(robot, sub.theta.reshape(-1), sub.q)
+            data = PathData(robot, coarse, S.q, S.dq, S.ddq)
+            diagnose.check_holdable(robot, coarse, data.coefficients.d)
+            vel = JointVelocityLimit().b_max(data)
+            b_ref = np.where(np.isfinite(vel), vel, 1.0)
+            blocks = [blk.at(None) for blk in self._blocks(data, b_ref, None)]
+            b = reachable_profile(linearised(blocks, b_ref), coarse, 0.0, 0.0)
+            law = None
+            if b is not None and np.isfinite(b).all() and b.max() > 0:
+                try:
+                    law = TimeLaw(coarse, b)
+                except ValueError:                            # stops inside the path: keep the coarse grid
+                    pass
+            if self.grid_mode == "fixed":
+                theta = coarse
+            else:
+                theta = time_grid(law, self.grid_spec) if law is not None else default_grid(path, self.grid_spec)
+            self.theta = theta
+            self.L = L = theta[-1] - theta[0]
+            top = b.max() if law is not None else np.nanmax(np.where(np.isfinite(vel), vel, np.nan), initial=np.nan)
+            self.Bbar = float(top / L ** 2) if np.isfinite(top) and top > 0 else 1.0 / L ** 2
+            self.ths = st.station_thetas(theta, self.scheme)
+            self.samples = path.evaluate(self.ths)
+            ref = np.interp(self.ths, law.theta, law.b) if law is not None else np.full(self.ths.size, self.Bbar * L * L)
+            self.b_ref0 = np.maximum(ref, 1e-8 * max(ref.max(), 1e-300))
+            self.sub = SubSamples.build(path, theta, self.substeps)
+            self._ready = True
+
+    def _blocks(self, data, b_ref, scales):
+        return [blk for blk in (lim.rows(data, b_ref=b_ref, scales=scales) for lim in self.limits) if blk is not None]
+
+    @property
+    def grid(self) -> np.ndarray:
+        self._prepare()
+        return self.theta
+
+    def payload_robot(self, payload):
+        """The robot with `payload` merged (`RobotModel.with_payload`)."""
+        if payload is None:
+            return self.robot
+        kwargs = {"allow_overload": True} if self.allow_overload else {}
+        return self.robot.with_payload(payload, frame=self.payload_frame, **kwargs)
+
+    # ------------------------------------------------------------------ one plan
+    def plan(self, payload=None, sd_start: float = 0.0, sd_end: float = 0.0) -> TimeOptimalPlan:
+        """Plan (rest-to-rest unless sd_start/sd_end, the path speeds θ̇ at the ends, are given)."""
+        t_all = time.perf_counter()
+        sd_start, sd_end = _speed(sd_start, "sd_start"), _speed(sd_end, "sd_end")
+        timings = dict(coefficients=0.0, build=0.0, compile=0.0, solve=0.0, verify=0.0)
+        t0 = time.perf_counter()
+        self._prepare()
+        robot = self.payload_robot(payload)
+        theta, P, S = self.theta, self.theta.size, self.samples
+        data = PathData(robot, self.ths, S.q, S.dq, S.ddq)
+        d = data.coefficients.d
+        timings["coefficients"] += time.perf_counter() - t0
+        diagnose.check_holdable(robot, self.ths, d)
+        if np.isfinite(robot.tau_max).any():
+            self.sub.prefetch(robot)                           # the check's kinematics, during the solve
+        b_ends = np.array([sd_start ** 2, sd_end ** 2])
+        scale_b = self.L ** 2 * self.Bbar                      # b = scale_b β
+        b_ref, scales, force = self.b_ref0, self._base_scales(robot.n), None
+        viscous = bool((robot.viscous[np.isfinite(robot.tau_max)] > 0).any())
+        rounds = viscous_rounds = iterations = 0
+        refinements = []
+        first = True
+        while True:
+            t0 = time.perf_counter()
+            blocks = [blk.at(None) for blk in self._blocks(data, b_ref, scales)]
+            if first:
+                diagnose.check_boundaries(robot, theta, S.dq[:P], [b for b in blocks], sd_start, sd_end)
+                first = False
+            rows = st.one_sided(blocks, self.L, self.Bbar)
+            keep = st.binding(rows, b_ref / scale_b) if self.prune else np.isfinite(rows.h)
+            if force is not None:
+                keep |= force
+            K = st.slot_count(keep)
+            values = st.pack(rows, keep, theta, self.scheme, K)
+            values["ends"] = b_ends / scale_b
+            timings["build"] += time.perf_counter() - t0
+            status, beta, solver_used, wall, compile_s = self._solve(P - 1, st.SCHEMES[self.scheme].__len__() * K,
+                                                                     values, sd_start, sd_end)
+            iterations += 1
+            timings["solve"] += wall - compile_s
+            timings["compile"] += compile_s
+            beta = np.maximum(beta, 0.0)
+            missing = st.violated_rows(rows, keep, beta, theta, self.scheme)
+            if missing.any() and iterations < 4 + self.max_rounds:
+                force = missing if force is None else force | missing
+                continue
+            b = beta * scale_b
+            b[0], b[-1] = b_ends                               # exact boundary speeds (solver tol ~1e-7)
+            law = TimeLaw(theta, b)
+            b_st = np.interp(self.ths, theta, b)
+            if viscous and viscous_rounds < self.max_viscous_iterations and \
+                    _tangent_gap(robot, S.dq, b_ref, b_st) > VISCOUS_TOL:
+                viscous_rounds += 1
+                b_ref = np.maximum(b_st, 1e-8 * max(b_st.max(), 1e-300))
+                continue
+            t0 = time.perf_counter()
+            check = check_time_law(robot, self.sub, law.b)
+            for lim in self.limits:
+                lim.check_time_law(robot, self.sub, law.b, check)
+            timings["verify"] += time.perf_counter() - t0
+            over = {kind: check.ratios[kind] > 1.0 + self.tol for kind in check.ratios}
+            n_over = int(sum(o.sum() for o in over.values()))
+            if n_over == 0 or rounds >= self.max_rounds:
+                break
+            rounds += 1
+            scales = self._tighten(scales, over, check, robot.n)
+            refinements.append(dict(action="tighten", points=n_over, worst_ratio=check.worst_ratio))
+        if check.worst_ratio > 1.0 + self.tol:
+            w = max(check.worst.values(), key=lambda x: x.ratio)
+            which = f" of joint {robot.joint_names[w.joint]}" if w.joint >= 0 else ""
+            warnings.warn(f"the plan still exceeds the {w.kind} limit{which} by {100 * (w.ratio - 1):.3f} % at "
+                          f"θ = {w.theta:.6g} after {rounds} refinements (tol {100 * self.tol:g} %); use a finer grid",
+                          RuntimeWarning, stacklevel=2)
+        timings["total"] = time.perf_counter() - t_all
+        return TimeOptimalPlan(robot=robot, path=self.path, law=law, check=check, torques=check.grid_torques,
+                               status=status, solver=solver_used, timings=timings, iterations=iterations,
+                               reused_problem=timings["compile"] == 0.0, planner=self, payload=payload,
+                               sd_start=sd_start, sd_end=sd_end, refinements=refinements)
+
+    def _solve(self, N, R, values, sd_start, sd_end):
+        with cache.acquire(N, R) as problem:
+            out = solve_with_chain(lambda name, opts: problem.solve(values, name, opts), self.solver)
+        if out[0] != "infeasible":
+            return out
+        if sd_start == 0 and sd_end == 0:
+            # every point can be held (checked) and the motion is rest-to-rest: creeping is feasible
+            raise SolverError("the solver reported the rest-to-rest problem infeasible, but every grid point can be "
+                              "held at rest, so a (slow) profile exists: a numerical failure; try another grid "
+                              "(grid=...) or solver (solver=...)")
+        raise InfeasiblePathError(
+            f"no speed profile satisfies the limits along the path (solver status: infeasible). Every grid point "
+            f"can be held at rest, so the boundary speeds (sd_start = {sd_start:g}, sd_end = {sd_end:g}) cannot be "
+            f"reached or left within the limits on the {N}-interval grid")
+
+    def _base_scales(self, n):
+        """Limits at the stations: the value itself at the grid points, 1 + tol/2 inside the intervals (the
+        check between grid points allows 1 + tol; the sub-samples between stations get the other half)."""
+        f = np.ones((self.ths.size, n))
+        f[self.theta.size:] = 1.0 + INNER_SLACK * self.tol
+        return {lim.kind: f for lim in self.limits}
+
+    def _tighten(self, scales, over, check, n):
+        """Lower each exceeded limit at the stations of the offending intervals by its excess."""
+        idx = st.station_index(self.theta.size, self.scheme)
+        Ps = self.ths.size
+        scales = {} if scales is None else {k: v.copy() for k, v in scales.items()}
+        for kind, mask in over.items():
+            js, ks = np.nonzero(mask)
+            if js.size == 0:
+                continue
+            sc = scales.setdefault(kind, np.ones((Ps, n)))
+            f = np.clip(1.0 - 1.2 * (check.ratios[kind][js, ks] - 1.0) - 0.2 * self.tol, 0.5, 1.0)
+            for s in range(idx.shape[1]):
+                np.minimum.at(sc, (idx[js, s], ks), sc[idx[js, s], ks] * f)
+        return scales
+
+
+def _tangent_gap(robot, dq, b_ref, b) -> float:
+    """Largest error of the viscous tangent, |F_v q′| (√b_ref/2 + b/(2√b_ref) − √b) / τ_max, over the stations."""
+    lim = np.isfinite(robot.tau_max)
+    v = np.abs(robot.viscous[lim] * dq[:, lim]) / robot.tau_max[lim]
+    sr = np.sqrt(b_ref)[:, None]
+    gap = v * (0.5 * sr + 0.5 * b[:, None] / sr - np.sqrt(np.maximum(b, 0.0))[:, None])
+    return float(gap.max(initial=0.0))
+
+
+def _whole(value, name: str, lo: int, hi: int) -> int:
+    if isinstance(value, (bool, str)) or not np.isscalar(value):
+        raise InputError(f"{name}: expected a whole number from {lo} to {hi}, got {value!r}")
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name}: expected a whole number from {lo} to {hi}, got {value!r}") from None
+    if not np.isfinite(v) or v != int(v) or not lo <= v <= hi:
+        raise InputError(f"{name}: expected a whole number from {lo} to {hi}, got {value!r}")
+    return int(v)
+
+
+def _speed(value, name: str) -> float:
+    if isinstance(value, (bool, str)):
+        raise InputError(f"{name}: expected a number, got {value!r}")
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name}: expected a number, got {value!r}") from None
+    if not (np.isfinite(v) and 0 <= v <= 1e150):
+        raise InputError(f"{name}: must be a finite number >= 0, got {value!r}")
+    return v

@@ -1,0 +1,126 @@
+"""A planned motion: the speed profile on the grid, its exact time law, the check between grid points,
+and the trajectory at any time (`sample`, and toppra's names `eval`, `evald`, `evaldd`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..path import JointPath
+from ..trajectory import TimeLaw, TrajectorySample, sample_trajectory
+from ..verify import LimitCheck
+
+
+@dataclass
+class TimeOptimalPlan:
+    """A planned motion: the speed profile on the grid, its exact time law and diagnostics."""
+    robot: object                 # the robot the plan is for (payload merged)
+    path: JointPath
+    law: TimeLaw
+    check: LimitCheck             # limits re-checked between grid points
+    torques: np.ndarray           # (P, n) joint torques at the grid points (rigid body + friction)
+    status: str
+    solver: str
+    timings: dict                 # seconds: coefficients, compile, solve, verify, total
+    iterations: int               # number of convex solves
+    reused_problem: bool          # the compiled cvxpy problem came from the cache
+    planner: "TimeOptimalPlanner" = field(repr=False, default=None)
+    payload: object = None
+    sd_start: float = 0.0
+    sd_end: float = 0.0
+    refinements: list = field(default_factory=list)
+    energy_weight: float = 0.0    # weight of the energy term in the objective (0: time-optimal)
+    energy_R: np.ndarray = None   # (n,) diagonal of R in ∫ τᵀRτ dt
+    rate_check: dict = None       # {"torque_rate"|"jerk": Worst} on the 1 ms samples (rate limits only)
+    rate_info: dict = None        # rate-limit iterations, plain time-optimal duration, ...
+    _energy: float = field(default=None, repr=False)
+
+    @property
+    def energy(self) -> float:
+        """∫ τᵀRτ dt (R = diag(energy_R)) on the executed 1 ms samples, τ = RNEA + friction (`objectives`)."""
+        if self._energy is None:
+            from ..objectives import energy_integral
+            self._energy = energy_integral(self.robot, self.sample(1e-3), self.energy_R)
+        return self._energy
+
+    # grid quantities ----------------------------------------------------------------
+    @property
+    def duration(self) -> float:
+        return self.law.duration
+
+    @property
+    def s(self) -> np.ndarray:
+        """Grid points θ_i."""
+        return self.law.theta
+
+    @property
+    def sd(self) -> np.ndarray:
+        """θ̇ at the grid points."""
+        return self.law.sd_grid
+
+    @property
+    def sdd(self) -> np.ndarray:
+        """θ̈ at the grid points (constant per interval: the following interval's, the last at the end)."""
+        return self.law.sdd_grid
+
+    @property
+    def t(self) -> np.ndarray:
+        """Time at the grid points."""
+        return self.law.t
+
+    @property
+    def grid(self) -> np.ndarray:
+        return self.law.theta
+
+    @property
+    def worst(self) -> dict:
+        """{kind: Worst} – largest |value|/limit between grid points per kind of limit."""
+        return self.check.worst
+
+    @property
+    def worst_ratio(self) -> float:
+        return self.check.worst_ratio
+
+    @property
+    def solve_time(self) -> float:
+        return self.timings["solve"]
+
+    def sample(self, dt: float = 1e-3) -> TrajectorySample:
+        """t, q, q̇, q̈, τ (and θ, θ̇, θ̈) at controller rate from the exact time law."""
+        return sample_trajectory(self.robot, self.path, self.law, dt)
+
+    def eval(self, t) -> np.ndarray:
+        """Joint positions q(t) at scalar or array times (clipped to [0, duration])."""
+        s, _, _ = self.law(np.asarray(t, dtype=float))
+        return self.path.q(s)
+
+    def evald(self, t) -> np.ndarray:
+        """Joint velocities q̇(t) = q′ θ̇."""
+        s, sd, _ = self.law(np.asarray(t, dtype=float))
+        return self.path.dq(s) * np.asarray(sd)[..., None]
+
+    def evaldd(self, t) -> np.ndarray:
+        """Joint accelerations q̈(t) = q′ θ̈ + q″ θ̇² (θ̈ of the interval t lies in)."""
+        s, sd, sdd = self.law(np.asarray(t, dtype=float))
+        sd, sdd = np.asarray(sd)[..., None], np.asarray(sdd)[..., None]
+        return self.path.dq(s) * sdd + self.path.ddq(s) * sd * sd
+
+    def replan(self, payload=None, sd_start=None, sd_end=None) -> "TimeOptimalPlan":
+        """Plan again on the same path and grid with another payload (reuses the compiled problem)."""
+        return self.planner.plan(payload=payload,
+                                 sd_start=self.sd_start if sd_start is None else sd_start,
+                                 sd_end=self.sd_end if sd_end is None else sd_end)
+
+    def summary(self) -> dict:
+        names = list(self.robot.joint_names)
+        return dict(
+            robot=self.robot.name, dof=self.robot.n, duration=self.duration, grid_points=int(self.s.size),
+            sd_start=self.sd_start, sd_end=self.sd_end,
+            payload_mass=None if self.payload is None else float(self.payload.mass),
+            solver=self.solver, status=self.status, iterations=self.iterations,
+            reused_compiled_problem=self.reused_problem, timings=dict(self.timings),
+            worst_ratio=self.worst_ratio, worst={k: w.as_dict(names) for k, w in self.worst.items()},
+            refinements=list(self.refinements),
+            **(dict(energy_weight=self.energy_weight, energy=self.energy) if self.energy_weight > 0 else {}),
+        )

@@ -1,0 +1,164 @@
+"""Plans whose problem changes form between solves: the time–energy objective (`objectives`, Verscheure
+et al. 2009) and torque-rate / jerk limits (`rate_limits`). They run on the time-optimal plan's grid with
+every number baked in (`socp.general.GeneralProblem`, compiled per solve):
+
+* energy: one solve of the energy-weighted problem, then the between-grid check and tightening as for
+  the time-optimal plan (viscous friction: tangent at the time-optimal profile, conservative);
+* rates: starting from the time-optimal profile, re-solve with the rate rows linearised around the last
+  solution, check the controller-rate samples and the usual limits, and tighten where exceeded, until
+  nothing exceeds `tol` and the duration stops moving (`max_rate_iterations` solves at most).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+
+from ..constraints import BoundaryVelocity, PathData
+from ..errors import InfeasiblePathError
+from ..socp.general import GeneralProblem
+from ..socp.solvers import solve_with_chain
+from ..trajectory import TimeLaw, sample_trajectory
+from ..verify import check_time_law
+
+
+def _setup(planner, robot, plan):
+    """Rows at the grid points (viscous tangent at the time-optimal profile) and the energy term."""
+    theta = planner.theta
+    S = planner.grid_samples
+    data = PathData(robot, theta, S.q, S.dq, S.ddq)
+    b_ref = None
+    if (robot.viscous[np.isfinite(robot.tau_max)] > 0).any():
+        b_ref = np.maximum(plan.law.b, 1e-8 * max(plan.law.b.max(), 1e-300))
+    energy = None
+    if planner.energy_weight > 0:
+        co, w = data.coefficients, np.sqrt(planner.energy_R)
+        energy = dict(weight=planner.energy_weight, m=co.m * w, c=co.c * w, d=co.d * w, v=robot.viscous * S.dq * w)
+    return data, b_ref, energy
+
+
+def _blocks(planner, data, b_ref, scales):
+    limits = planner.limits + [BoundaryVelocity()]
+    return [blk for blk in (lim.rows(data, b_ref=b_ref, scales=scales) for lim in limits) if blk is not None]
+
+
+def _solve(problem, values, solver):
+    status, b, name, wall, compile_s = solve_with_chain(
+        lambda n, opts: problem.solve(values, solver=n, **opts), solver)
+    if status == "infeasible":
+        raise InfeasiblePathError("no speed profile satisfies the limits together with the rate limits / energy "
+                                  "objective on this grid (solver status: infeasible)")
+    return status, b, name, wall, compile_s
+
+
+def _law(theta, b, values):
+    b = np.maximum(b, 0.0)
+    b[0], b[-1] = values["b_start"], values["b_end"]
+    return TimeLaw(theta, b)
+
+
+def _check(planner, robot, law):
+    check = check_time_law(robot, planner.grid_sub, law.b)
+    for lim in planner.limits:
+        lim.check_time_law(robot, planner.grid_sub, law.b, check)
+    return check
+
+
+def plan_energy(planner, robot, plan, timings):
+    """The energy-weighted plan on the grid of the time-optimal `plan` (same robot and boundary speeds)."""
+    theta = planner.theta
+    data, b_ref, energy = _setup(planner, robot, plan)
+    values = BoundaryVelocity(plan.sd_start, plan.sd_end).values()
+    scales, refinements, solves = None, [], 0
+    for _ in range(planner.max_rounds + 1):
+        t0 = time.perf_counter()
+        problem = GeneralProblem(theta, _blocks(planner, data, b_ref, scales), "interpolation", energy=energy)
+        timings["build"] += time.perf_counter() - t0
+        status, b, solver, wall, compile_s = _solve(problem, values, planner.solver)
+        solves += 1
+        timings["solve"] += wall - compile_s
+        timings["compile"] += compile_s
+        law = _law(theta, b, values)
+        t0 = time.perf_counter()
+        check = _check(planner, robot, law)
+        timings["verify"] += time.perf_counter() - t0
+        over = {kind: check.ratios[kind] > 1.0 + planner.tol for kind in check.ratios}
+        n_over = int(sum(o.sum() for o in over.values()))
+        if n_over == 0:
+            break
+        scales = tighten_grid(scales, over, check, theta.size, robot.n, planner.tol)
+        refinements.append(dict(action="tighten", points=n_over, worst_ratio=check.worst_ratio))
+    return law, check, status, solver, solves, refinements
+
+
+def plan_rates(planner, robot, plan, timings):
+    """Torque-rate / jerk limits (`rate_limits`) by the sequential convex scheme from the time-optimal plan."""
+    from ..rate_limits import RateLimits
+    rates, theta = planner.rates, planner.theta
+    rates.check_path(robot, planner.path, theta)
+    data, b_ref_visc, energy = _setup(planner, robot, plan)
+    t0 = time.perf_counter()
+    coeffs = rates.coefficients(robot, planner.path, theta)
+    timings["coefficients"] += time.perf_counter() - t0
+    values = BoundaryVelocity(plan.sd_start, plan.sd_end).values()
+    rest_start, rest_end = plan.sd_start == 0, plan.sd_end == 0
+    P, n = theta.size, robot.n
+    rscales = {kind: np.ones((P, n)) for kind in rates.limits}
+    law, scales = plan.law, None
+    prev, solves, tightened, history = None, 0, 0, []
+    status = solver = checked = check = None
+    for _ in range(planner.max_rate_iterations):
+        t0 = time.perf_counter()
+        b_ref = np.maximum(law.b, 0.0)
+        visc = None if b_ref_visc is None else np.maximum(b_ref, 1e-8 * max(b_ref.max(), 1e-300))
+        G, lo, hi = rates.rows(coeffs, theta, b_ref, rscales, 2 * P + 2 * (P - 1), rest_start, rest_end)
+        problem = GeneralProblem(theta, _blocks(planner, data, visc, scales), "interpolation", energy=energy,
+                                 extra_rows=(G, lo, hi))
+        timings["build"] += time.perf_counter() - t0
+        status, b, solver, wall, compile_s = _solve(problem, values, planner.solver)
+        solves += 1
+        timings["solve"] += wall - compile_s
+        timings["compile"] += compile_s
+        law = _law(theta, b, values)
+        t0 = time.perf_counter()
+        check = _check(planner, robot, law)
+        sample = sample_trajectory(robot, planner.path, law, rates.dt_c)
+        checked = rates.check_samples(robot, sample, rest_start, rest_end)
+        timings["verify"] += time.perf_counter() - t0
+        over = {kind: check.ratios[kind] > 1.0 + planner.tol for kind in check.ratios}
+        n_over = int(sum(o.sum() for o in over.values()))
+        worst_rate = max(c[3].ratio for c in checked.values())
+        history.append(dict(duration=law.duration, worst_rate_ratio=worst_rate, worst_ratio=check.worst_ratio))
+        moving = prev is None or abs(prev - law.duration) > 1e-4 * law.duration
+        prev = law.duration
+        n_rate = RateLimits.tighten(rscales, checked, theta, planner.tol)
+        if n_over:
+            scales = tighten_grid(scales, over, check, P, n, planner.tol)
+        tightened += bool(n_rate or n_over)
+        if not n_rate and not n_over and not moving:
+            break
+    rate_check = {kind: c[3] for kind, c in checked.items()}
+    worst = max(rate_check.values(), key=lambda w: w.ratio)
+    if worst.ratio > 1.0 + planner.tol:
+        warnings.warn(f"the plan still exceeds the {worst.kind} limit of joint {robot.joint_names[worst.joint]} "
+                      f"by {100 * (worst.ratio - 1):.3f} % at t = {worst.theta:.6g} s on the {1e3 * rates.dt_c:g} ms "
+                      f"samples after {solves} rate-limit solves (tol {100 * planner.tol:g} %); raise "
+                      f"max_rate_iterations or use a finer grid", RuntimeWarning, stacklevel=3)
+    info = dict(solves=solves, tightened=tightened, plain_duration=plan.duration, history=history)
+    return law, check, status, solver, rate_check, info
+
+
+def tighten_grid(scales, over, check, P, n, tol):
+    """Lower each exceeded limit at the ends of the offending intervals by its excess."""
+    scales = {} if scales is None else {k: v.copy() for k, v in scales.items()}
+    for kind, mask in over.items():
+        js, ks = np.nonzero(mask)
+        if js.size == 0:
+            continue
+        sc = scales.setdefault(kind, np.ones((P, n)))
+        f = np.clip(1.0 - 1.2 * (check.ratios[kind][js, ks] - 1.0) - 0.2 * tol, 0.5, 1.0)
+        for end in (js, js + 1):
+            np.minimum.at(sc, (end, ks), sc[end, ks] * f)
+    return scales

@@ -1,0 +1,139 @@
+"""The time-optimal second-order cone program on one grid *structure*, compiled once per process.
+
+Variables, all dimensionless (`stations` scales the path parameter to σ ∈ [0, 1] and the squared speed
+by a reference B̄): β_i = σ̇²(σ_i)/B̄ at the P = N + 1 grid points, r_i ≤ √β_i and one time variable t_j per
+interval (Verscheure et al. 2009; Lipp & Boyd 2014; Safeea et al. 2019 eq. 5 for the torques):
+
+    minimise   Σ_j t_j                                                                         (1)
+    subject to t_j (r_j + r_{j+1}) ≥ 2Δσ_j   ⇔  ‖(2√(2Δσ_j), t_j − r_j − r_{j+1})‖ ≤ t_j + r_j + r_{j+1}   (2)
+               r_i² ≤ β_i                  ⇔  ‖(2 r_i, β_i − 1)‖ ≤ β_i + 1,   r_i ≥ 0                  (3)
+               u β_j + w β_{j+1} + g_l r_j + g_r r_{j+1} ≤ h      (R row slots per interval j)       (4)
+               β_0 = β_start,  β_N = β_end                                                        (5)
+
+At the optimum t_j = 2Δσ_j/(√β_j + √β_{j+1}), the exact time of interval j when θ̈ is constant on it,
+so (1) is the duration in scaled time. The rows (4) are the limits at the "stations" of every interval
+written on (β_j, β_{j+1}, r_j, r_{j+1}) (`stations`).
+
+Compiled once per structure (N, R): the numbers u, w, g_l, g_r, h, Δσ and the boundary speeds enter the
+solver's data *linearly and one to one* (each is one entry of the conic form's matrix A or vector b),
+so the structure is modelled in cvxpy once with distinct marker numbers, compiled with
+`Problem.get_problem_data`, and the markers located in A and b. A plan then writes its numbers into
+those entries and solves through the same cvxpy solving chain (`solve_via_data`, `unpack_results`),
+without canonicalising again. (cvxpy's own mechanism for this, DPP Parameters, costs memory and time
+quadratic in the number of Parameter entries — 0.7 GB and 2 s at N = 200, 14 GB at N = 1000 — so is
+not used.) Unused slots get h = 1e21, which Clarabel's presolve drops.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import scipy.sparse as sp
+
+UNUSED = 1e21            # bound of an unused row slot (Clarabel's presolve drops rows with |h| ≥ 1e20)
+
+_G0, _H0, _S0, _E0 = 1e3, 1e8, 2e8, 3e8      # marker offsets (exact integers in float64)
+
+_STATS = {"built": 0, "compiled": 0}
+_STATS_LOCK = threading.Lock()
+
+
+def problem_stats() -> dict:
+    """How many structures were built and how many cvxpy compilations happened (process-wide)."""
+    with _STATS_LOCK:
+        return dict(_STATS)
+
+
+class StationProblem:
+    """The SOCP (1)–(5) for N intervals and R row slots per interval. `solve(values, solver, options)`
+    writes the numbers and solves. Not thread-safe by itself: `planning.cache.acquire` hands out one
+    instance per thread."""
+
+    def __init__(self, N: int, R: int):
+        if N < 1 or R < 1:
+            raise ValueError("StationProblem: need N >= 1 intervals and R >= 1 row slots")
+        self.N, self.R = N, R = int(N), int(R)
+        P = N + 1
+        self.M = M = N * R
+        x = cp.Variable(2 * P + N, name="x")
+        beta, r, t = x[:P], x[P:2 * P], x[2 * P:]
+        j = np.repeat(np.arange(N), R)
+        rows = np.repeat(np.arange(M), 4)
+        cols = np.stack([j, j + 1, P + j, P + j + 1], axis=1).reshape(-1)
+        self._cols = cols
+        G = sp.csr_matrix((_G0 + np.arange(4 * M, dtype=float), (rows, cols)), shape=(M, 2 * P + N))
+        rs = r[:-1] + r[1:]
+        cons = [G @ x <= _H0 + np.arange(M, dtype=float),                                      # (4)
+                cp.SOC(t + rs, cp.vstack([_S0 + np.arange(N, dtype=float), t - rs]), axis=0),  # (2)
+                cp.SOC(beta + 1.0, cp.vstack([2.0 * r, beta - 1.0]), axis=0), r >= 0,          # (3)
+                beta[0] == _E0, beta[N] == _E0 + 1.0]                                          # (5)
+        self.problem = cp.Problem(cp.Minimize(cp.sum(t)), cons)
+        self.x, self.P = x, P
+        self.lock = threading.Lock()
+        self._templates: dict = {}
+        self.compile_time = 0.0
+        with _STATS_LOCK:
+            _STATS["built"] += 1
+
+    @property
+    def compiled(self) -> bool:
+        return bool(self._templates)
+
+    def _template(self, solver: str):
+        """(data, chain, inverse data, positions) of the compiled problem for `solver`."""
+        if solver in self._templates:
+            return self._templates[solver], 0.0
+        t0 = time.perf_counter()
+        data, chain, inverse = self.problem.get_problem_data(solver)
+        A = data["A"]
+        if not sp.isspmatrix_csc(A):
+            A = data["A"] = sp.csc_matrix(A)
+        b = data["b"]
+        pos = {"G": _locate(A.data, _G0, 4 * self.M), "h": _locate(b, _H0, self.M),
+               "span": _locate(b, _S0, self.N), "ends": _locate(b, _E0, 2)}
+        template = (data, chain, inverse, pos)
+        self._templates[solver] = template
+        dt = time.perf_counter() - t0
+        self.compile_time += dt
+        with _STATS_LOCK:
+            _STATS["compiled"] += 1
+        return template, dt
+
+    def solve(self, values: dict, solver: str, options: dict) -> tuple[str, np.ndarray | None, float, float]:
+        """Write `values` (u, w, gl, gr, h: (N·R,); span: (N,) = 2√(2Δσ); ends: (2,)) and solve with `solver`.
+        Returns (status, β or None, wall seconds, compile seconds)."""
+        t0 = time.perf_counter()
+        (data, chain, inverse, pos), compile_s = self._template(solver)
+        coeff = np.stack([values["u"], values["w"], values["gl"], values["gr"]], axis=1).reshape(-1)
+        sign_g, at_g = pos["G"]
+        data["A"].data[at_g] = sign_g * coeff
+        for key in ("h", "span", "ends"):
+            sign, at = pos[key]
+            data["b"][at] = sign * np.asarray(values[key], dtype=float)
+        inverse[-1].solver_options = dict(options)          # (what `Problem.solve` passes along)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            solution = chain.solve_via_data(self.problem, data, False, False, dict(options))
+            self.problem.unpack_results(solution, chain, inverse)
+        v = self.x.value
+        beta = None if v is None else np.array(v[:self.P], dtype=float)
+        return self.problem.status, beta, time.perf_counter() - t0, compile_s
+
+
+def _locate(arr: np.ndarray, offset: float, count: int) -> tuple[float, np.ndarray]:
+    """Where the markers offset + k (k = 0 … count−1) stand in `arr` (each exactly once, one sign)."""
+    for sign in (1.0, -1.0):
+        k = sign * arr - offset
+        hit = (k >= -0.25) & (k <= count - 0.75) & (np.abs(k - np.round(k)) < 1e-6)
+        idx = np.flatnonzero(hit)
+        if idx.size == count:
+            at = np.empty(count, dtype=np.int64)
+            at[np.round(k[idx]).astype(np.int64)] = idx
+            if np.unique(at).size == count:
+                return sign, at
+    raise RuntimeError("StationProblem: cvxpy's compiled form does not hold the rows one to one "
+                       "(an unsupported cvxpy version?)")

@@ -1,0 +1,84 @@
+"""The one solver fallback chain, used by the planner and the thermal cycle problem.
+
+The requested solver first (Clarabel by default, with settings tuned for these well-scaled problems),
+then fallbacks that cvxpy has installed: Clarabel with tighter tolerances and iterative refinement,
+ECOS, SCS. The first *accurate* solution wins; an "optimal_inaccurate" one is kept and used only if no
+later solver is accurate (with a warning). Infeasibility reported by the first solver is returned to the
+caller to judge (`diagnose` decides whether the limits or the solver are to blame).
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+import cvxpy as cp
+import numpy as np
+
+from ..errors import InputError
+
+
+class SolverError(RuntimeError):
+    """No solver returned an accurate solution (and the problem was not shown infeasible)."""
+
+
+@functools.lru_cache(maxsize=1)
+def installed_solvers() -> frozenset:
+    return frozenset(cp.installed_solvers())         # cvxpy probes every solver on each call (~4 ms)
+
+
+# tolerances: the problems are normalised (rows ~1, speeds ~1, duration ~1), so 1e-6 gives durations to
+# ~1e-6 relative; iterative refinement of the KKT solves roughly doubles the time per iteration and is
+# only needed in the fallback for ill-conditioned problems
+FAST_CLARABEL = dict(tol_feas=1e-7, tol_gap_abs=1e-7, tol_gap_rel=1e-7, iterative_refinement_enable=False)
+CAREFUL_CLARABEL = dict(max_iter=500, tol_feas=1e-8, tol_gap_abs=1e-8, tol_gap_rel=1e-8,
+                        static_regularization_constant=1e-7, equilibrate_max_iter=50)
+
+
+def solver_chain(solver: str | None) -> list[tuple[str, dict]]:
+    """[(solver name, options)] in the order they are tried; `InputError` for a solver cvxpy lacks."""
+    installed = installed_solvers()
+    first = (solver or "CLARABEL").upper()
+    if first not in installed:
+        raise InputError(f"solver: {first} is not available in cvxpy (installed: {', '.join(sorted(installed))})")
+    chain = [(first, dict(FAST_CLARABEL) if first == "CLARABEL" else {})]
+    if "CLARABEL" in installed:
+        chain.append(("CLARABEL", dict(CAREFUL_CLARABEL)))
+    for name, opts in (("ECOS", dict(max_iters=500)), ("SCS", dict(eps_abs=1e-7, eps_rel=1e-7, max_iters=50_000))):
+        if name in installed and name != first:
+            chain.append((name, opts))
+    return chain
+
+
+def solve_with_chain(solve, solver: str | None):
+    """Try `solve(name, options) -> (status, x, wall, compile_s)` down the chain.
+
+    Returns (status, x, solver name, wall seconds, compile seconds); status is "infeasible" when the
+    first solver said so (the caller decides what that means). Raises `SolverError` when no solver gave
+    a usable solution."""
+    failures, candidate = [], None
+    wall_all = compile_all = 0.0
+    for name, options in solver_chain(solver):
+        if candidate is not None and name not in ("CLARABEL", "ECOS"):
+            break
+        try:
+            status, x, wall, compile_s = solve(name, options)
+        except cp.error.SolverError as exc:
+            failures.append(f"{name}: {exc}")
+            continue
+        wall_all += wall
+        compile_all += compile_s
+        ok = x is not None and np.isfinite(x).all()
+        if status == cp.OPTIMAL and ok:
+            return status, x, name, wall_all, compile_all
+        if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE) and not failures:
+            return "infeasible", None, name, wall_all, compile_all
+        failures.append(f"{name}: {status}")
+        if status == cp.OPTIMAL_INACCURATE and ok and candidate is None:
+            candidate = (status, x, name)
+    if candidate is not None:
+        warnings.warn(f"time-optimal problem solved only inaccurately ({'; '.join(failures)}); "
+                      f"the between-grid check still applies", RuntimeWarning, stacklevel=3)
+        return (*candidate, wall_all, compile_all)
+    raise SolverError(f"the time-optimal problem could not be solved ({'; '.join(failures)}); "
+                      f"try another grid (grid=...) or solver (solver=...)")

@@ -1,0 +1,182 @@
+"""The limits' rows at the stations of every interval, scaled and packed into the Parameters of the
+compiled `problem.StationProblem`.
+
+The limits (`limits`) give canonical rows lo ≤ A θ̈ + B θ̇² + C θ̇ ≤ hi at path samples. The problem
+enforces them at *stations* of every interval j of the grid θ_0 < … < θ_N, with θ̈_j constant on the
+interval and θ̇² linear in θ there (the exact time law, `trajectory`):
+
+* "interpolation" (default): its two ends θ_j, θ_{j+1} and its middle θ_{j+½} (θ̇² = the mean of the
+  ends'); the middle catches what the ends miss where a limit curve bends between grid points;
+* "collocation": its left end only (and the last interval also its right end).
+
+Scaling (so the problem is the same on s ∈ [0, 10⁻³] and s ∈ [0, 10³], for a tiny motion or a long one):
+σ = (θ − θ_0)/L ∈ [0, 1], L = θ_N − θ_0, and β = σ̇²/B̄ with B̄ a reference squared speed (`reference_speed`),
+so θ̈ = L B̄ α with α = dβ/dσ / 2, θ̇² = L² B̄ β and θ̇ = L √B̄ √β. Each row, one-sided (α' a + β' b + γ' √b ≤ h),
+becomes u β_j + w β_{j+1} + g_l r_j + g_r r_{j+1} ≤ h with α_j = (β_{j+1} − β_j)/(2Δσ_j) substituted and
+√β at a station bounded by the cone variables r ≤ √β: at an end by its r, in the middle by
+(r_j + r_{j+1})/2 ≤ √β_{j+½} (concavity of √). That is conservative because in ≤ form γ' ≤ 0 (the convex
+side of viscous friction; the other side is a tangent, `limits`). Every row is then divided by its
+largest coefficient.
+
+Only rows that can bind are packed (`facets`: the edges of each station's feasible (α, β) polygon, √β
+terms taken at the tangent point for this choice only); `violated_rows` finds any left-out row that the
+solution breaks, and the planner adds it and solves again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .facets import binding_rows
+from .problem import UNUSED
+
+# weight λ of β_j (left end) at each station of an interval; θ = θ_j + (1 − λ) Δθ_j, θ̇² = λ β_j + (1 − λ) β_{j+1}
+SCHEMES = {"interpolation": (1.0, 0.75, 0.5, 0.25, 0.0), "collocation": (1.0, 0.0)}
+SLOT_SIZES = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
+
+
+def inner(scheme: str) -> np.ndarray:
+    """The λ of the stations strictly inside an interval."""
+    lam = np.asarray(SCHEMES[scheme])
+    return lam[(lam > 0) & (lam < 1)]
+
+
+def station_thetas(theta: np.ndarray, scheme: str) -> np.ndarray:
+    """Path parameters where the rows are evaluated: the grid points, then the inner stations interval by
+    interval."""
+    theta = np.asarray(theta, dtype=float)
+    lam = inner(scheme)
+    mids = theta[:-1, None] + (1.0 - lam)[None, :] * np.diff(theta)[:, None]
+    return np.concatenate([theta, mids.reshape(-1)])
+
+
+def station_index(P: int, scheme: str) -> np.ndarray:
+    """(N, S) sample index of every station of every interval into `station_thetas`."""
+    lam = np.asarray(SCHEMES[scheme])
+    j = np.arange(P - 1)
+    k = len(inner(scheme))
+    cols, m = [], 0
+    for x in lam:
+        if x == 1.0:
+            cols.append(j)
+        elif x == 0.0:
+            cols.append(j + 1)
+        else:
+            cols.append(P + j * k + m)
+            m += 1
+    return np.stack(cols, axis=1)
+
+
+@dataclass
+class OneSided:
+    """All rows as α a + β b + γ √b ≤ h at the station samples, arrays (Ps, R), in scaled units
+    (a → α, b → β, √b → √β), and where each came from: (block index, row, side)."""
+    al: np.ndarray
+    be: np.ndarray
+    ga: np.ndarray
+    h: np.ndarray
+    origin: list
+
+
+def one_sided(blocks, L: float, Bbar: float) -> OneSided:
+    """Stack the blocks' rows (values applied, no equality rows) one-sided and scaled."""
+    al, be, ga, hh, origin = [], [], [], [], []
+    for k, blk in enumerate(blocks):
+        if blk.equality:
+            continue
+        absent = None if blk.points is None else ~np.asarray(blk.points, bool)
+        for side, has, sign, bound in (("hi", blk.has_hi, 1.0, blk.hi), ("lo", blk.has_lo, -1.0, blk.lo)):
+            rows = np.flatnonzero(has)
+            if rows.size == 0:
+                continue
+            h = sign * bound[:, rows]
+            if absent is not None:
+                h = np.where(absent[:, None], np.inf, h)
+            al.append(sign * blk.A[:, rows] * (L * Bbar))
+            be.append(sign * blk.B[:, rows] * (L * L * Bbar))
+            ga.append(sign * blk.C[:, rows] * (L * np.sqrt(Bbar)))
+            hh.append(h)
+            origin += [(k, int(r), side) for r in rows]
+    if not origin:
+        raise ValueError("no limit rows")
+    out = OneSided(np.hstack(al), np.hstack(be), np.hstack(ga), np.hstack(hh), origin)
+    if (out.ga > 1e-12 * (1.0 + np.abs(out.be))).any():
+        raise ValueError("a row has a concave √b term on its ≤ side (not convex)")
+    out.ga = np.minimum(out.ga, 0.0)
+    return out
+
+
+def binding(rows: OneSided, beta_ref: np.ndarray) -> np.ndarray:
+    """(Ps, R) bool: rows that can bind at each station sample (√β taken on its tangent at beta_ref)."""
+    sq = np.sqrt(np.maximum(beta_ref, 1e-12))[:, None]
+    finite = np.isfinite(rows.h)
+    h = np.where(finite, rows.h - 0.5 * rows.ga * sq, 1e300)
+    keep = binding_rows(rows.al, rows.be + 0.5 * rows.ga / sq, h)
+    return keep & finite
+
+
+def slot_count(keep: np.ndarray) -> int:
+    need = int(keep.sum(axis=1).max(initial=1))
+    for k in SLOT_SIZES:
+        if k >= need:
+            return k
+    return need
+
+
+def pack(rows: OneSided, keep: np.ndarray, theta: np.ndarray, scheme: str, K: int) -> dict:
+    """The Parameter values of `StationProblem(N, S·K)`: u, w, gl, gr, h (N·S·K,), span (N,)."""
+    P = theta.size
+    N = P - 1
+    lam = np.asarray(SCHEMES[scheme])
+    S = lam.size
+    idx = station_index(P, scheme)                                      # (N, S)
+    dsig = np.diff(theta) / (theta[-1] - theta[0])
+    order = np.argsort(~keep, axis=1, kind="stable")[:, :K]             # kept columns first
+    count = keep.sum(axis=1)
+    cols = order[idx]                                                   # (N, S, K)
+    valid = np.arange(K)[None, None, :] < count[idx][:, :, None]
+    if scheme == "collocation":
+        valid[:-1, -1, :] = False                                       # right end only on the last interval
+    pick = (idx[:, :, None], cols)
+    al, be, ga, h = rows.al[pick], rows.be[pick], rows.ga[pick], rows.h[pick]
+    inv = (0.5 / dsig)[:, None, None]
+    lj = lam[None, :, None]
+    u = -al * inv + be * lj
+    w = al * inv + be * (1.0 - lj)
+    gl, gr = ga * lj, ga * (1.0 - lj)
+    scale = np.maximum.reduce([np.abs(u), np.abs(w), np.abs(gl), np.abs(gr)])
+    valid &= (scale > 0) | (h < 0)
+    scale = np.where(scale > 0, scale, 1.0)
+    out = {}
+    for name, x in (("u", u), ("w", w), ("gl", gl), ("gr", gr)):
+        out[name] = np.where(valid, x / scale, 0.0).reshape(-1)
+    out["h"] = np.where(valid, h / scale, UNUSED).reshape(-1)
+    out["span"] = 2.0 * np.sqrt(2.0 * dsig)
+    return out
+
+
+def violated_rows(rows: OneSided, keep: np.ndarray, beta: np.ndarray, theta: np.ndarray, scheme: str,
+                  tol: float = 1e-7) -> np.ndarray:
+    """(Ps, R) bool: left-out rows that the profile β (grid points) breaks at some station, by more than
+    `tol` relative to the row's terms."""
+    P = theta.size
+    idx = station_index(P, scheme)
+    lam = np.asarray(SCHEMES[scheme])
+    dsig = np.diff(theta) / (theta[-1] - theta[0])
+    beta = np.maximum(beta, 0.0)
+    a = (beta[1:] - beta[:-1]) / (2.0 * dsig)                            # (N,)
+    bs = lam[None, :] * beta[:-1, None] + (1.0 - lam[None, :]) * beta[1:, None]     # (N, S)
+    out = np.zeros(keep.shape, bool)
+    for s in range(lam.size):
+        p = idx[:, s]
+        al, be, ga, h = rows.al[p], rows.be[p], rows.ga[p], rows.h[p]
+        terms = (al * a[:, None], be * bs[:, s, None], ga * np.sqrt(bs[:, s, None]))
+        value = terms[0] + terms[1] + terms[2] - h
+        size = np.abs(terms[0]) + np.abs(terms[1]) + np.abs(terms[2]) + np.where(np.isfinite(h), np.abs(h), 0.0)
+        bad = (value > tol * np.maximum(size, 1e-12)) & ~keep[p]
+        if scheme == "collocation" and s == lam.size - 1:
+            bad[:-1] = False
+        np.logical_or.at(out, p, bad)
+    return out
