@@ -112,7 +112,6 @@ def sweep_payloads(cell: Cell | None = None, *, box: int = 0, masses=None, offse
     payloads = [(m, off, None if m == 0.0 else RigidBodyInertia.box(m, size, com_offset=(off, 0.0, 0.5 * size[2])))
                 for off in offsets for m in masses]
     planner = TimeOptimalPlanner(cell.robot, path, grid=cell.grid, **dict(planner_options or {}))
-    planner.cover_payloads([p for *_, p in payloads])      # one compiled problem serves the whole sweep
     empty = planner.plan(payload=None)
     first = time.perf_counter() - t0
     points = []

@@ -161,7 +161,6 @@ def test_energy_with_payload_uses_the_merged_model():
     re-plans with another payload rebuild them; checked against Pinocchio on the merged model."""
     E_max = 0.5
     planner = TimeOptimalPlanner(robot(), path(), collision_energy_max=E_max)
-    assert planner.payload_body is None
     box = RigidBodyInertia.box(5.0, (0.3, 0.2, 0.2), com_offset=(0, 0, 0.1))
     loaded = planner.plan(payload=box)
     empty = planner.plan()
@@ -194,8 +193,8 @@ def test_motion_without_tool_translation_is_not_energy_limited():
 
 
 def test_tighten_refinement_handles_cartesian_kinds():
-    """refine="tighten" scales the Cartesian rows at the ends of offending intervals (coarse grid)."""
-    plan = TimeOptimalPlanner(robot(), path(), grid=30, refine="tighten", tool_speed_max=0.5,
+    """Refinement scales the Cartesian rows at the stations of offending intervals (coarse grid)."""
+    plan = TimeOptimalPlanner(robot(), path(), grid=15, tool_speed_max=0.5,
                               collision_energy_max=0.3).plan()
     assert plan.worst_ratio <= TOL
     assert plan.worst["tool_speed"].ratio <= TOL and plan.worst["collision_energy"].ratio <= TOL

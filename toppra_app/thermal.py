@@ -14,7 +14,7 @@ With T free this is not convex (the right-hand side is τ_rms² T with T minimis
     every move's own limits (rows (5) of `planner`),
 
 is convex: ∫ τ_k² dt = ∫ τ_k²/√b dθ is discretised per interval j and joint k as in
-`TimeOptimalProblem._energy_term` (both ends with the interval's a_j, quad-over-lin)
+`GeneralProblem._energy_term` (both ends with the interval's a_j, quad-over-lin)
 ‖(τ̂_{j,k}, τ̂_{j+1,k})‖² ≤ s_{j,k} (r_j + r_{j+1}), Σ_j Δθ_j s_{j,k} ≥ the trapezoidal ∫ τ̂_k² dt, with
 τ̂ = τ/τ_rms. Feasibility is monotone in T as long as |g_k(q_end)| < τ_rms,k (a feasible cycle stays
 feasible with more idle time); otherwise no cycle time meets the rating and `InfeasiblePathError` is raised.
@@ -48,10 +48,12 @@ import dynamics
 from .constraints import PathData, per_joint_positive
 from .errors import InfeasiblePathError, InputError
 from .path import as_joint_path
-from .planner import (SolverError, TimeOptimalPlan, TimeOptimalPlanner, TimeOptimalProblem, _solver_chain,
-                      end_torque_operator)
+from .planner import TimeOptimalPlan, TimeOptimalPlanner
+from .planning.sequential import grid_blocks
+from .socp.general import GeneralProblem, end_torque_operator
+from .socp.solvers import SolverError, solver_chain
 from .trajectory import TimeLaw, joint_motion
-from .verify import check_time_law
+from .verify import SubSamples, check_time_law
 
 LIMITED_SHARE = 0.005            # a joint is "thermally limited" when its RMS is within 0.5 % of the rating
 
@@ -145,7 +147,7 @@ class _CycleProblem:
         cons, time_terms, energy_terms = [], [], []
         self.moves = []
         for mv in moves:
-            prob = TimeOptimalProblem(mv["theta"], mv["blocks"], scheme)
+            prob = GeneralProblem(mv["theta"], mv["blocks"], scheme)
             cons += list(prob.problem.constraints)
             P, N, x = prob.P, prob.P - 1, prob.x
             time_terms.append(cp.sum(x[2 * P + N:]))
@@ -160,7 +162,7 @@ class _CycleProblem:
         self.problem = cp.Problem(cp.Minimize(D), cons)
 
     @staticmethod
-    def _energy(prob: TimeOptimalProblem, mv: dict, tau_rms: np.ndarray, cons: list):
+    def _energy(prob: GeneralProblem, mv: dict, tau_rms: np.ndarray, cons: list):
         """(n,) expression Σ_j Δθ_j s_{j,k} with ‖(τ̂_{j,k}, τ̂_{j+1,k})‖² ≤ s_{j,k} (r_j + r_{j+1})."""
         P, N, nx = prob.P, prob.P - 1, prob.nx
         m, c, d, v = (np.asarray(mv[k], dtype=float) / tau_rms for k in ("m", "c", "d", "v"))   # (P, n)
@@ -189,7 +191,7 @@ class _CycleProblem:
         self.Dbar.value = float(Dbar)
         self.h.value = (rho - self.g2) * float(Tn)
         last = None
-        for name, opts in _solver_chain(solver):
+        for name, opts in solver_chain(solver, normalised=False):
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -263,16 +265,19 @@ def plan_cycle_with_rms_limit(robot, paths, tau_rms, payloads=None, *, grid=None
     moves = []
     for pl, plan in zip(planners, opt_plans):
         rp = plan.robot
-        S = pl.samples
-        data = PathData(rp, pl.theta, S.q, S.dq, S.ddq, None)
+        # the planner's grid with every interval halved: the cycle problem has rows at the grid points only
+        # (no inner stations), so it needs the finer grid to stay within `tol` between grid points
+        theta = np.sort(np.concatenate([pl.theta, 0.5 * (pl.theta[1:] + pl.theta[:-1])]))
+        S = pl.path.evaluate(theta)
+        data = PathData(rp, theta, S.q, S.dq, S.ddq, None)
         has_visc = bool((rp.viscous[np.isfinite(rp.tau_max)] > 0).any())
         b_ref = None
         if has_visc:              # tangent rows √b ≤ (β + b/β)/2 are conservative for any b
-            b_ref = np.maximum(np.interp(pl.theta, plan.law.theta, plan.law.b), 1e-6 * max(plan.law.b.max(), 1e-12))
-        blocks = [blk.at({"b_start": 0.0, "b_end": 0.0}) for blk in pl._blocks(data, None, b_ref)]
+            b_ref = np.maximum(np.interp(theta, plan.law.theta, plan.law.b), 1e-6 * max(plan.law.b.max(), 1e-12))
+        blocks = [blk.at({"b_start": 0.0, "b_end": 0.0}) for blk in grid_blocks(pl, data, b_ref, None)]
         co = data.coefficients
-        moves.append(dict(theta=pl.theta, blocks=blocks, m=co.m, c=co.c, d=co.d, v=rp.viscous * S.dq,
-                          robot=rp, planner=pl, plan=plan))
+        moves.append(dict(theta=theta, blocks=blocks, m=co.m, c=co.c, d=co.d, v=rp.viscous * S.dq,
+                          robot=rp, planner=pl, plan=plan, sub=SubSamples.build(pl.path, theta, pl.substeps)))
     cyc = _CycleProblem(moves, tau_rms, g_end, T0, getattr(planners[0], "scheme", "interpolation"))
 
     log = []
@@ -344,8 +349,8 @@ def plan_cycle_with_rms_limit(robot, paths, tau_rms, payloads=None, *, grid=None
 
 def _plan_from_b(mv: dict, b: np.ndarray) -> TimeOptimalPlan:
     pl, rp = mv["planner"], mv["robot"]
-    law = TimeLaw(pl.theta, b)
-    check = check_time_law(rp, pl.sub, law.b)
+    law = TimeLaw(mv["theta"], b)
+    check = check_time_law(rp, mv["sub"], law.b)
     motion = joint_motion(rp, pl.path, law.theta, law.sd_grid, law.sdd_grid, law.t)
     ref = mv["plan"]
     return TimeOptimalPlan(robot=rp, path=pl.path, law=law, check=check, torques=motion.tau, status="optimal",

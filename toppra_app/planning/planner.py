@@ -35,6 +35,7 @@ from ..socp.solvers import SolverError, solve_with_chain, solver_chain
 from ..trajectory import TimeLaw
 from ..verify import SubSamples, check_time_law
 from . import cache, diagnose
+from .options import number, whole
 from .grid import COARSE_INTERVALS, default_grid, linearised, parse_grid, time_grid
 from .result import TimeOptimalPlan
 
@@ -61,22 +62,19 @@ class TimeOptimalPlanner:
                  check_position_limits: bool = True, limits=None, payload_frame: str | None = None,
                  allow_overload: bool = False, tool_speed_max=None, collision_energy_max=None,
                  cartesian_frame: str | None = None, contact_mass=None, max_viscous_iterations: int = 4,
-                 prune: bool = True, refine: str = "tighten"):
+                 prune: bool = True, energy_weight: float = 0.0, energy_R=None, torque_rate_max=None,
+                 jerk_max=None, rate_dt: float = 1e-3, max_rate_iterations: int = 40):
         path = as_joint_path(path)
         if path.dof != robot.n:
             raise InputError(f"waypoints: path has {path.dof} joint values per waypoint but robot '{robot.name}' "
                              f"has {robot.n} joints")
         if scheme not in st.SCHEMES:
             raise InputError(f"scheme: expected one of {', '.join(st.SCHEMES)}, got {scheme!r}")
-        if refine not in ("tighten", "split"):
-            raise InputError(f"refine: expected 'tighten', got {refine!r}")
-        self.substeps = _whole(substeps, "substeps", 1, 1000)
-        self.max_rounds = _whole(max_rounds, "max_rounds", 0, 1000)
-        self.max_viscous_iterations = _whole(max_viscous_iterations, "max_viscous_iterations", 0, 100)
-        if isinstance(tol, (bool, str)) or not (np.isfinite(float(tol)) and float(tol) >= 0):
-            raise InputError(f"tol: must be a number >= 0, got {tol!r}")
+        self.substeps = whole(substeps, "substeps", 1, 1000)
+        self.max_rounds = whole(max_rounds, "max_rounds", 0, 1000)
+        self.max_viscous_iterations = whole(max_viscous_iterations, "max_viscous_iterations", 0, 100)
         solver_chain(solver)                                    # validates the name
-        self.robot, self.path, self.scheme, self.tol, self.solver = robot, path, scheme, float(tol), solver
+        self.robot, self.path, self.scheme, self.tol, self.solver = robot, path, scheme, number(tol, "tol", 0, 1), solver
         self.prune, self.payload_frame, self.allow_overload = bool(prune), payload_frame, bool(allow_overload)
         self.limits = list(limits) if limits is not None else [JointTorqueLimit(), JointVelocityLimit(),
                                                                 JointAccelerationLimit()]
@@ -87,6 +85,12 @@ class TimeOptimalPlanner:
             raise InputError(f"robot '{robot.name}' has no joint torque, velocity or acceleration limit (all inf), so "
                              f"nothing bounds the path speed and the minimum time is 0; set limits with "
                              f"robot.with_limits(tau_max=..., qd_max=..., qdd_max=...)")
+        from ..objectives import energy_weights                  # time–energy objective (optional)
+        self.energy_weight, self.energy_R = energy_weights(robot, energy_weight, energy_R)
+        from ..rate_limits import RateLimits                      # torque-rate / jerk limits (optional)
+        self.rates = RateLimits(robot, torque_rate_max, jerk_max, rate_dt) if (
+            torque_rate_max is not None or jerk_max is not None) else None
+        self.max_rate_iterations = whole(max_rate_iterations, "max_rate_iterations", 1, 1000)
         self.grid_mode, self.grid_spec = parse_grid(path, grid)
         self.check_position_limits = bool(check_position_limits)
         self._lock = threading.Lock()
@@ -149,7 +153,7 @@ class TimeOptimalPlanner:
     def plan(self, payload=None, sd_start: float = 0.0, sd_end: float = 0.0) -> TimeOptimalPlan:
         """Plan (rest-to-rest unless sd_start/sd_end, the path speeds θ̇ at the ends, are given)."""
         t_all = time.perf_counter()
-        sd_start, sd_end = _speed(sd_start, "sd_start"), _speed(sd_end, "sd_end")
+        sd_start, sd_end = number(sd_start, "sd_start"), number(sd_end, "sd_end")
         timings = dict(coefficients=0.0, build=0.0, compile=0.0, solve=0.0, verify=0.0)
         t0 = time.perf_counter()
         self._prepare()
@@ -213,6 +217,11 @@ class TimeOptimalPlanner:
             rounds += 1
             scales = self._tighten(scales, over, check, robot.n)
             refinements.append(dict(action="tighten", points=n_over, worst_ratio=check.worst_ratio))
+        rate_check = rate_info = None
+        if self.energy_weight > 0 or self.rates is not None:
+            law, check, status, solver_used, rate_check, rate_info, n = self._sequential(
+                robot, law, check, status, solver_used, sd_start, sd_end, timings)
+            iterations += n
         if check.worst_ratio > 1.0 + self.tol:
             w = max(check.worst.values(), key=lambda x: x.ratio)
             which = f" of joint {robot.joint_names[w.joint]}" if w.joint >= 0 else ""
@@ -223,7 +232,36 @@ class TimeOptimalPlanner:
         return TimeOptimalPlan(robot=robot, path=self.path, law=law, check=check, torques=check.grid_torques,
                                status=status, solver=solver_used, timings=timings, iterations=iterations,
                                reused_problem=timings["compile"] == 0.0, planner=self, payload=payload,
-                               sd_start=sd_start, sd_end=sd_end, refinements=refinements)
+                               sd_start=sd_start, sd_end=sd_end, refinements=refinements,
+                               energy_weight=self.energy_weight, energy_R=self.energy_R, rate_check=rate_check,
+                               rate_info=rate_info)
+
+    def _sequential(self, robot, law, check, status, solver_used, sd_start, sd_end, timings):
+        """Energy objective / rate limits, from the time-optimal law on its grid (`sequential`)."""
+        from . import sequential
+        base = TimeOptimalPlan(robot=robot, path=self.path, law=law, check=check, torques=check.grid_torques,
+                               status=status, solver=solver_used, timings=timings, iterations=0,
+                               reused_problem=False, sd_start=sd_start, sd_end=sd_end)
+        rate_check = rate_info = None
+        n = 0
+        if self.energy_weight > 0:
+            law, check, status, solver_used, n, _ = sequential.plan_energy(self, robot, base, timings)
+            base.law, base.check = law, check
+        if self.rates is not None:
+            law, check, status, solver_used, rate_check, rate_info = sequential.plan_rates(self, robot, base, timings)
+            n += rate_info["solves"]
+        return law, check, status, solver_used, rate_check, rate_info, n
+
+    @property
+    def grid_samples(self):
+        """The path at the grid points (the first stations)."""
+        self._prepare()
+        return self.path.evaluate(self.theta)
+
+    @property
+    def grid_sub(self):
+        self._prepare()
+        return self.sub
 
     def _solve(self, N, R, values, sd_start, sd_end):
         with cache.acquire(N, R) as problem:
@@ -270,27 +308,3 @@ def _tangent_gap(robot, dq, b_ref, b) -> float:
     sr = np.sqrt(b_ref)[:, None]
     gap = v * (0.5 * sr + 0.5 * b[:, None] / sr - np.sqrt(np.maximum(b, 0.0))[:, None])
     return float(gap.max(initial=0.0))
-
-
-def _whole(value, name: str, lo: int, hi: int) -> int:
-    if isinstance(value, (bool, str)) or not np.isscalar(value):
-        raise InputError(f"{name}: expected a whole number from {lo} to {hi}, got {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name}: expected a whole number from {lo} to {hi}, got {value!r}") from None
-    if not np.isfinite(v) or v != int(v) or not lo <= v <= hi:
-        raise InputError(f"{name}: expected a whole number from {lo} to {hi}, got {value!r}")
-    return int(v)
-
-
-def _speed(value, name: str) -> float:
-    if isinstance(value, (bool, str)):
-        raise InputError(f"{name}: expected a number, got {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name}: expected a number, got {value!r}") from None
-    if not (np.isfinite(v) and 0 <= v <= 1e150):
-        raise InputError(f"{name}: must be a finite number >= 0, got {value!r}")
-    return v

@@ -39,14 +39,15 @@ def _setup(planner, robot, plan):
     return data, b_ref, energy
 
 
-def _blocks(planner, data, b_ref, scales):
+def grid_blocks(planner, data, b_ref, scales):
+    """Every limit's rows at the grid points, with the boundary speeds."""
     limits = planner.limits + [BoundaryVelocity()]
     return [blk for blk in (lim.rows(data, b_ref=b_ref, scales=scales) for lim in limits) if blk is not None]
 
 
 def _solve(problem, values, solver):
     status, b, name, wall, compile_s = solve_with_chain(
-        lambda n, opts: problem.solve(values, solver=n, **opts), solver)
+        lambda n, opts: problem.solve(values, solver=n, **opts), solver, normalised=False)
     if status == "infeasible":
         raise InfeasiblePathError("no speed profile satisfies the limits together with the rate limits / energy "
                                   "objective on this grid (solver status: infeasible)")
@@ -74,7 +75,7 @@ def plan_energy(planner, robot, plan, timings):
     scales, refinements, solves = None, [], 0
     for _ in range(planner.max_rounds + 1):
         t0 = time.perf_counter()
-        problem = GeneralProblem(theta, _blocks(planner, data, b_ref, scales), "interpolation", energy=energy)
+        problem = GeneralProblem(theta, grid_blocks(planner, data, b_ref, scales), "interpolation", energy=energy)
         timings["build"] += time.perf_counter() - t0
         status, b, solver, wall, compile_s = _solve(problem, values, planner.solver)
         solves += 1
@@ -114,7 +115,7 @@ def plan_rates(planner, robot, plan, timings):
         b_ref = np.maximum(law.b, 0.0)
         visc = None if b_ref_visc is None else np.maximum(b_ref, 1e-8 * max(b_ref.max(), 1e-300))
         G, lo, hi = rates.rows(coeffs, theta, b_ref, rscales, 2 * P + 2 * (P - 1), rest_start, rest_end)
-        problem = GeneralProblem(theta, _blocks(planner, data, visc, scales), "interpolation", energy=energy,
+        problem = GeneralProblem(theta, grid_blocks(planner, data, visc, scales), "interpolation", energy=energy,
                                  extra_rows=(G, lo, hi))
         timings["build"] += time.perf_counter() - t0
         status, b, solver, wall, compile_s = _solve(problem, values, planner.solver)

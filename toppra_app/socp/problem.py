@@ -89,6 +89,9 @@ class StationProblem:
             return self._templates[solver], 0.0
         t0 = time.perf_counter()
         data, chain, inverse = self.problem.get_problem_data(solver)
+        if "A" not in data or "b" not in data or "G" in data:
+            raise cp.error.SolverError(f"{solver} takes its problem in a form the compiled template does not "
+                                       f"support (only A x + s = b, s in K: Clarabel, SCS)")
         A = data["A"]
         if not sp.isspmatrix_csc(A):
             A = data["A"] = sp.csc_matrix(A)
@@ -135,5 +138,5 @@ def _locate(arr: np.ndarray, offset: float, count: int) -> tuple[float, np.ndarr
             at[np.round(k[idx]).astype(np.int64)] = idx
             if np.unique(at).size == count:
                 return sign, at
-    raise RuntimeError("StationProblem: cvxpy's compiled form does not hold the rows one to one "
+    raise cp.error.SolverError("StationProblem: cvxpy's compiled form does not hold the rows one to one "
                        "(an unsupported cvxpy version?)")

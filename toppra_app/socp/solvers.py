@@ -31,18 +31,23 @@ def installed_solvers() -> frozenset:
 # ~1e-6 relative; iterative refinement of the KKT solves roughly doubles the time per iteration and is
 # only needed in the fallback for ill-conditioned problems
 FAST_CLARABEL = dict(tol_feas=1e-7, tol_gap_abs=1e-7, tol_gap_rel=1e-7, iterative_refinement_enable=False)
-CAREFUL_CLARABEL = dict(max_iter=500, tol_feas=1e-8, tol_gap_abs=1e-8, tol_gap_rel=1e-8,
-                        static_regularization_constant=1e-7, equilibrate_max_iter=50)
+# the second try: iterative refinement on (Clarabel's default), more equilibration and iterations; tighter
+# tolerances (1e-8) end "almost solved" (optimal_inaccurate) on the normalised problem and gain nothing
+CAREFUL_CLARABEL = dict(max_iter=500, tol_feas=1e-7, tol_gap_abs=1e-7, tol_gap_rel=1e-7, equilibrate_max_iter=50)
 
 
-def solver_chain(solver: str | None) -> list[tuple[str, dict]]:
-    """[(solver name, options)] in the order they are tried; `InputError` for a solver cvxpy lacks."""
+def solver_chain(solver: str | None, normalised: bool = True) -> list[tuple[str, dict]]:
+    """[(solver name, options)] in the order they are tried; `InputError` for a solver cvxpy lacks.
+    `normalised=False` (problems in physical units: `GeneralProblem`) starts with the careful settings."""
     installed = installed_solvers()
     first = (solver or "CLARABEL").upper()
     if first not in installed:
         raise InputError(f"solver: {first} is not available in cvxpy (installed: {', '.join(sorted(installed))})")
-    chain = [(first, dict(FAST_CLARABEL) if first == "CLARABEL" else {})]
-    if "CLARABEL" in installed:
+    if first == "CLARABEL":
+        chain = [(first, dict(FAST_CLARABEL if normalised else CAREFUL_CLARABEL))]
+    else:
+        chain = [(first, {})]
+    if "CLARABEL" in installed and (normalised or first != "CLARABEL"):
         chain.append(("CLARABEL", dict(CAREFUL_CLARABEL)))
     for name, opts in (("ECOS", dict(max_iters=500)), ("SCS", dict(eps_abs=1e-7, eps_rel=1e-7, max_iters=50_000))):
         if name in installed and name != first:
@@ -50,7 +55,7 @@ def solver_chain(solver: str | None) -> list[tuple[str, dict]]:
     return chain
 
 
-def solve_with_chain(solve, solver: str | None):
+def solve_with_chain(solve, solver: str | None, normalised: bool = True):
     """Try `solve(name, options) -> (status, x, wall, compile_s)` down the chain.
 
     Returns (status, x, solver name, wall seconds, compile seconds); status is "infeasible" when the
@@ -58,12 +63,12 @@ def solve_with_chain(solve, solver: str | None):
     a usable solution."""
     failures, candidate = [], None
     wall_all = compile_all = 0.0
-    for name, options in solver_chain(solver):
+    for name, options in solver_chain(solver, normalised):
         if candidate is not None and name not in ("CLARABEL", "ECOS"):
             break
         try:
             status, x, wall, compile_s = solve(name, options)
-        except cp.error.SolverError as exc:
+        except (cp.error.SolverError, SolverError) as exc:     # a failed or unsupported solver: try the next
             failures.append(f"{name}: {exc}")
             continue
         wall_all += wall
