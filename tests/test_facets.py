@@ -1,7 +1,7 @@
-"""Row pruning (`toppra_app.facets`): the rows it keeps describe the same feasible (θ̈, θ̇²) polygon as all
+"""Row pruning (`toppra_app.socp.facets`): the rows it keeps describe the same feasible (θ̈, θ̇²) polygon as all
 rows, checked against scipy's LP solver (HiGHS) on random half-plane sets and on the planner's real rows;
 pruning removes most rows on the benchmark paths; pruned and unpruned planners give the same durations;
-`cover_payloads` makes re-planning with the covered payloads compile nothing."""
+re-planning compiles nothing once a problem structure exists."""
 
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ import dynamics
 from dynamics.payload import RigidBodyInertia
 from toppra_app import JointPath
 from toppra_app.bench_planner import BENCH_PATHS
-from toppra_app.constraints import BoundaryVelocity
-from toppra_app.facets import binding_rows, half_planes, prunable, row_masks
+from toppra_app.constraints import PathData
+from toppra_app.socp import stations
+from toppra_app.socp.facets import binding_rows
 from toppra_app.planner import TimeOptimalPlanner, problem_stats
 
 BOX = 1e6                  # |a| ≤ BOX, 0 ≤ b ≤ BOX in the LP oracle
@@ -371,51 +372,49 @@ def bench_path(name, path_name):
 BOX_PAYLOAD = RigidBodyInertia.box(2.5, (0.1, 0.1, 0.1), com_offset=(0.03, 0.0, 0.08))
 
 
-def planner_rows(planner, payload=None, sd_end=0.0):
-    """The planner's blocks (deltas kept) and the parameter values of `payload`/`sd_end`, as `_problem` has them."""
-    values = planner.payload_values(payload)[1]
-    values.update(BoundaryVelocity(0.0, sd_end).values())
-    return planner._blocks(planner._data, None, None), values
+def station_rows(planner, payload=None):
+    """The planner's one-sided scaled rows at its stations, the kept (can-bind) mask and the reference β,
+    as `TimeOptimalPlanner.plan` builds them on its first solve."""
+    planner.grid                                              # prepares grid, stations, scales
+    r = planner.payload_robot(payload)
+    S = planner.samples
+    data = PathData(r, planner.ths, S.q, S.dq, S.ddq)
+    blocks = [blk.at(None) for blk in planner._blocks(data, planner.b_ref0, planner._base_scales(r.n))]
+    rows = stations.one_sided(blocks, planner.L, planner.Bbar)
+    beta_ref = planner.b_ref0 / (planner.L ** 2 * planner.Bbar)
+    return rows, stations.binding(rows, beta_ref), beta_ref
 
 
 @pytest.mark.parametrize("name", ["panda", "iiwa7"])
 def test_pruning_prunes_on_the_benchmark_paths(name):
     for path_name in BENCH_PATHS[name]:
-        planner = TimeOptimalPlanner(robot(name), bench_path(name, path_name), grid=200)
+        planner = TimeOptimalPlanner(robot(name), bench_path(name, path_name))
         for payload in (None, BOX_PAYLOAD):
-            blocks, values = planner_rows(planner, payload)
-            masks = planner._masks(blocks, values)          # what `_problem` passes to TimeOptimalProblem
-            assert len(masks) == len(blocks)
-            total = kept = 0
-            for blk, m in zip(blocks, masks):
-                if m is None:
-                    assert not prunable(blk)
-                    continue
-                total += int(blk.has_hi.sum() + blk.has_lo.sum())
-                kept = kept + m["hi"][:, blk.has_hi].sum(axis=1) + m["lo"][:, blk.has_lo].sum(axis=1)
-                assert not m["hi"][:, ~blk.has_hi].any() and not m["lo"][:, ~blk.has_lo].any()
-            assert total >= 2 * robot(name).n + 1
-            assert np.shape(kept) == (planner.theta.size,)
-            share = float(np.mean(kept)) / total
-            assert share < 0.4, f"{name} {path_name}: {share:.0%} of the rows kept per point"
-            assert np.all(kept >= 1)              # every point keeps at least one row (the velocity cap)
+            rows, keep, _ = station_rows(planner, payload)
+            total = np.isfinite(rows.h).sum(axis=1)
+            assert (total >= 2 * robot(name).n + 1).all()
+            kept = keep.sum(axis=1)
+            share = float(np.mean(kept / total))
+            assert share < 0.4, f"{name} {path_name}: {share:.0%} of the rows kept per station"
+            assert np.all(kept >= 1)              # every station keeps at least one row (the velocity cap)
 
 
 @pytest.mark.parametrize("name,path_name", [("panda", "long-swing"), ("iiwa7", "pick-place")])
 def test_kept_rows_of_the_planner_match_the_lp_oracle(name, path_name):
-    """The planner's own rows at a sample of grid points: same polygon with the kept rows (LP oracle)."""
-    planner = TimeOptimalPlanner(robot(name), bench_path(name, path_name), grid=200)
+    """The planner's own rows at a sample of stations: same polygon with the kept rows (LP oracle)."""
+    planner = TimeOptimalPlanner(robot(name), bench_path(name, path_name))
     rng = np.random.default_rng(0)
     for payload in (None, 2.0):
-        blocks, values = planner_rows(planner, payload)
-        blocks = [blk.at(values) for blk in blocks]
-        alpha, beta, h, cols = half_planes(blocks)
-        masks = row_masks(blocks)
-        keep = np.array([masks[k][side][:, r] for k, side, r in cols]).T
-        assert (keep == binding_rows(alpha, beta, h)).all()
+        rows, keep, beta_ref = station_rows(planner, payload)
+        sq = np.sqrt(np.maximum(beta_ref, 1e-12))[:, None]       # √β on its tangent, as `binding` takes it
+        alpha, beta = rows.al, rows.be + 0.5 * rows.ga / sq
+        h = np.where(np.isfinite(rows.h), rows.h - 0.5 * rows.ga * sq, 1e300)
+        assert (keep == (binding_rows(alpha, beta, h) & np.isfinite(rows.h))).all()
         for p in np.unique(np.r_[0, rng.choice(alpha.shape[0], 12, replace=False), alpha.shape[0] - 1]):
-            check_point(alpha[p], beta[p], h[p], keep[p], directions(rng.uniform(0, 2 * np.pi, 2)), rng,
-                        where=f"{name} {path_name} payload={payload} point {p}")
+            fin = np.isfinite(rows.h[p])
+            check_point(alpha[p][fin], beta[p][fin], h[p][fin], keep[p][fin],
+                        directions(rng.uniform(0, 2 * np.pi, 2)), rng,
+                        where=f"{name} {path_name} payload={payload} station {p}")
 
 
 # ====================================================================== pruned vs unpruned planner
@@ -430,8 +429,8 @@ def _sd_end(name, path_name):
                                             ("iiwa7", "pick-place"), ("iiwa7", "long-swing")])
 def test_pruned_and_unpruned_planners_agree(name, path_name):
     r, path = robot(name), bench_path(name, path_name)
-    pruned = TimeOptimalPlanner(r, path, grid=200, prune=True)
-    full = TimeOptimalPlanner(r, path, grid=200, prune=False)
+    pruned = TimeOptimalPlanner(r, path, prune=True)
+    full = TimeOptimalPlanner(r, path, prune=False)
     sd_end = _sd_end(name, path_name)
     cases = [(None, 0.0), (2.0, 0.0), (BOX_PAYLOAD, 0.0), (None, sd_end), (BOX_PAYLOAD, sd_end)]
     durations = []
@@ -439,49 +438,36 @@ def test_pruned_and_unpruned_planners_agree(name, path_name):
         a = pruned.plan(payload=payload, sd_end=sd)
         b = full.plan(payload=payload, sd_end=sd)
         assert np.array_equal(a.grid, b.grid)
-        assert a.duration == pytest.approx(b.duration, rel=1e-6), (payload, sd)
+        # the same optimum; Clarabel stops at 1e-7 (no iterative refinement): measured up to 1.1e-6 apart
+        assert a.duration == pytest.approx(b.duration, rel=5e-6), (payload, sd)
         assert a.sd[-1] == pytest.approx(sd) and b.sd[-1] == pytest.approx(sd)
         assert a.worst_ratio <= 1.0 + pruned.tol
         durations.append(a.duration)
-    # the boundary speed matters (the pruned problem does use the boundary rows): arriving faster is quicker
+    # the boundary speed matters: arriving faster is quicker
     assert durations[3] < durations[0]
-    # the pruned problem has fewer rows than the full one
-    assert all(p.n_rows < q.n_rows for p, q in zip(pruned._problems.values(), full._problems.values()))
 
 
 # ====================================================================== re-planning without compiling
 @pytest.mark.parametrize("name,path_name", [("panda", "pick-place"), ("iiwa7", "pick-place")])
-def test_cover_payloads_avoids_compilation(name, path_name):
+def test_replanning_compiles_nothing_once_the_structure_exists(name, path_name):
+    """A compiled problem is keyed by its structure (intervals, row slots) only: re-plans with other
+    payloads, another planner on another path of the same grid size, compile nothing once the structures
+    exist; each re-plan equals a fresh unpruned planner's answer."""
     r, path = robot(name), bench_path(name, path_name)
     p1, p2, p3 = 2.0, BOX_PAYLOAD, RigidBodyInertia.box(1.2, (0.2, 0.1, 0.05), com_offset=(0.0, 0.05, 0.12))
-    planner = TimeOptimalPlanner(r, path, grid=200)
-    planner.cover_payloads([p1, p2])
-    first = planner.plan()
-    assert not first.reused_problem and not first.refinements
+    planner = TimeOptimalPlanner(r, path)
+    for p in (None, p1, p2, p3):                                # every structure these need, once
+        planner.plan(payload=p)
     c0 = problem_stats()["compiled"]
     plans = {}
-    for label, p in (("p1", p1), ("p2", p2), ("p1 again", p1), ("none", None)):
+    for label, p in (("p3", p3), ("p1", p1), ("p2", p2), ("none", None), ("p1 again", p1)):
         plans[label] = plan = planner.plan(payload=p)
-        assert plan.reused_problem, label
-        assert plan.timings["compile"] == 0.0, label
-        assert problem_stats()["compiled"] == c0, f"{label}: compiled"
-    assert plans["none"].duration == pytest.approx(first.duration, rel=1e-7)
-    assert plans["p1 again"].duration == pytest.approx(plans["p1"].duration, rel=1e-7)
-    # the reused (pruned with other parameter values) problem gives the unpruned planner's answer
-    for label, p in (("p1", p1), ("p2", p2)):
+        assert plan.reused_problem and plan.timings["compile"] == 0.0, label
+    assert problem_stats()["compiled"] == c0
+    other = TimeOptimalPlanner(r, JointPath.from_waypoints(BENCH_PATHS[name]["long-swing"]))
+    other.plan(payload=p1)
+    assert other.plan(payload=p1).reused_problem
+    assert plans["p1 again"].duration == plans["p1"].duration          # bit-identical: deterministic
+    for label, p in (("p1", p1), ("p2", p2), ("p3", p3)):
         ref = TimeOptimalPlanner(r, path, grid=planner.grid, prune=False).plan(payload=p)
-        assert plans[label].duration == pytest.approx(ref.duration, rel=1e-6), label
-    # a payload that was not covered: reuse, or compile exactly once; then the same payload reuses
-    c1 = problem_stats()["compiled"]
-    third = planner.plan(payload=p3)
-    compiled = problem_stats()["compiled"] - c1
-    assert compiled in (0, 1)
-    assert third.reused_problem == (compiled == 0)
-    c2 = problem_stats()["compiled"]
-    again = planner.plan(payload=p3)
-    assert again.reused_problem and problem_stats()["compiled"] == c2
-    assert again.duration == pytest.approx(third.duration, rel=1e-7)
-    # ... and the covered payloads still reuse after the problem grew
-    assert planner.plan(payload=p1).reused_problem and problem_stats()["compiled"] == c2
-    ref = TimeOptimalPlanner(r, path, grid=planner.grid, prune=False).plan(payload=p3)
-    assert third.duration == pytest.approx(ref.duration, rel=1e-6)
+        assert plans[label].duration == pytest.approx(ref.duration, rel=5e-6), label

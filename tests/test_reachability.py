@@ -14,16 +14,17 @@ from toppra_app import JointPath
 from toppra_app.bench_planner import BENCH_PATHS
 from toppra_app.constraints import PathData, RowBlock
 from toppra_app.planner import TimeOptimalPlanner
-from toppra_app.reachability import reachable_profile
+from toppra_app.planning.sequential import grid_blocks
+from toppra_app.socp.reachability import reachable_profile
 from toppra_app.trajectory import TimeLaw
 
 
 def _coarse(robot, path, intervals, sd_start, sd_end):
     planner = TimeOptimalPlanner(robot, path, grid=intervals, scheme="collocation", max_rounds=0)
-    S = planner.samples
+    S = planner.grid_samples
     data = PathData(robot, planner.theta, S.q, S.dq, S.ddq, None)
     values = {"b_start": sd_start ** 2, "b_end": sd_end ** 2}
-    blocks = [blk.at(values) for blk in planner._blocks(data, None, None)]
+    blocks = [blk.at(values) for blk in grid_blocks(planner, data, None, None)]
     return planner, blocks
 
 
@@ -67,12 +68,14 @@ def test_reachability_declines_rows_with_sqrt_b_terms_and_impassable_points():
     assert reachable_profile(blocks + [need], planner.theta, 0.0, 0.0) is None
 
 
-def test_adaptive_grid_with_viscous_friction_falls_back_to_a_convex_coarse_solve():
+def test_grid_placement_with_viscous_friction():
+    """Viscous rows (√b terms) are linearised at the velocity cap for the coarse reachability profile that
+    places the grid; the plan on it matches a 1600-interval plan."""
     robot = dynamics.load_robot("iiwa7")
     robot = robot.replace(viscous=np.full(robot.n, 2.0))
     path = JointPath.from_waypoints(BENCH_PATHS["iiwa7"]["straight"])
     planner = TimeOptimalPlanner(robot, path)
     plan = planner.plan()
-    assert planner.coarse_law is not None and planner.coarse_law.theta.size == 51
+    assert planner.grid.size == 201 and not np.allclose(np.diff(planner.grid), np.diff(planner.grid)[0])
     fine = TimeOptimalPlanner(robot, path, grid=1600).plan()
     assert plan.duration == pytest.approx(fine.duration, rel=2e-3)

@@ -29,7 +29,7 @@ from ..constraints import (BoundaryVelocity, JointAccelerationLimit, JointTorque
                            PathData)
 from ..errors import InfeasiblePathError, InputError
 from ..path import as_joint_path
-from ..reachability import reachable_profile
+from ..socp.reachability import reachable_profile
 from ..socp import stations as st
 from ..socp.solvers import SolverError, solve_with_chain, solver_chain
 from ..trajectory import TimeLaw

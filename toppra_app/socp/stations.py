@@ -131,6 +131,11 @@ def pack(rows: OneSided, keep: np.ndarray, theta: np.ndarray, scheme: str, K: in
     N = P - 1
     lam = np.asarray(SCHEMES[scheme])
     S = lam.size
+    if K > keep.shape[1]:                                               # more slots than rows: pad
+        extra = K - keep.shape[1]
+        pad = lambda x, v: np.pad(x, ((0, 0), (0, extra)), constant_values=v)   # noqa: E731
+        rows = OneSided(pad(rows.al, 0.0), pad(rows.be, 0.0), pad(rows.ga, 0.0), pad(rows.h, np.inf), rows.origin)
+        keep = pad(keep, False)
     idx = station_index(P, scheme)                                      # (N, S)
     dsig = np.diff(theta) / (theta[-1] - theta[0])
     order = np.argsort(~keep, axis=1, kind="stable")[:, :K]             # kept columns first
