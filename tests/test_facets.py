@@ -19,6 +19,7 @@ from dynamics.payload import RigidBodyInertia
 from toppra_app import JointPath
 from toppra_app.bench_planner import BENCH_PATHS
 from toppra_app.constraints import PathData
+from toppra_app.planning import refine
 from toppra_app.socp import stations
 from toppra_app.socp.facets import binding_rows
 from toppra_app.planner import TimeOptimalPlanner, problem_stats
@@ -379,7 +380,8 @@ def station_rows(planner, payload=None):
     r = planner.payload_robot(payload)
     S = planner.samples
     data = PathData(r, planner.ths, S.q, S.dq, S.ddq)
-    blocks = [blk.at(None) for blk in planner._blocks(data, planner.b_ref0, planner._base_scales(r.n))]
+    scales = refine.base_scales(planner.limits, planner.theta.size, planner.ths.size, r.n, planner.tol)
+    blocks = [blk.at(None) for blk in planner._blocks(data, planner.b_ref0, scales)]
     rows = stations.one_sided(blocks, planner.L, planner.Bbar)
     beta_ref = planner.b_ref0 / (planner.L ** 2 * planner.Bbar)
     return rows, stations.binding(rows, beta_ref), beta_ref

@@ -90,6 +90,7 @@ class LimitCheck:
     worst: dict
     grid_torques: np.ndarray | None = None   # (P, n) torques at the grid points (each with the following
                                              # interval's θ̈, the last with the last one's), when computed
+    at: dict = field(default_factory=dict)   # kind -> (N, n) index of the worst sub-sample (`SubSamples.u`)
 
     @property
     def worst_ratio(self) -> float:
@@ -124,7 +125,7 @@ def check_time_law(robot, sub: SubSamples, b) -> LimitCheck:
     if np.isfinite(robot.tau_max).any():
         values["torque"] = (dynamics.inverse_dynamics(robot, sub.q, qd, qdd, world=sub.world(robot))
                             + dynamics.friction_torques(robot, qd))
-    ratios, worst = {}, {}
+    ratios, worst, at = {}, {}, {}
     for kind in KINDS:
         lim = limits[kind]
         if kind not in values or not np.isfinite(lim).any():
@@ -134,12 +135,13 @@ def check_time_law(robot, sub: SubSamples, b) -> LimitCheck:
         v = values[kind].reshape(N, S1, n)
         r = np.abs(v) / lim                        # inf limit → 0
         ratios[kind] = r.max(axis=1)
+        at[kind] = r.argmax(axis=1)
         worst[kind] = _worst(kind, r, v, lim, sub.theta)
     grid_torques = None
     if "torque" in values:
         tau = values["torque"].reshape(N, S1, n)
         grid_torques = np.concatenate([tau[:, 0, :], tau[-1:, -1, :]])
-    return LimitCheck(ratios, worst, grid_torques)
+    return LimitCheck(ratios, worst, grid_torques, at)
 
 
 def check_samples(robot, sample, tau=None) -> dict:

@@ -25,7 +25,7 @@ import warnings
 
 import numpy as np
 
-from ..constraints import (BoundaryVelocity, JointAccelerationLimit, JointTorqueLimit, JointVelocityLimit,
+from ..constraints import (JointAccelerationLimit, JointTorqueLimit, JointVelocityLimit,
                            PathData)
 from ..errors import InfeasiblePathError, InputError
 from ..path import as_joint_path
@@ -34,14 +34,13 @@ from ..socp import stations as st
 from ..socp.solvers import SolverError, solve_with_chain, solver_chain
 from ..trajectory import TimeLaw
 from ..verify import SubSamples, check_time_law
-from . import cache, diagnose
+from . import cache, diagnose, refine
 from .options import number, whole
-from .grid import COARSE_INTERVALS, default_grid, linearised, parse_grid, time_grid
+from .grid import COARSE_INTERVALS, MAX_INTERVALS, default_grid, linearised, parse_grid, split_grid, time_grid
 from .result import TimeOptimalPlan
 
 DEFAULT_SUBSTEPS = 8               # sub-samples per interval of the between-grid check
 DEFAULT_TOL = 1e-3                 # allowed relative over-limit between grid points
-INNER_SLACK = 0.5                  # share of `tol` allowed at the stations inside the intervals
 VISCOUS_TOL = 1e-4                 # re-linearise viscous friction while its tangent is off by more
 
 
@@ -63,7 +62,8 @@ class TimeOptimalPlanner:
                  allow_overload: bool = False, tool_speed_max=None, collision_energy_max=None,
                  cartesian_frame: str | None = None, contact_mass=None, max_viscous_iterations: int = 4,
                  prune: bool = True, energy_weight: float = 0.0, energy_R=None, torque_rate_max=None,
-                 jerk_max=None, rate_dt: float = 1e-3, max_rate_iterations: int = 40):
+                 jerk_max=None, rate_dt: float = 1e-3, max_rate_iterations: int = 40, max_splits: int = 2):
+        self._options = {k: v for k, v in locals().items() if k not in ("self", "robot", "path", "grid")}
         path = as_joint_path(path)
         if path.dof != robot.n:
             raise InputError(f"waypoints: path has {path.dof} joint values per waypoint but robot '{robot.name}' "
@@ -72,6 +72,7 @@ class TimeOptimalPlanner:
             raise InputError(f"scheme: expected one of {', '.join(st.SCHEMES)}, got {scheme!r}")
         self.substeps = whole(substeps, "substeps", 1, 1000)
         self.max_rounds = whole(max_rounds, "max_rounds", 0, 1000)
+        self.max_splits = whole(max_splits, "max_splits", 0, 10)
         self.max_viscous_iterations = whole(max_viscous_iterations, "max_viscous_iterations", 0, 100)
         solver_chain(solver)                                    # validates the name
         self.robot, self.path, self.scheme, self.tol, self.solver = robot, path, scheme, number(tol, "tol", 0, 1), solver
@@ -92,6 +93,9 @@ class TimeOptimalPlanner:
             torque_rate_max is not None or jerk_max is not None) else None
         self.max_rate_iterations = whole(max_rate_iterations, "max_rate_iterations", 1, 1000)
         self.grid_mode, self.grid_spec = parse_grid(path, grid)
+        # the default grid may be refined (split) where repairs at the stations stall; a grid the user sized
+        # or gave stays as it is
+        self.auto_grid = grid is None or (isinstance(grid, str) and grid == "adaptive")
         self.check_position_limits = bool(check_position_limits)
         self._lock = threading.Lock()
         self._ready = False
@@ -127,12 +131,19 @@ class TimeOptimalPlanner:
             self.L = L = theta[-1] - theta[0]
             top = b.max() if law is not None else np.nanmax(np.where(np.isfinite(vel), vel, np.nan), initial=np.nan)
             self.Bbar = float(top / L ** 2) if np.isfinite(top) and top > 0 else 1.0 / L ** 2
-            self.ths = st.station_thetas(theta, self.scheme)
+            self.lams0 = st.default_lams(theta.size - 1, self.scheme)
+            self.ths = st.station_thetas(theta, self.lams0, self.scheme)
             self.samples = path.evaluate(self.ths)
-            ref = np.interp(self.ths, law.theta, law.b) if law is not None else np.full(self.ths.size, self.Bbar * L * L)
-            self.b_ref0 = np.maximum(ref, 1e-8 * max(ref.max(), 1e-300))
+            self.law0 = law
+            self.b_ref0 = self._reference(self.ths)
             self.sub = SubSamples.build(path, theta, self.substeps)
             self._ready = True
+
+    def _reference(self, ths):
+        """b at the stations on the coarse reachability profile (tangent point of viscous rows, pruning)."""
+        law, L = self.law0, self.L
+        ref = np.interp(ths, law.theta, law.b) if law is not None else np.full(ths.size, self.Bbar * L * L)
+        return np.maximum(ref, 1e-8 * max(ref.max(), 1e-300))
 
     def _blocks(self, data, b_ref, scales):
         return [blk for blk in (lim.rows(data, b_ref=b_ref, scales=scales) for lim in self.limits) if blk is not None]
@@ -158,50 +169,58 @@ class TimeOptimalPlanner:
         t0 = time.perf_counter()
         self._prepare()
         robot = self.payload_robot(payload)
-        theta, P, S = self.theta, self.theta.size, self.samples
-        data = PathData(robot, self.ths, S.q, S.dq, S.ddq)
-        d = data.coefficients.d
+        theta, P, S, ths = self.theta, self.theta.size, self.samples, self.ths
+        data = PathData(robot, ths, S.q, S.dq, S.ddq)
         timings["coefficients"] += time.perf_counter() - t0
-        diagnose.check_holdable(robot, self.ths, d)
+        diagnose.check_holdable(robot, ths, data.coefficients.d)
         if np.isfinite(robot.tau_max).any():
             self.sub.prefetch(robot)                           # the check's kinematics, during the solve
         b_ends = np.array([sd_start ** 2, sd_end ** 2])
         scale_b = self.L ** 2 * self.Bbar                      # b = scale_b β
-        b_ref, scales, force = self.b_ref0, self._base_scales(robot.n), None
+        b_ref, force = self.b_ref0, None
+        scales = refine.base_scales(self.limits, P, ths.size, robot.n, self.tol)
+        lams, moved = self.lams0.copy(), np.zeros((P - 1, 2), bool)
         viscous = bool((robot.viscous[np.isfinite(robot.tau_max)] > 0).any())
         rounds = viscous_rounds = iterations = 0
-        refinements = []
+        refinements, excess, check = [], [np.inf], None
         first = True
         while True:
             t0 = time.perf_counter()
             blocks = [blk.at(None) for blk in self._blocks(data, b_ref, scales)]
             if first:
-                diagnose.check_boundaries(robot, theta, S.dq[:P], [b for b in blocks], sd_start, sd_end)
+                diagnose.check_boundaries(robot, theta, S.dq[:P], blocks, sd_start, sd_end)
                 first = False
             rows = st.one_sided(blocks, self.L, self.Bbar)
             keep = st.binding(rows, b_ref / scale_b) if self.prune else np.isfinite(rows.h)
             if force is not None:
                 keep |= force
             K = st.slot_count(keep)
-            values = st.pack(rows, keep, theta, self.scheme, K)
+            values = st.pack(rows, keep, theta, lams, self.scheme, K)
             values["ends"] = b_ends / scale_b
             timings["build"] += time.perf_counter() - t0
-            status, beta, solver_used, wall, compile_s = self._solve(P - 1, st.SCHEMES[self.scheme].__len__() * K,
-                                                                     values, sd_start, sd_end)
+            try:
+                status, beta, solver_used, wall, compile_s = self._solve(P - 1, lams.shape[1] * K, values,
+                                                                         sd_start, sd_end)
+            except (SolverError, InfeasiblePathError):
+                if rounds == 0:
+                    raise
+                # limits tightened so far that the problem broke: keep the last plan (warned about below)
+                refinements.append(dict(action="stopped", points=0, worst_ratio=check.worst_ratio))
+                break
             iterations += 1
             timings["solve"] += wall - compile_s
             timings["compile"] += compile_s
             beta = np.maximum(beta, 0.0)
-            missing = st.violated_rows(rows, keep, beta, theta, self.scheme)
+            missing = st.violated_rows(rows, keep, beta, theta, lams, self.scheme)
             if missing.any() and iterations < 4 + self.max_rounds:
                 force = missing if force is None else force | missing
                 continue
             b = beta * scale_b
             b[0], b[-1] = b_ends                               # exact boundary speeds (solver tol ~1e-7)
             law = TimeLaw(theta, b)
-            b_st = np.interp(self.ths, theta, b)
+            b_st = np.interp(ths, theta, b)
             if viscous and viscous_rounds < self.max_viscous_iterations and \
-                    _tangent_gap(robot, S.dq, b_ref, b_st) > VISCOUS_TOL:
+                    refine.tangent_gap(robot, S.dq, b_ref, b_st) > VISCOUS_TOL:
                 viscous_rounds += 1
                 b_ref = np.maximum(b_st, 1e-8 * max(b_st.max(), 1e-300))
                 continue
@@ -212,11 +231,27 @@ class TimeOptimalPlanner:
             timings["verify"] += time.perf_counter() - t0
             over = {kind: check.ratios[kind] > 1.0 + self.tol for kind in check.ratios}
             n_over = int(sum(o.sum() for o in over.values()))
-            if n_over == 0 or rounds >= self.max_rounds:
+            if n_over == 0:
+                break
+            excess.append(check.worst_ratio - 1.0)
+            if rounds >= self.max_rounds or (rounds >= 3 and excess[-1] > 0.7 * excess[-2]):
+                if self.auto_grid and self.max_splits > 0 and P <= MAX_INTERVALS:
+                    return self._split(over, payload, sd_start, sd_end, refinements, check, iterations, timings,
+                                       t_all)
                 break
             rounds += 1
-            scales = self._tighten(scales, over, check, robot.n)
-            refinements.append(dict(action="tighten", points=n_over, worst_ratio=check.worst_ratio))
+            n_moved, n_tight = refine.repair(lams, moved, scales, over, check, self.sub.u, self.scheme, self.tol,
+                                             np.abs(data.coefficients.d) / robot.tau_max)
+            refinements.append(dict(action="repair", points=n_over, moved=n_moved, tightened=n_tight,
+                                    worst_ratio=check.worst_ratio))
+            if n_moved:                                        # rows at the moved stations
+                t0 = time.perf_counter()
+                ths = st.station_thetas(theta, lams, self.scheme)
+                S = self.path.evaluate(ths)
+                data = PathData(robot, ths, S.q, S.dq, S.ddq)
+                b_ref = np.maximum(np.interp(ths, theta, b), 1e-8 * max(b.max(), 1e-300)) if viscous \
+                    else self._reference(ths)
+                timings["coefficients"] += time.perf_counter() - t0
         rate_check = rate_info = None
         if self.energy_weight > 0 or self.rates is not None:
             law, check, status, solver_used, rate_check, rate_info, n = self._sequential(
@@ -235,6 +270,23 @@ class TimeOptimalPlanner:
                                sd_start=sd_start, sd_end=sd_end, refinements=refinements,
                                energy_weight=self.energy_weight, energy_R=self.energy_R, rate_check=rate_check,
                                rate_info=rate_info)
+
+    def _split(self, over, payload, sd_start, sd_end, refinements, check, iterations, timings, t_all):
+        """Repairs at the stations stall: plan again on a grid with the exceeding intervals halved."""
+        bad = np.zeros(self.theta.size - 1, bool)
+        for o in over.values():
+            bad |= o.any(axis=1)
+        finer = TimeOptimalPlanner(self.robot, self.path, split_grid(self.theta, bad),
+                                   **{**self._options, "max_splits": self.max_splits - 1})
+        finer.auto_grid = True
+        plan = finer.plan(payload=payload, sd_start=sd_start, sd_end=sd_end)
+        plan.refinements[:0] = refinements + [dict(action="split", points=int(bad.sum()),
+                                                   worst_ratio=check.worst_ratio)]
+        plan.iterations += iterations
+        for k, v in timings.items():
+            plan.timings[k] = plan.timings.get(k, 0.0) + v
+        plan.timings["total"] = time.perf_counter() - t_all
+        return plan
 
     def _sequential(self, robot, law, check, status, solver_used, sd_start, sd_end, timings):
         """Energy objective / rate limits, from the time-optimal law on its grid (`sequential`)."""
@@ -277,34 +329,3 @@ class TimeOptimalPlanner:
             f"no speed profile satisfies the limits along the path (solver status: infeasible). Every grid point "
             f"can be held at rest, so the boundary speeds (sd_start = {sd_start:g}, sd_end = {sd_end:g}) cannot be "
             f"reached or left within the limits on the {N}-interval grid")
-
-    def _base_scales(self, n):
-        """Limits at the stations: the value itself at the grid points, 1 + tol/2 inside the intervals (the
-        check between grid points allows 1 + tol; the sub-samples between stations get the other half)."""
-        f = np.ones((self.ths.size, n))
-        f[self.theta.size:] = 1.0 + INNER_SLACK * self.tol
-        return {lim.kind: f for lim in self.limits}
-
-    def _tighten(self, scales, over, check, n):
-        """Lower each exceeded limit at the stations of the offending intervals by its excess."""
-        idx = st.station_index(self.theta.size, self.scheme)
-        Ps = self.ths.size
-        scales = {} if scales is None else {k: v.copy() for k, v in scales.items()}
-        for kind, mask in over.items():
-            js, ks = np.nonzero(mask)
-            if js.size == 0:
-                continue
-            sc = scales.setdefault(kind, np.ones((Ps, n)))
-            f = np.clip(1.0 - 1.2 * (check.ratios[kind][js, ks] - 1.0) - 0.2 * self.tol, 0.5, 1.0)
-            for s in range(idx.shape[1]):
-                np.minimum.at(sc, (idx[js, s], ks), sc[idx[js, s], ks] * f)
-        return scales
-
-
-def _tangent_gap(robot, dq, b_ref, b) -> float:
-    """Largest error of the viscous tangent, |F_v q′| (√b_ref/2 + b/(2√b_ref) − √b) / τ_max, over the stations."""
-    lim = np.isfinite(robot.tau_max)
-    v = np.abs(robot.viscous[lim] * dq[:, lim]) / robot.tau_max[lim]
-    sr = np.sqrt(b_ref)[:, None]
-    gap = v * (0.5 * sr + 0.5 * b[:, None] / sr - np.sqrt(np.maximum(b, 0.0))[:, None])
-    return float(gap.max(initial=0.0))

@@ -37,18 +37,27 @@ SCHEMES = {"interpolation": (1.0, 0.75, 0.5, 0.25, 0.0), "collocation": (1.0, 0.
 SLOT_SIZES = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 
 
-def inner(scheme: str) -> np.ndarray:
-    """The λ of the stations strictly inside an interval."""
+# the inner stations that a refinement round may move onto the worst point of the between-grid check
+# (left half, right half); the ends and the middle stay
+FREE = {"interpolation": (1, 3), "collocation": ()}
+
+
+def default_lams(N: int, scheme: str) -> np.ndarray:
+    """(N, S) λ of every station of every interval, as the scheme places them."""
+    return np.tile(np.asarray(SCHEMES[scheme], dtype=float), (N, 1))
+
+
+def inner_columns(scheme: str) -> np.ndarray:
     lam = np.asarray(SCHEMES[scheme])
-    return lam[(lam > 0) & (lam < 1)]
+    return np.flatnonzero((lam > 0) & (lam < 1))
 
 
-def station_thetas(theta: np.ndarray, scheme: str) -> np.ndarray:
+def station_thetas(theta: np.ndarray, lams: np.ndarray, scheme: str) -> np.ndarray:
     """Path parameters where the rows are evaluated: the grid points, then the inner stations interval by
-    interval."""
+    interval (θ = θ_j + (1 − λ) Δθ_j)."""
     theta = np.asarray(theta, dtype=float)
-    lam = inner(scheme)
-    mids = theta[:-1, None] + (1.0 - lam)[None, :] * np.diff(theta)[:, None]
+    lam = lams[:, inner_columns(scheme)]
+    mids = theta[:-1, None] + (1.0 - lam) * np.diff(theta)[:, None]
     return np.concatenate([theta, mids.reshape(-1)])
 
 
@@ -56,7 +65,7 @@ def station_index(P: int, scheme: str) -> np.ndarray:
     """(N, S) sample index of every station of every interval into `station_thetas`."""
     lam = np.asarray(SCHEMES[scheme])
     j = np.arange(P - 1)
-    k = len(inner(scheme))
+    k = len(inner_columns(scheme))
     cols, m = [], 0
     for x in lam:
         if x == 1.0:
@@ -125,12 +134,9 @@ def slot_count(keep: np.ndarray) -> int:
     return need
 
 
-def pack(rows: OneSided, keep: np.ndarray, theta: np.ndarray, scheme: str, K: int) -> dict:
+def pack(rows: OneSided, keep: np.ndarray, theta: np.ndarray, lams: np.ndarray, scheme: str, K: int) -> dict:
     """The Parameter values of `StationProblem(N, S·K)`: u, w, gl, gr, h (N·S·K,), span (N,)."""
     P = theta.size
-    N = P - 1
-    lam = np.asarray(SCHEMES[scheme])
-    S = lam.size
     if K > keep.shape[1]:                                               # more slots than rows: pad
         extra = K - keep.shape[1]
         pad = lambda x, v: np.pad(x, ((0, 0), (0, extra)), constant_values=v)   # noqa: E731
@@ -147,7 +153,7 @@ def pack(rows: OneSided, keep: np.ndarray, theta: np.ndarray, scheme: str, K: in
     pick = (idx[:, :, None], cols)
     al, be, ga, h = rows.al[pick], rows.be[pick], rows.ga[pick], rows.h[pick]
     inv = (0.5 / dsig)[:, None, None]
-    lj = lam[None, :, None]
+    lj = lams[:, :, None]
     u = -al * inv + be * lj
     w = al * inv + be * (1.0 - lj)
     gl, gr = ga * lj, ga * (1.0 - lj)
@@ -162,26 +168,26 @@ def pack(rows: OneSided, keep: np.ndarray, theta: np.ndarray, scheme: str, K: in
     return out
 
 
-def violated_rows(rows: OneSided, keep: np.ndarray, beta: np.ndarray, theta: np.ndarray, scheme: str,
-                  tol: float = 1e-7) -> np.ndarray:
+def violated_rows(rows: OneSided, keep: np.ndarray, beta: np.ndarray, theta: np.ndarray, lams: np.ndarray,
+                  scheme: str, tol: float = 1e-7) -> np.ndarray:
     """(Ps, R) bool: left-out rows that the profile β (grid points) breaks at some station, by more than
     `tol` relative to the row's terms."""
     P = theta.size
     idx = station_index(P, scheme)
-    lam = np.asarray(SCHEMES[scheme])
     dsig = np.diff(theta) / (theta[-1] - theta[0])
     beta = np.maximum(beta, 0.0)
     a = (beta[1:] - beta[:-1]) / (2.0 * dsig)                            # (N,)
-    bs = lam[None, :] * beta[:-1, None] + (1.0 - lam[None, :]) * beta[1:, None]     # (N, S)
+    bs = lams * beta[:-1, None] + (1.0 - lams) * beta[1:, None]          # (N, S)
     out = np.zeros(keep.shape, bool)
-    for s in range(lam.size):
+    S = lams.shape[1]
+    for s in range(S):
         p = idx[:, s]
         al, be, ga, h = rows.al[p], rows.be[p], rows.ga[p], rows.h[p]
         terms = (al * a[:, None], be * bs[:, s, None], ga * np.sqrt(bs[:, s, None]))
         value = terms[0] + terms[1] + terms[2] - h
         size = np.abs(terms[0]) + np.abs(terms[1]) + np.abs(terms[2]) + np.where(np.isfinite(h), np.abs(h), 0.0)
         bad = (value > tol * np.maximum(size, 1e-12)) & ~keep[p]
-        if scheme == "collocation" and s == lam.size - 1:
+        if scheme == "collocation" and s == S - 1:
             bad[:-1] = False
         np.logical_or.at(out, p, bad)
     return out

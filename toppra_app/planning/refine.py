@@ -1,0 +1,80 @@
+"""Repairs after the between-grid check (`verify.check_time_law`) finds a limit exceeded inside an interval.
+
+The rows at a station are exact for the constant-θ̈ time law (θ̇² is linear in θ inside an interval), so a
+limit exceeded at a point between stations is best repaired by putting a station *there*: each interval
+has two free stations (one per half, `socp.stations.FREE`), and the first time an interval exceeds a
+limit in one half, that half's free station moves onto the worst sub-sample. Exceedances that remain
+(a free station already moved, several kinds in one half, Cartesian limits, the collocation scheme) lower
+the limit at the interval's stations by the excess (tightening), conservatively; a torque limit keeps 5 %
+of its headroom above the holding torque, so the robot can still stand still there. All of it changes
+numbers only, never the structure of the compiled problem.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..socp import stations as st
+
+INNER_SLACK = 0.5                  # share of `tol` allowed at the stations inside the intervals
+
+
+def base_scales(limits, P: int, Ps: int, n: int, tol: float) -> dict:
+    """Limits at the stations: the value itself at the grid points, 1 + tol/2 inside the intervals (the
+    check between grid points allows 1 + tol; the sub-samples between stations get the other half)."""
+    f = np.ones((Ps, n))
+    f[P:] = 1.0 + INNER_SLACK * tol
+    return {lim.kind: f for lim in limits}
+
+
+def repair(lams, moved, scales, over, check, u, scheme: str, tol: float, hold) -> tuple[int, int]:
+    """Move free stations onto the worst points of the exceeding intervals, tighten the rest (in place).
+    Returns (stations moved, intervals tightened)."""
+    free = st.FREE[scheme]
+    N = lams.shape[0]
+    idx = st.station_index(N + 1, scheme)
+    handled = np.zeros(N, bool)
+    n_moved = 0
+    if free:
+        for kind, mask in over.items():
+            if kind not in check.at:
+                continue
+            js, ks = np.nonzero(mask)
+            if js.size == 0:
+                continue
+            # the worst joint of each exceeding interval
+            ratio = np.where(mask, check.ratios[kind], -np.inf)
+            js = np.unique(js)
+            kbest = ratio[js].argmax(axis=1)
+            uu = u[check.at[kind][js, kbest]]
+            side = (uu >= 0.5).astype(int)
+            ok = (uu > 0) & (uu < 1) & ~moved[js, side] & ~handled[js]
+            js, side, uu = js[ok], side[ok], uu[ok]
+            lams[js, np.asarray(free)[side]] = 1.0 - uu
+            moved[js, side] = True
+            handled[js] = True
+            n_moved += js.size
+    n_tight = 0
+    for kind, mask in over.items():
+        mask = mask & ~handled[:, None]
+        js, ks = np.nonzero(mask)
+        if js.size == 0:
+            continue
+        n_tight += np.unique(js).size
+        sc = scales.get(kind)
+        sc = scales[kind] = np.ones((idx.max() + 1, mask.shape[1])) if sc is None else sc.copy()
+        f = np.clip(1.0 - 1.2 * (check.ratios[kind][js, ks] - 1.0) - 0.2 * tol, 0.5, 1.0)
+        for s in range(idx.shape[1]):
+            np.minimum.at(sc, (idx[js, s], ks), sc[idx[js, s], ks] * f)
+        if kind == "torque":
+            np.maximum(sc, hold + 0.05 * (1.0 - hold), out=sc, where=np.isfinite(hold))
+    return n_moved, n_tight
+
+
+def tangent_gap(robot, dq, b_ref, b) -> float:
+    """Largest error of the viscous tangent, |F_v q′| (√b_ref/2 + b/(2√b_ref) − √b) / τ_max, over the stations."""
+    lim = np.isfinite(robot.tau_max)
+    v = np.abs(robot.viscous[lim] * dq[:, lim]) / robot.tau_max[lim]
+    sr = np.sqrt(b_ref)[:, None]
+    gap = v * (0.5 * sr + 0.5 * b[:, None] / sr - np.sqrt(np.maximum(b, 0.0))[:, None])
+    return float(gap.max(initial=0.0))
