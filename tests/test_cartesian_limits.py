@@ -1,4 +1,4 @@
-"""Cartesian tool-speed and collaborative-energy limits (toppra_app.cartesian_limits): respected on the
+"""Cartesian tool-speed and collaborative-energy limits (toppra_app.limits.cartesian): respected on the
 executed 1 ms samples (recomputed with Pinocchio: frame Jacobian, crba → J M⁻¹ Jᵀ), never faster than
 the plain time-optimal plan and equal to it when inactive, payload handling, |p′| = 0, bad inputs and
 the palletizing cell option."""
@@ -16,9 +16,9 @@ from dynamics.payload import RigidBodyInertia
 from toppra_app import JointPath
 from dynamics import load_robot
 from toppra_app.bench_planner import BENCH_PATHS
-from toppra_app.cartesian_limits import (CartesianSpeedLimit, CollaborativeEnergyLimit, check_trajectory,
+from toppra_app.limits.cartesian import (CartesianSpeedLimit, CollaborativeEnergyLimit, check_trajectory,
                                          effective_mass_speed2)
-from toppra_app.constraints import default_limits
+from toppra_app.limits import default_limits
 from toppra_app.errors import InputError
 from toppra_app.peers import to_pinocchio
 from toppra_app.planner import TimeOptimalPlanner, plan_time_optimal

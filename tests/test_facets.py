@@ -18,7 +18,7 @@ import dynamics
 from dynamics.payload import RigidBodyInertia
 from toppra_app import JointPath
 from toppra_app.bench_planner import BENCH_PATHS
-from toppra_app.constraints import PathData
+from toppra_app.limits import PathData
 from toppra_app.planning import refine
 from toppra_app.socp import stations
 from toppra_app.socp.facets import binding_rows

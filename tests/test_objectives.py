@@ -13,7 +13,7 @@ from toppra_app import JointPath, plan_time_optimal
 from dynamics import load_robot
 from toppra_app.bench_planner import BENCH_PATHS
 from toppra_app.errors import InputError
-from toppra_app.objectives import energy_integral, energy_weights, time_energy_curve
+from toppra_app.objectives.energy import energy_integral, energy_weights, time_energy_curve
 from toppra_app.planner import TimeOptimalPlanner
 
 WEIGHTS = [0.0, 0.1, 1.0, 10.0, 100.0]

@@ -1,4 +1,4 @@
-"""Torque-rate and joint-jerk limits (toppra_app.rate_limits): on the Panda with the data-sheet limits
+"""Torque-rate and joint-jerk limits (toppra_app.limits.rates): on the Panda with the data-sheet limits
 (torque rate 1000 N·m/s, jerk 7500 … 10000 rad/s³, /work/shared/reference/robots.md) the torque rate and
 jerk computed from the 1 ms samples (finite differences of plan.sample(1e-3).tau and .qdd) and all the
 usual limits are respected within 0.1 %; never faster than the plain time-optimal plan, equal to it when

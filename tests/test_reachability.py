@@ -12,7 +12,7 @@ import pytest
 import dynamics
 from toppra_app import JointPath
 from toppra_app.bench_planner import BENCH_PATHS
-from toppra_app.constraints import PathData, RowBlock
+from toppra_app.limits import PathData, RowBlock
 from toppra_app.planner import TimeOptimalPlanner
 from toppra_app.planning.sequential import grid_blocks
 from toppra_app.socp.reachability import reachable_profile

@@ -1,5 +1,5 @@
 """Thermal (RMS torque) limit over a cycle of moves: bisection on the cycle time over convex feasibility
-problems (`toppra_app.thermal`). The RMS is re-measured on 1 ms samples (RNEA + friction, idle hold)."""
+problems (`toppra_app.objectives.thermal`). The RMS is re-measured on 1 ms samples (RNEA + friction, idle hold)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from toppra_app import JointPath
 from dynamics import load_robot
 from toppra_app.bench_planner import BENCH_PATHS
 from toppra_app.errors import InputError
-from toppra_app.thermal import cycle_rms, plan_cycle_with_rms_limit
+from toppra_app.objectives.thermal import cycle_rms, plan_cycle_with_rms_limit
 
 GRID = 100
 

@@ -86,7 +86,7 @@ def plot_joints(robot, sample, kind: str, path) -> str:
 
 def phase_plane_curves(plan, samples: int = 400) -> dict:
     """θ, the velocity-limit curve √b_vel(θ) and the torque/acceleration-limit curve √b_dyn(θ)."""
-    from .constraints import JointAccelerationLimit, JointTorqueLimit, JointVelocityLimit, PathData, max_path_speed_squared
+    from .limits import JointAccelerationLimit, JointTorqueLimit, JointVelocityLimit, PathData, max_path_speed_squared
     path, robot = plan.path, plan.robot
     theta = np.linspace(path.s_start, path.s_end, samples)
     S = path.evaluate(theta)

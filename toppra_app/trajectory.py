@@ -95,10 +95,16 @@ class TimeLaw:
         return sd, self.a[j], t
 
 
+MAX_SAMPLES = 10_000_000           # documented bound (docs/safety.md): samples of one sampled trajectory
+
+
 def sample_times(duration: float, dt: float) -> np.ndarray:
     """0, dt, 2 dt, … and the final time (so the end state is always included)."""
     if not (np.isfinite(dt) and dt > 0):
         raise InputError(f"dt: must be a positive number of seconds, got {dt}")
+    if duration / dt > MAX_SAMPLES:
+        raise InputError(f"dt: {dt:g} s gives {duration / dt:.3g} samples over {duration:.6g} s, more than the "
+                         f"{MAX_SAMPLES:.0e} a trajectory may have; use a larger dt")
     t = np.arange(0.0, duration, dt)
     if t.size == 0 or duration - t[-1] > 1e-12:
         t = np.append(t, duration)

@@ -25,9 +25,9 @@ import warnings
 
 import numpy as np
 
-from ..constraints import (JointAccelerationLimit, JointTorqueLimit, JointVelocityLimit,
-                           PathData)
 from ..errors import InfeasiblePathError, InputError
+from ..limits.joint import JointAccelerationLimit, JointTorqueLimit, JointVelocityLimit
+from ..limits.rows import PathData
 from ..path import as_joint_path
 from ..socp.reachability import reachable_profile
 from ..socp import stations as st
@@ -79,16 +79,16 @@ class TimeOptimalPlanner:
         self.prune, self.payload_frame, self.allow_overload = bool(prune), payload_frame, bool(allow_overload)
         self.limits = list(limits) if limits is not None else [JointTorqueLimit(), JointVelocityLimit(),
                                                                 JointAccelerationLimit()]
-        from ..cartesian_limits import cartesian_limits
+        from ..limits.cartesian import cartesian_limits
         self.limits += cartesian_limits(robot, tool_speed_max, collision_energy_max, cartesian_frame, contact_mass)
         if limits is None and len(self.limits) == 3 and not any(
                 np.isfinite(getattr(robot, k)).any() for k in ("tau_max", "qd_max", "qdd_max")):
             raise InputError(f"robot '{robot.name}' has no joint torque, velocity or acceleration limit (all inf), so "
                              f"nothing bounds the path speed and the minimum time is 0; set limits with "
                              f"robot.with_limits(tau_max=..., qd_max=..., qdd_max=...)")
-        from ..objectives import energy_weights                  # time–energy objective (optional)
+        from ..objectives.energy import energy_weights                  # time–energy objective (optional)
         self.energy_weight, self.energy_R = energy_weights(robot, energy_weight, energy_R)
-        from ..rate_limits import RateLimits                      # torque-rate / jerk limits (optional)
+        from ..limits.rates import RateLimits                      # torque-rate / jerk limits (optional)
         self.rates = RateLimits(robot, torque_rate_max, jerk_max, rate_dt) if (
             torque_rate_max is not None or jerk_max is not None) else None
         self.max_rate_iterations = whole(max_rate_iterations, "max_rate_iterations", 1, 1000)

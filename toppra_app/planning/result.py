@@ -4,12 +4,16 @@ and the trajectory at any time (`sample`, and toppra's names `eval`, `evald`, `e
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..path import JointPath
 from ..trajectory import TimeLaw, TrajectorySample, sample_trajectory
 from ..verify import LimitCheck
+
+if TYPE_CHECKING:
+    from .planner import TimeOptimalPlanner
 
 
 @dataclass
@@ -40,7 +44,7 @@ class TimeOptimalPlan:
     def energy(self) -> float:
         """∫ τᵀRτ dt (R = diag(energy_R)) on the executed 1 ms samples, τ = RNEA + friction (`objectives`)."""
         if self._energy is None:
-            from ..objectives import energy_integral
+            from ..objectives.energy import energy_integral
             self._energy = energy_integral(self.robot, self.sample(1e-3), self.energy_R)
         return self._energy
 
@@ -90,24 +94,43 @@ class TimeOptimalPlan:
         """t, q, q̇, q̈, τ (and θ, θ̇, θ̈) at controller rate from the exact time law."""
         return sample_trajectory(self.robot, self.path, self.law, dt)
 
+    def _law(self, t):
+        t = np.asarray(t, dtype=float)
+        if not np.isfinite(t).all():
+            raise ValueError("t: times must be finite numbers")
+        s, sd, sdd = self.law(np.atleast_1d(t))
+        return t.ndim == 0, np.asarray(s), np.asarray(sd)[:, None], np.asarray(sdd)[:, None]
+
     def eval(self, t) -> np.ndarray:
-        """Joint positions q(t) at scalar or array times (clipped to [0, duration])."""
-        s, _, _ = self.law(np.asarray(t, dtype=float))
-        return self.path.q(s)
+        """Joint positions q(t) at a scalar time ((n,)) or an array of times ((m, n)), clipped to
+        [0, duration] (toppra's name)."""
+        scalar, s, _, _ = self._law(t)
+        q = self.path.q(s)
+        return q[0] if scalar else q
 
     def evald(self, t) -> np.ndarray:
         """Joint velocities q̇(t) = q′ θ̇."""
-        s, sd, _ = self.law(np.asarray(t, dtype=float))
-        return self.path.dq(s) * np.asarray(sd)[..., None]
+        scalar, s, sd, _ = self._law(t)
+        qd = self.path.dq(s) * sd
+        return qd[0] if scalar else qd
 
     def evaldd(self, t) -> np.ndarray:
         """Joint accelerations q̈(t) = q′ θ̈ + q″ θ̇² (θ̈ of the interval t lies in)."""
-        s, sd, sdd = self.law(np.asarray(t, dtype=float))
-        sd, sdd = np.asarray(sd)[..., None], np.asarray(sdd)[..., None]
-        return self.path.dq(s) * sdd + self.path.ddq(s) * sd * sd
+        scalar, s, sd, sdd = self._law(t)
+        qdd = self.path.dq(s) * sdd + self.path.ddq(s) * sd * sd
+        return qdd[0] if scalar else qdd
+
+    def __getstate__(self):
+        """Pickled without the planner (its caches and locks): a plan is data; `replan` needs the planner."""
+        state = dict(self.__dict__)
+        state["planner"] = None
+        return state
 
     def replan(self, payload=None, sd_start=None, sd_end=None) -> "TimeOptimalPlan":
         """Plan again on the same path and grid with another payload (reuses the compiled problem)."""
+        if self.planner is None:
+            raise ValueError("replan: this plan was unpickled without its planner; plan again with "
+                             "plan_time_optimal(robot, path, ...)")
         return self.planner.plan(payload=payload,
                                  sd_start=self.sd_start if sd_start is None else sd_start,
                                  sd_end=self.sd_end if sd_end is None else sd_end)

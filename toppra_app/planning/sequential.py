@@ -16,7 +16,8 @@ import warnings
 
 import numpy as np
 
-from ..constraints import BoundaryVelocity, PathData
+from ..limits.joint import BoundaryVelocity
+from ..limits.rows import PathData
 from ..errors import InfeasiblePathError
 from ..socp.general import GeneralProblem
 from ..socp.solvers import solve_with_chain
@@ -96,7 +97,7 @@ def plan_energy(planner, robot, plan, timings):
 
 def plan_rates(planner, robot, plan, timings):
     """Torque-rate / jerk limits (`rate_limits`) by the sequential convex scheme from the time-optimal plan."""
-    from ..rate_limits import RateLimits
+    from ..limits.rates import RateLimits
     rates, theta = planner.rates, planner.theta
     rates.check_path(robot, planner.path, theta)
     data, b_ref_visc, energy = _setup(planner, robot, plan)

@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InputError
-from ..constraints import RowBlock
+from ..limits.rows import RowBlock
 from .problem import _STATS, _STATS_LOCK
 
 
@@ -75,7 +75,7 @@ class GeneralProblem:
                            (np.concatenate([np.arange(2 * P), 2 * P + j, 2 * P + j, 2 * P + N + j]),
                             np.concatenate([np.arange(2 * P), j, j + 1, 2 * P + j]))), shape=(nx, 2 * P + N))
         x = self.x = T @ xr
-        b, r, a, t = x[:P], x[P:2 * P], x[2 * P:2 * P + N], x[2 * P + N:]
+        b, r, t = x[:P], x[P:2 * P], x[2 * P + N:]              # (a = x[2P:2P+N] enters through the rows)
         self._b = slice(0, P)
         rs = r[:-1] + r[1:]
         # b ≥ 0 and t ≥ 0 follow from the cones (3), (4); r ≥ 0 keeps r = √b meaningful at rest points

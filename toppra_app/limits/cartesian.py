@@ -48,9 +48,9 @@ import numpy as np
 import dynamics
 from dynamics.model import ModelError
 
-from .constraints import INACTIVE, Limit, PathData, RowBlock
-from .errors import InputError
-from .verify import Worst
+from .rows import INACTIVE, Limit, PathData, RowBlock
+from ..errors import InputError
+from ..verify import Worst
 
 
 def _positive(value, field: str) -> float:

@@ -24,7 +24,7 @@ import numpy as np
 
 import dynamics
 
-from .errors import InputError
+from ..errors import InputError
 
 
 def energy_weights(robot, energy_weight=0.0, energy_R=None) -> tuple[float, np.ndarray]:
@@ -63,7 +63,7 @@ def time_energy_curve(robot, path, weights, payload=None, sd_start: float = 0.0,
     """Duration vs energy along `path` for each energy weight: a list of
     {"weight", "duration", "energy", "plan"} (energy = ∫ τᵀRτ dt on 1 ms samples, R = `energy_R` option or
     1/τ_max²). Options as for `TimeOptimalPlanner` (grid, limits, energy_R, ...)."""
-    from .planner import TimeOptimalPlanner
+    from ..planner import TimeOptimalPlanner
     if "energy_weight" in options:
         raise InputError("energy_weight: give the weights as the `weights` list, not as an option")
     out = []

@@ -36,9 +36,9 @@ import scipy.sparse as sp
 
 import dynamics
 
-from .constraints import per_joint_positive
-from .errors import InfeasiblePathError, InputError
-from .verify import Worst
+from .rows import per_joint_positive
+from ..errors import InfeasiblePathError, InputError
+from ..verify import Worst
 
 KINDS = ("torque_rate", "jerk")
 

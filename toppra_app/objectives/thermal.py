@@ -45,15 +45,15 @@ import scipy.sparse as sp
 
 import dynamics
 
-from .constraints import PathData, per_joint_positive
-from .errors import InfeasiblePathError, InputError
-from .path import as_joint_path
-from .planner import TimeOptimalPlan, TimeOptimalPlanner
-from .planning.sequential import grid_blocks
-from .socp.general import GeneralProblem, end_torque_operator
-from .socp.solvers import SolverError, solver_chain
-from .trajectory import TimeLaw, joint_motion
-from .verify import SubSamples, check_time_law
+from ..limits.rows import PathData, per_joint_positive
+from ..errors import InfeasiblePathError, InputError
+from ..path import as_joint_path
+from ..planner import TimeOptimalPlan, TimeOptimalPlanner
+from ..planning.sequential import grid_blocks
+from ..socp.general import GeneralProblem, end_torque_operator
+from ..socp.solvers import SolverError, solver_chain
+from ..trajectory import TimeLaw, joint_motion
+from ..verify import SubSamples, check_time_law
 
 LIMITED_SHARE = 0.005            # a joint is "thermally limited" when its RMS is within 0.5 % of the rating
 
