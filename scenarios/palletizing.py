@@ -492,7 +492,7 @@ def _read_friction(source, doc, cell: Cell) -> None:
 def _read_thermal(source, doc, cell: Cell) -> None:
     """[thermal] tau_rms = [N·m per joint] or tau_rms_fraction = f (of τ_max); box = k (default 1): the RMS
     torque over box k's cycle (loaded move + return move + idle holding the pick posture) must stay under
-    the rating (`toppra_app.thermal`)."""
+    the rating (`toppra_app.objectives.thermal`)."""
     if "thermal" not in doc:
         return
     rt = _Reader(source, _table(source, doc, "thermal", required=False), "thermal")
@@ -825,7 +825,7 @@ class PalletReport:
     nominal_checks: list
     seconds: dict                # wall times: ik, planning, total
     boxes_planned: list          # slot indices
-    thermal: object = None       # toppra_app.thermal.CyclePlan of the rated box's cycle ([thermal]), or None
+    thermal: object = None       # toppra_app.objectives.thermal.CyclePlan of the rated box's cycle ([thermal]), or None
 
     @property
     def total_time(self) -> float:
@@ -1011,7 +1011,7 @@ def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, p
             progress(len(moves), total_moves, moves[-1].label)
     thermal = None
     if cell.tau_rms is not None and cell.thermal_box in chosen:
-        from toppra_app.thermal import plan_cycle_with_rms_limit
+        from toppra_app.objectives.thermal import plan_cycle_with_rms_limit
         ms = [m for m in moves if m.box == cell.thermal_box]
         t0 = time.perf_counter()
         thermal = plan_cycle_with_rms_limit(cell.robot, [m.path for m in ms], cell.tau_rms,
