@@ -31,7 +31,7 @@ def test_plan_writes_summary_trajectory_and_plots(tmp_path, capsys):
     assert rc == 0
     files = sorted(os.listdir(out))
     assert files == sorted(["summary.json", "trajectory.csv", "torques.png", "velocities.png",
-                            "accelerations.png", "phase_plane.png"])
+                            "accelerations.png", "phase_plane.png", ".toppra-app-manifest.json"])
     summary = json.loads((out / "summary.json").read_text())
     assert summary["robot"] == "panda" and summary["payload_mass"] == 1.5
     assert summary["worst_ratio"] <= 1.001 and summary["duration"] > 0
@@ -48,13 +48,16 @@ def test_plan_writes_summary_trajectory_and_plots(tmp_path, capsys):
     assert not [f for f in os.listdir(tmp_path) if f.startswith(".result")]     # no temporary leftovers
 
 
-def test_plan_replaces_an_existing_output_directory(tmp_path):
+def test_plan_replaces_its_own_output_directory_only(tmp_path):
     csv_file = write_csv(tmp_path / "wp.csv", BENCH_PATHS["iiwa7"]["straight"])
     out = tmp_path / "out"
-    out.mkdir()
-    (out / "stale.txt").write_text("old")
+    assert main(["plan", csv_file, "--out", str(out), "--no-plots"]) == 0
+    (out / "summary.json").write_text("stale")                   # ours (in the manifest): replaced
     assert main(["plan", csv_file, "--out", str(out), "--no-plots", "--grid", "150", "--sd-end", "0.2"]) == 0
-    assert sorted(os.listdir(out)) == ["summary.json", "trajectory.csv"]
+    assert sorted(os.listdir(out)) == [".toppra-app-manifest.json", "summary.json", "trajectory.csv"]
+    (out / "stale.txt").write_text("old")                        # the user's: the directory is refused
+    assert main(["plan", csv_file, "--out", str(out), "--no-plots"]) == 2
+    assert (out / "stale.txt").read_text() == "old"
     summary = json.loads((out / "summary.json").read_text())
     assert summary["sd_end"] == 0.2 and summary["grid_points"] >= 151
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata
+import signal
 import sys
+import threading
 
 BUILTIN_COMMANDS = {name: f"toppra_app.commands.{name}" for name in ("plan", "bench", "draw")}
 ENTRY_POINT_GROUP = "toppra_app.commands"
@@ -34,17 +36,47 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: unwinds like Ctrl-C, so every temporary output is removed (`output`)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated(signum)
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            previous[sig] = signal.signal(sig, _raise_terminated)
     try:
         return int(args._run(args) or 0)
-    except ValueError as exc:          # ModelError, InputError, InfeasiblePathError, ...
+    except ValueError as exc:          # ModelError, InputError, InfeasiblePathError, OutputError, ...
         print(f"toppra-app {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except Terminated as exc:
+        print(f"toppra-app {args.command}: terminated by signal {exc.signum}; nothing was written",
+              file=sys.stderr)
+        return 128 + exc.signum
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print(f"toppra-app {args.command}: interrupted; nothing was written", file=sys.stderr)
         return 130
+    except RecursionError:
+        print(f"toppra-app {args.command}: error: input nested too deeply", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print(f"toppra-app {args.command}: error: out of memory (an input asks for too much; see docs/safety.md "
+              f"for the limits)", file=sys.stderr)
+        return 2
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 if __name__ == "__main__":

@@ -91,7 +91,8 @@ def save_figure(fig, path, dpi: int = 120) -> None:
     fd, tmp = tempfile.mkstemp(prefix=".draw-", suffix="." + ext, dir=folder)
     os.close(fd)
     try:
-        fig.savefig(tmp, dpi=dpi, format=ext)
+        meta = {"Software": "toppra-app"} if ext == "png" else {"Creator": "toppra-app"}
+        fig.savefig(tmp, dpi=dpi, format=ext, metadata=meta)
         os.chmod(tmp, 0o644)                       # mkstemp creates the file private
         os.replace(tmp, path)
     except BaseException:

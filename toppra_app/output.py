@@ -1,45 +1,313 @@
-"""Output written whole or not at all: a directory built under a temporary name, then renamed."""
+"""Output that never costs a user a file: a directory written whole or not at all, replacing only what
+this tool wrote before.
+
+Rules (docs/safety.md):
+
+* ``--out DIR`` is checked *before* any planning (`check_output`): an empty name, a parent that is a
+  file, an unwritable place or a name too long end with one line at once.
+* A new or empty DIR is created by renaming a finished temporary directory onto it (all or nothing).
+* A DIR this tool wrote (it holds a manifest, `MANIFEST`, naming every file, and nothing else) is
+  replaced the same way; the old copy is removed after the rename.
+* Any other non-empty DIR is refused unless ``--force``; with ``--force`` our files are added to it one by
+  one, but no file that is not ours is ever overwritten or deleted (that is refused too).
+* Never, even with ``--force``: the working directory, one of its ancestors, the home directory, ``/``,
+  or a directory that contains one of the command's input files.
+* Temporaries are named ``.DIR.tmp-PID-XXXX``; on any error or interrupt (SIGINT, SIGTERM: `cli`) they
+  are removed, and those of killed runs (their PID gone) are removed by the next run into the same place.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import json
 import os
+import re
+import secrets
 import shutil
-import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import InputError
 
+MANIFEST = ".toppra-app-manifest.json"
+MARK = ".toppra-app-incomplete"         # inside a temporary directory until it is complete
+TOOL = "toppra-app"
+_SUFFIX_ROOM = 40                       # characters the temporary names add to DIR's name
+
+
+class OutputError(InputError):
+    """The output cannot be written where asked: the path, and why."""
+
+
+@dataclass(frozen=True)
+class Target:
+    path: Path                 # absolute DIR
+    mode: str                  # "new", "empty", "ours" (replace), "merge" (--force into a foreign DIR)
+    ours: frozenset            # files of an existing DIR that this tool wrote (from its manifest)
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+        return version("toppra-app")
+    except Exception:                                    # noqa: BLE001 — not installed: source checkout
+        return "unknown"
+
+
+def _files(directory: Path) -> set[str]:
+    out = set()
+    for root, dirs, names in os.walk(directory):
+        for name in names + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+            out.add(os.path.relpath(os.path.join(root, name), directory))
+    return out
+
+
+def _manifest(directory: Path) -> frozenset | None:
+    """The files listed by our manifest in `directory`, or None when there is no valid one."""
+    try:
+        with open(directory / MANIFEST, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("tool") != TOOL or not isinstance(data.get("files"), list):
+        return None
+    files = [f for f in data["files"] if isinstance(f, str)]
+    if any(os.path.isabs(f) or ".." in Path(f).parts for f in files):
+        return None
+    return frozenset(files)
+
+
+def _protected(path: Path, inputs) -> str | None:
+    """Why `path` may never be replaced or written into (None: it may)."""
+    cwd = Path.cwd().resolve()
+    if path == cwd:
+        return "it is the working directory"
+    if path in cwd.parents:
+        return "it contains the working directory"
+    if path == Path(path.anchor):
+        return "it is the root directory"
+    try:
+        if path == Path.home().resolve():
+            return "it is the home directory"
+    except RuntimeError:
+        pass
+    for item in inputs:
+        if not item:
+            continue
+        p = Path(item).expanduser().resolve()
+        if p == path or path in p.parents:
+            return f"it contains the input {item}"
+    return None
+
+
+def check_output(out, inputs=(), force: bool = False, flag: str = "--out") -> Target:
+    """Validate the output directory before any work; `OutputError` (one line) when it cannot be used."""
+    if out is None or str(out).strip() == "":
+        raise OutputError(f"{flag}: empty path; give a directory name, e.g. {flag} results")
+    raw = Path(os.path.expanduser(str(out)))
+    if "\0" in str(out):
+        raise OutputError(f"{flag} {out!r}: contains a NUL character")
+    if raw.is_symlink() and not raw.exists():
+        raise OutputError(f"{flag} {out}: is a dangling symbolic link")
+    try:
+        path = raw.resolve()
+    except (OSError, RuntimeError) as exc:               # symlink loops
+        raise OutputError(f"{flag} {out}: cannot be resolved ({exc})") from None
+    if not path.name:
+        raise OutputError(f"{flag} {out}: not a usable directory name")
+    why = _protected(path, inputs)
+    if why is not None and (path.exists() or why.startswith("it contains the input")):
+        raise OutputError(f"{flag} {out}: refused, {why} (even with --force); choose a new directory")
+    # the nearest existing ancestor must be a writable directory
+    parent = path.parent
+    while not parent.exists():
+        if parent.is_symlink():
+            raise OutputError(f"{flag} {out}: {parent} is a dangling symbolic link")
+        parent = parent.parent
+    if not parent.is_dir():
+        raise OutputError(f"{flag} {out}: {parent} is not a directory")
+    try:
+        name_max = os.pathconf(parent, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        name_max = 255
+    for part in path.relative_to(parent).parts:
+        if len(part.encode()) + _SUFFIX_ROOM > name_max:
+            raise OutputError(f"{flag} {out}: the name '{part[:40]}…' is too long ({len(part.encode())} bytes; at "
+                              f"most {name_max - _SUFFIX_ROOM} here)")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"{flag} {out}: {parent} is not writable")
+    if not path.exists() and not path.is_symlink():
+        return Target(path, "new", frozenset())
+    if path.is_symlink() and not path.exists():
+        raise OutputError(f"{flag} {out}: is a dangling symbolic link")
+    if not path.is_dir():
+        raise OutputError(f"{flag} {out}: exists and is not a directory")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise OutputError(f"{flag} {out}: {path} is not writable")
+    try:
+        present = _files(path)
+    except OSError as exc:
+        raise OutputError(f"{flag} {out}: cannot be listed ({exc.strerror})") from None
+    if not present:
+        return Target(path, "empty", frozenset())
+    ours = _manifest(path)
+    if ours is not None and present <= ours | {MANIFEST}:
+        return Target(path, "ours", ours)
+    if not force:
+        raise OutputError(f"{flag} {out}: exists and holds files this tool did not write; choose a new directory "
+                          f"(or --force to add our files to it, never touching the others)")
+    return Target(path, "merge", ours or frozenset())
+
+
+def check_output_file(out, inputs=(), flag: str = "--out") -> Path:
+    """A single output file (a figure): new, or a PNG this tool wrote (its "Software" text chunk says
+    toppra-app); anything else is refused, never overwritten."""
+    if out is None or str(out).strip() == "":
+        raise OutputError(f"{flag}: empty path; give a file name, e.g. {flag} robot.png")
+    path = Path(os.path.expanduser(str(out))).resolve()
+    for item in inputs:
+        if item and Path(item).expanduser().resolve() == path:
+            raise OutputError(f"{flag} {out}: refused, it is the input {item}")
+    parent = path.parent
+    if not parent.is_dir():
+        raise OutputError(f"{flag} {out}: {parent} is not an existing directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"{flag} {out}: {parent} is not writable")
+    if len(path.name.encode()) + _SUFFIX_ROOM > 255:
+        raise OutputError(f"{flag} {out}: the file name is too long")
+    if path.exists() or path.is_symlink():
+        if not path.is_file() or path.is_symlink() or not _our_png(path):
+            raise OutputError(f"{flag} {out}: exists and was not written by this tool; choose a new file name")
+    return path
+
+
+def _our_png(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16)
+    except OSError:
+        return False
+    return head.startswith(b"\x89PNG") and b"Software\x00" + TOOL.encode() in head
+
+
+def clean_stale(path: Path) -> list[str]:
+    """Remove temporaries of killed runs next to `path`: ``.NAME.tmp-PID-*`` / ``.NAME.old-PID-*``
+    directories whose process is gone and that carry our marker or manifest."""
+    pattern = re.compile(rf"^\.{re.escape(path.name)}\.(tmp|old)-(\d+)-[0-9a-f]+$")
+    removed = []
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        m = pattern.match(entry.name)
+        if not m or not entry.is_dir(follow_symlinks=False) or _alive(int(m.group(2))):
+            continue
+        d = Path(entry.path)
+        if (d / MARK).exists() or _manifest(d) is not None:
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(entry.name)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def _fail(target: Target, exc: OSError) -> OutputError:
+    where = exc.filename or target.path
+    reason = {errno.ENOSPC: "no space left on the device", errno.EROFS: "read-only file system",
+              errno.EDQUOT: "disk quota exceeded"}.get(exc.errno, exc.strerror or str(exc))
+    return OutputError(f"--out {target.path}: cannot write {where}: {reason}; nothing was written")
+
+
+def _write_manifest(directory: Path, files) -> None:
+    data = dict(tool=TOOL, version=_version(), files=sorted(files),
+                note="written by toppra-app; the directory may be replaced by the next run with the same --out "
+                     "as long as it holds only these files")
+    with open(directory / MANIFEST, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2)
+        fh.write("\n")
+
 
 @contextlib.contextmanager
-def atomic_directory(out):
-    """Yield a fresh temporary directory next to ``out``; on success it replaces ``out`` in one rename
-    (an existing ``out`` is moved aside first and removed afterwards); on any error it is deleted, so
-    no partial output is ever left under the final name."""
-    out = Path(out).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out: {out} exists and is not a directory")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+def atomic_directory(out, inputs=(), force: bool = False, target: Target | None = None):
+    """Yield a fresh temporary directory; on success it becomes `out` by the rules above, on any error or
+    interrupt it is removed. Pass the `Target` from `check_output` (done before planning) when there is one."""
+    target = check_output(out, inputs, force) if target is None else target
+    path = target.path
+    created = []                                        # parents this call made (removed again on failure)
+    tmp = old = None
+    try:
+        p = path.parent
+        missing = []
+        while not p.exists():
+            missing.append(p)
+            p = p.parent
+        for p in reversed(missing):
+            p.mkdir()
+            created.append(p)
+        clean_stale(path)
+        tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+        tmp.mkdir()
+        os.chmod(tmp, 0o777 & ~_umask())
+        (tmp / MARK).touch()
+        yield tmp
+        (tmp / MARK).unlink()
+        files = _files(tmp)
+        now = check_output(path, inputs, force)          # what is there now (another run may have written)
+        if now.mode == "merge":
+            clash = sorted(f for f in files if (path / f).exists() and f not in now.ours)
+            if clash:
+                raise OutputError(f"--out {path}: refused to overwrite {', '.join(clash[:3])} (not written by this "
+                                  f"tool); choose a new directory")
+            for f in sorted(files):
+                (path / f).parent.mkdir(parents=True, exist_ok=True)
+                os.replace(tmp / f, path / f)
+            _write_manifest(path, set(now.ours) | files)
+            shutil.rmtree(tmp)
+            tmp = None
+            return
+        _write_manifest(tmp, files)
+        if now.mode == "ours":
+            old = path.parent / f".{path.name}.old-{os.getpid()}-{secrets.token_hex(4)}"
+            os.rename(path, old)
+            try:
+                os.rename(tmp, path)
+            except BaseException:
+                os.rename(old, path)
+                old = None
+                raise
+            tmp = None
+            shutil.rmtree(old, ignore_errors=True)
+            old = None
+        else:                                           # new, or an empty directory: one atomic rename
+            os.rename(tmp, path)
+            tmp = None
+        created.clear()
+    except OSError as exc:
+        raise _fail(target, exc) from None
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None and not path.exists():
+            with contextlib.suppress(OSError):
+                os.rename(old, path)
+        for p in reversed(created):
+            with contextlib.suppress(OSError):
+                p.rmdir()
+
+
+def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
-    os.chmod(tmp, 0o777 & ~mask)                  # mkdtemp creates 0700; the result gets the usual mode
-    try:
-        yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    old = None
-    if out.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-        os.rmdir(old)
-        os.rename(out, old)
-    try:
-        os.rename(tmp, out)
-    except BaseException:
-        if old is not None:
-            os.rename(old, out)
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+    return mask

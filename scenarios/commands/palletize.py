@@ -15,7 +15,10 @@ def add_parser(sub):
                        description=__doc__.splitlines()[0])
     p.add_argument("cell", nargs="?", default=None, metavar="CELL.toml",
                    help="cell file (default: the built-in cell, scenarios/default_cell.toml)")
-    p.add_argument("--out", default="palletize_out", metavar="DIR", help="output directory (default ./palletize_out)")
+    p.add_argument("--out", default="palletize_out", metavar="DIR",
+                   help="output directory (default ./palletize_out): created, or replaced if this tool wrote it")
+    p.add_argument("--force", action="store_true",
+                   help="write into an existing directory holding other files (never overwriting or deleting them)")
     p.add_argument("--quick", action="store_true", help="only the first box of every layer")
     p.add_argument("--boxes", default=None, metavar="LIST", help="box numbers to plan, e.g. 1,2,5 (default all)")
     p.add_argument("--dt", type=float, default=1e-3, help="sampling period of the trajectory CSVs [s] (default 0.001)")
@@ -46,13 +49,15 @@ def _short(values):
 
 def run(args) -> int:
     from scenarios import report as rp
-    from toppra_app.output import atomic_directory
+    from toppra_app.output import atomic_directory, check_output
     from scenarios.palletizing import load_cell, plan_pallet
     from toppra_app.errors import InputError
 
     if not (args.dt > 0 and args.dt <= 0.1):
         raise InputError(f"--dt: expected a sampling period in (0, 0.1] s, got {args.dt}")
     t0 = time.perf_counter()
+    inputs = [args.cell] if args.cell else []
+    target = check_output(args.out, inputs, args.force)      # before any work: a bad --out fails at once
     cell = load_cell(args.cell)
     boxes = _parse_boxes(args.boxes, len(cell.slots))
     print(f"cell: {cell.name} ({cell.source})")
@@ -113,7 +118,7 @@ def run(args) -> int:
               f"IK {pl['ik_s']:.2f} s")
 
     # ---------------------------------------------------------------- files (atomic)
-    with atomic_directory(args.out) as tmp:
+    with atomic_directory(args.out, inputs, args.force, target) as tmp:
         for m in report.moves:
             smp = m.plan.sample(args.dt)
             rp.write_trajectory_csv(tmp / f"move{m.index + 1:02d}_{m.label}.csv", smp, robot.joint_names)

@@ -16,7 +16,9 @@ def add_parser(sub):
                        description=__doc__.splitlines()[0])
     p.add_argument("cell", nargs="?", default=None, metavar="CELL.toml", help="cell file (default: built-in)")
     p.add_argument("--out", default="payload_sweep_out", metavar="DIR",
-                   help="output directory (default ./payload_sweep_out)")
+                   help="output directory (default ./payload_sweep_out): created, or replaced if this tool wrote it")
+    p.add_argument("--force", action="store_true",
+                   help="write into an existing directory holding other files (never overwriting or deleting them)")
     p.add_argument("--box", type=int, default=1, help="box whose loaded move is used (default 1)")
     p.add_argument("--masses", default=None, metavar="LIST", help="payload masses in kg, e.g. 0,1,2.5,5")
     p.add_argument("--offsets", default=None, metavar="LIST", help="COM offsets along the tool x axis in m, e.g. 0,0.05")
@@ -42,11 +44,13 @@ def run(args) -> int:
     import numpy as np
 
     from scenarios import report as rp
-    from toppra_app.output import atomic_directory
+    from toppra_app.output import atomic_directory, check_output
     from scenarios.palletizing import load_cell
     from scenarios.payload_change import sweep_payloads
 
     t0 = time.perf_counter()
+    inputs = [args.cell] if args.cell else []
+    target = check_output(args.out, inputs, args.force)      # before any work: a bad --out fails at once
     cell = load_cell(args.cell)
     masses = _floats(args.masses, "--masses")
     offsets = _floats(args.offsets, "--offsets")
@@ -65,7 +69,7 @@ def run(args) -> int:
     print(f"\nfirst plan (problem built/compiled): {sweep.first_plan_seconds:.3f} s; "
           f"re-plan with another payload: {summary['replan_mean_seconds']:.3f} s on average "
           f"({summary['replan_speedup']:.1f}× faster); worst over-limit {100 * (summary['worst_ratio'] - 1):+.3f} %")
-    with atomic_directory(args.out) as tmp:
+    with atomic_directory(args.out, inputs, args.force, target) as tmp:
         header = "mass_kg,com_offset_m,duration_s,worst_ratio,plan_seconds,reused_compiled_problem,iterations"
         data = np.array([[p.mass, p.com_offset, p.duration, p.worst_ratio, p.plan_seconds, float(p.reused),
                           p.iterations] for p in sweep.points])

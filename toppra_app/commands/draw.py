@@ -15,7 +15,7 @@ def add_parser(sub):
                        description=__doc__.splitlines()[0])
     p.add_argument("robot", metavar="ROBOT", help="built-in robot name or URDF file")
     p.add_argument("--q", default=None, help="joint values, comma-separated (rad, m); default all zero")
-    p.add_argument("--out", default=None, help="output image (default ROBOT.png); written atomically")
+    p.add_argument("--out", default=None, help="output image (default ROBOT.png); written atomically, never over a file this tool did not write")
     p.add_argument("--lock", action="append", default=[], metavar="JOINT[=VALUE]",
                    help="URDF only: hold a joint fixed (repeatable), e.g. --lock panda_finger_joint1=0.02")
     p.add_argument("--elev", type=float, default=20.0, help="view elevation [deg]")
@@ -69,10 +69,12 @@ def run(args) -> int:
     import numpy as np
 
     from toppra_app.drawing import draw_robot, save_figure
+    from toppra_app.output import check_output_file
+    out = args.out or f"{os.path.splitext(os.path.basename(args.robot))[0] or 'robot'}.png"
+    check_output_file(out, [args.robot] if os.path.exists(args.robot) else [])
     model, sizes, extra = _load(args)
     q = _parse_q(args.q, sizes, args.robot)
     q = np.zeros(model.n) if q is None else np.concatenate((q, np.zeros(model.n - len(q))))
-    out = args.out or f"{os.path.splitext(os.path.basename(args.robot))[0] or 'robot'}.png"
     ax = draw_robot(model, q, title=args.title, extra_lines=extra, elev=args.elev, azim=args.azim)
     save_figure(ax.figure, out)
     print(f"wrote {out}")

@@ -30,7 +30,10 @@ def add_parser(sub):
     p.add_argument("waypoints", metavar="WAYPOINTS.csv", help="joint waypoints, one row per waypoint")
     p.add_argument("--robot", default="iiwa7",
                    help="built-in robot (iiwa7, panda, ur5e, puma560, planar4) or a URDF file (default iiwa7)")
-    p.add_argument("--out", required=True, metavar="DIR", help="output directory (replaced as a whole)")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="output directory: created, or replaced if this tool wrote it (see docs/safety.md)")
+    p.add_argument("--force", action="store_true",
+                   help="write into an existing directory holding other files (never overwriting or deleting them)")
     p.add_argument("--degrees", action="store_true", help="waypoints are in degrees")
     p.add_argument("--payload-mass", type=float, default=None, metavar="KG", help="carried object's mass")
     p.add_argument("--payload-com", type=float, nargs=3, default=None, metavar=("X", "Y", "Z"),
@@ -192,8 +195,11 @@ def write_outputs(directory: str, plan, sample, source: str, plots: bool = True)
 
 
 def run(args) -> int:
+    from toppra_app.output import check_output
     from toppra_app.path import JointPath
     from toppra_app.planner import TimeOptimalPlanner
+    inputs = [args.waypoints] + ([args.robot] if os.path.exists(args.robot) else [])
+    target = check_output(args.out, inputs, args.force)      # before any work: a bad --out fails at once
     robot = load_robot_arg(args.robot)
     waypoints, s, _ = read_waypoints(args.waypoints, robot.n, args.degrees)
     try:
@@ -213,8 +219,8 @@ def run(args) -> int:
         print(f"toppra-app plan: error: {exc}", file=sys.stderr)
         return 3
     sample = plan.sample(args.dt)
-    out = os.path.abspath(args.out)
-    with atomic_directory(out) as tmp:
+    out = str(target.path)
+    with atomic_directory(out, inputs, args.force, target) as tmp:
         files = write_outputs(str(tmp), plan, sample, args.waypoints, plots=not args.no_plots)
     worst = ", ".join(f"{k} {100 * w.ratio:.2f} %" for k, w in plan.worst.items() if w.joint >= 0)
     print(f"{robot.name}: {len(waypoints)} waypoints, duration {plan.duration:.4f} s, worst value/limit: {worst}")

@@ -1,0 +1,297 @@
+"""A user's files are never deleted or overwritten (`toppra_app.output`, docs/safety.md): --out refusals,
+replacement of our own directories only, --force that never touches foreign files, interrupts (real
+SIGINT/SIGTERM to a subprocess) and killed runs leave nothing behind, full/read-only disks end in one line.
+A hypothesis property checks the invariant over many --out strings: no pre-existing file ever changes."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from toppra_app import output
+from toppra_app.cli import main
+
+WAYPOINTS = "0,0.3,0,-1.2,0,0.8,0\n1.2,0.6,0.2,-0.9,0.1,1.0,0.5\n"
+
+
+@pytest.fixture
+def cell(tmp_path, monkeypatch):
+    """A working directory with an input CSV, notes and a thesis in a sub-directory."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "wp.csv").write_text(WAYPOINTS)
+    (tmp_path / "notes.txt").write_text("my notes\n")
+    (tmp_path / "thesis").mkdir()
+    (tmp_path / "thesis" / "chapter1.tex").write_text("\\chapter{One}\n")
+    return tmp_path
+
+
+def snapshot(root: Path) -> dict:
+    """path -> sha256 of every file under root (directories as None)."""
+    out = {}
+    for dirpath, dirs, files in os.walk(root):
+        for d in dirs:
+            out[os.path.relpath(os.path.join(dirpath, d), root)] = None
+        for f in files:
+            p = os.path.join(dirpath, f)
+            if os.path.islink(p):
+                out[os.path.relpath(p, root)] = "link:" + os.readlink(p)
+                continue
+            with open(p, "rb") as fh:
+                out[os.path.relpath(p, root)] = hashlib.sha256(fh.read()).hexdigest()
+    return out
+
+
+def plan(*args) -> int:
+    return main(["plan", "wp.csv", "--no-plots", *args])
+
+
+def leftovers(root: Path) -> list[str]:
+    return [str(p) for p in root.rglob(".*.tmp-*")] + [str(p) for p in root.rglob(".*.old-*")]
+
+
+# ------------------------------------------------------------------------------ refusals (the data-loss cases)
+@pytest.mark.parametrize("out, why", [(".", "working directory"), ("", "empty path"), ("..", "contains the working"),
+                                      ("thesis/..", "working directory")])
+def test_directories_that_are_never_replaced(cell, capsys, out, why):
+    before = snapshot(cell)
+    assert plan("--out", out) == 2
+    assert plan("--out", out, "--force") == 2
+    err = capsys.readouterr().err
+    assert why in err and len(err.strip().splitlines()) == 2          # one line per run
+    assert snapshot(cell) == before
+
+
+def test_directory_holding_an_input_is_never_replaced(cell, capsys):
+    (cell / "out").mkdir()
+    (cell / "out" / "wp.csv").write_text(WAYPOINTS)
+    before = snapshot(cell)
+    for extra in ([], ["--force"]):
+        assert main(["plan", "out/wp.csv", "--no-plots", "--out", "out", *extra]) == 2
+    assert "contains the input out/wp.csv" in capsys.readouterr().err
+    assert snapshot(cell) == before
+
+
+def test_foreign_directory_is_refused_and_force_adds_without_touching(cell, capsys):
+    before = snapshot(cell)
+    assert plan("--out", "thesis") == 2
+    assert "--force" in capsys.readouterr().err and snapshot(cell) == before
+    assert plan("--out", "thesis", "--force") == 0
+    after = snapshot(cell)
+    assert {k: v for k, v in after.items() if k in before} == before            # nothing changed or removed
+    assert {"thesis/summary.json", "thesis/trajectory.csv", f"thesis/{output.MANIFEST}"} <= set(after)
+    # a foreign file with one of our names is never overwritten, even with --force
+    (cell / "other").mkdir()
+    (cell / "other" / "summary.json").write_text("the user's own summary\n")
+    before = snapshot(cell)
+    assert plan("--out", "other", "--force") == 2
+    assert "refused to overwrite summary.json" in capsys.readouterr().err
+    assert snapshot(cell) == before and not leftovers(cell)
+
+
+def test_our_own_directory_is_replaced_and_a_touched_one_is_not(cell, capsys):
+    assert plan("--out", "res") == 0
+    manifest = output._manifest(cell / "res")
+    assert manifest == {"summary.json", "trajectory.csv"}
+    (cell / "res" / "trajectory.csv").write_text("stale\n")                      # ours: may be replaced
+    assert plan("--out", "res") == 0
+    assert (cell / "res" / "trajectory.csv").read_text() != "stale\n"
+    (cell / "res" / "mine.txt").write_text("added by the user\n")                 # no longer only ours
+    assert plan("--out", "res") == 2
+    assert (cell / "res" / "mine.txt").read_text() == "added by the user\n"
+    assert plan("--out", "res", "--force") == 0                                  # our files replaced, theirs kept
+    assert (cell / "res" / "mine.txt").read_text() == "added by the user\n"
+    assert not leftovers(cell)
+
+
+def test_empty_directory_and_new_parents(cell):
+    (cell / "empty").mkdir()
+    assert plan("--out", "empty") == 0 and (cell / "empty" / "summary.json").exists()
+    assert plan("--out", "a/b/c") == 0 and (cell / "a" / "b" / "c" / "trajectory.csv").exists()
+
+
+@pytest.mark.parametrize("make, out, text", [
+    (lambda d: (d / "afile").write_text("x"), "afile", "not a directory"),
+    (lambda d: (d / "afile").write_text("x"), "afile/sub", "is not a directory"),
+    (lambda d: None, "x" * 250, "too long"),
+    (lambda d: os.symlink(d / "nowhere", d / "dangling"), "dangling", "dangling symbolic link"),
+])
+def test_bad_output_paths_end_in_one_line_before_planning(cell, capsys, make, out, text):
+    make(cell)
+    before = snapshot(cell)
+    t0 = time.perf_counter()
+    assert plan("--out", out) == 2
+    err = capsys.readouterr().err
+    assert text in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert time.perf_counter() - t0 < 5 and snapshot(cell) == before
+
+
+def test_read_only_directory(cell, capsys):
+    ro = cell / "ro"
+    ro.mkdir()
+    os.chmod(ro, 0o555)
+    try:
+        if os.access(ro, os.W_OK):
+            pytest.skip("running as root: permission bits are not enforced (the ENOSPC/EROFS test covers it)")
+        assert plan("--out", "ro/out") == 2
+        assert "not writable" in capsys.readouterr().err
+    finally:
+        os.chmod(ro, 0o755)
+
+
+@pytest.mark.parametrize("code, text", [(errno.ENOSPC, "no space left"), (errno.EROFS, "read-only file system")])
+def test_disk_full_or_read_only_while_writing(cell, capsys, monkeypatch, code, text):
+    """The write fails half-way (simulated in np.savetxt, after summary.json was written): one line, the
+    temporary directory removed, nothing under the final name."""
+    def failing(*args, **kwargs):
+        raise OSError(code, os.strerror(code), "trajectory.csv")
+    monkeypatch.setattr(np, "savetxt", failing)
+    before = snapshot(cell)
+    assert plan("--out", "res") == 2
+    err = capsys.readouterr().err
+    assert text in err and len(err.strip().splitlines()) == 1
+    assert snapshot(cell) == before and not (cell / "res").exists() and not leftovers(cell)
+
+
+def test_tiny_tmpfs_if_the_machine_allows(cell, capsys):
+    mnt = cell / "small"
+    mnt.mkdir()
+    ok = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(mnt)], capture_output=True)
+    if ok.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (the simulated ENOSPC test covers it)")
+    try:
+        (mnt / "pad").write_bytes(b"\0" * 4096)
+        assert plan("--out", "small/res") == 2
+        err = capsys.readouterr().err
+        assert "no space left" in err and len(err.strip().splitlines()) == 1
+        assert sorted(os.listdir(mnt)) == ["pad"]
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+def test_read_only_mount_if_the_machine_allows(cell, capsys):
+    mnt = cell / "ro"
+    mnt.mkdir()
+    ok = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=16k", "tmpfs", str(mnt)], capture_output=True)
+    if ok.returncode != 0:
+        pytest.skip("cannot mount a read-only tmpfs here (the simulated EROFS test covers it)")
+    try:
+        for out in ("ro/res", "ro/a/b"):
+            assert plan("--out", out) == 2
+            err = capsys.readouterr().err
+            assert ("read-only" in err or "not writable" in err) and len(err.strip().splitlines()) == 1, err
+        assert os.listdir(mnt) == []
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+# ------------------------------------------------------------------------------ interrupts and killed runs
+def slow_csv(path: Path) -> None:
+    """A waypoint file that takes several seconds to plan (3000 noisy waypoints)."""
+    rng = np.random.default_rng(0)
+    a = np.array([0, 0.3, 0, -1.2, 0, 0.8, 0])
+    b = np.array([1.2, 0.6, 0.2, -0.9, 0.1, 1.0, 0.5])
+    W = np.linspace(a, b, 3000) + rng.normal(scale=1e-4, size=(3000, 7))
+    np.savetxt(path, W, delimiter=",")
+
+
+def start(cell, out):
+    return subprocess.Popen([sys.executable, "-m", "toppra_app.cli", "plan", "slow.csv", "--out", out, "--no-plots"],
+                            cwd=cell, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_temporary(cell, proc, timeout=60.0):
+    """Until the run has its temporary directory, i.e. is writing (so the interrupt hits the writing)."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout and proc.poll() is None:
+        if leftovers(cell):
+            return True
+        time.sleep(0.01)
+    return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_leaves_nothing_behind(cell, sig, monkeypatch):
+    slow_csv(cell / "slow.csv")
+    before = snapshot(cell)
+    # interrupt early (planning) and late (while the temporary directory exists)
+    for late in (False, True):
+        proc = start(cell, "res")
+        if late:
+            if not wait_for_temporary(cell, proc):
+                proc.kill()
+                pytest.skip("the run finished before it could be interrupted while writing")
+        else:
+            time.sleep(1.5)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode != 0, err
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+        assert "nothing was written" in err
+        assert snapshot(cell) == before and not leftovers(cell)
+
+
+def test_stale_temporaries_of_a_killed_run_are_cleaned_next_time(cell):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()                                                       # a PID that no longer runs
+    stale = cell / f".res.tmp-{dead.pid}-abcd1234"
+    stale.mkdir()
+    (stale / output.MARK).touch()
+    (stale / "trajectory.csv").write_text("half\n")
+    foreign = cell / f".res.tmp-{dead.pid}-beef0000"                  # same pattern, not ours: kept
+    foreign.mkdir()
+    (foreign / "precious.txt").write_text("keep\n")
+    alive = cell / f".res.tmp-{os.getpid()}-cafe0000"                 # a running process: kept
+    alive.mkdir()
+    (alive / output.MARK).touch()
+    assert plan("--out", "res") == 0
+    assert not stale.exists() and foreign.exists() and alive.exists()
+    assert (cell / "res" / "summary.json").exists()
+
+
+def test_sigkill_then_rerun(cell):
+    slow_csv(cell / "slow.csv")
+    proc = start(cell, "res")
+    if not wait_for_temporary(cell, proc):
+        proc.kill()
+        pytest.skip("the run finished before it could be killed while writing")
+    proc.kill()
+    proc.wait()
+    assert leftovers(cell)                                            # SIGKILL cannot clean up ...
+    assert plan("--out", "res") == 0                                  # ... the next run does
+    assert not leftovers(cell)
+
+
+# ------------------------------------------------------------------------------ the invariant, over many --out
+OUTS = st.one_of(
+    st.sampled_from([".", "..", "./", "thesis", "thesis/", "thesis/..", "thesis/../thesis", "notes.txt",
+                     "notes.txt/x", "wp.csv", "", " ", "res", "res/", "./res", "a/../res", "~", "/",
+                     "thesis/chapter1.tex", "new dir", "ünïcødé", "-", "res//x"]),
+    st.text(alphabet="ab./_-", min_size=1, max_size=12))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(out=OUTS, force=st.booleans())
+def test_no_preexisting_file_ever_changes(cell, capsys, out, force):
+    before = snapshot(cell)
+    ours = set()                                  # files earlier examples wrote (listed in their manifests)
+    for m in cell.rglob(output.MANIFEST):
+        d = m.parent.relative_to(cell)
+        ours |= {str(d / f) for f in (output._manifest(m.parent) or ())} | {str(d / output.MANIFEST)}
+    plan("--out", out, *(["--force"] if force else []))
+    capsys.readouterr()
+    after = snapshot(cell)
+    for k, v in before.items():
+        if v is not None and os.path.normpath(k) not in {os.path.normpath(o) for o in ours}:
+            assert after.get(k) == v, (out, force, k)
+    assert not leftovers(cell)
