@@ -37,12 +37,34 @@ def _ro(a, dtype=float) -> np.ndarray:
     return a
 
 
+def short_repr(value, limit: int = 80) -> str:
+    """A one-line, bounded repr of a user's value for error messages (arrays and long values shortened)."""
+    if isinstance(value, np.ndarray):
+        text = np.array2string(value, separator=", ", threshold=12, max_line_width=10**6)
+    else:
+        try:
+            text = repr(value)
+        except Exception:                                   # noqa: BLE001 — a hostile __repr__
+            text = f"<{type(value).__name__}>"
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def _vector(name: str, value, n: int, default: float | None, *, allow_inf: bool = True) -> np.ndarray:
     if value is None:
         if default is None:
             raise ModelError(f"{name}: required")
         value = np.full(n, default)
-    arr = np.asarray(value, dtype=float)
+    if isinstance(value, (str, bytes, dict, bool)) or value is None:
+        raise ModelError(f"{name}: expected a number or {n} numbers, got {short_repr(value)}")
+    try:
+        if np.iscomplexobj(value):
+            raise TypeError
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"{name}: expected a number or {n} numbers, got {short_repr(value)}") from None
+    if arr.dtype == bool or np.asarray(value).dtype == bool:
+        raise ModelError(f"{name}: expected numbers, got booleans {short_repr(value)}")
     if arr.ndim == 0:
         arr = np.full(n, float(arr))
     if arr.shape != (n,):
@@ -50,6 +72,24 @@ def _vector(name: str, value, n: int, default: float | None, *, allow_inf: bool 
     if np.isnan(arr).any() or (not allow_inf and not np.isfinite(arr).all()):
         raise ModelError(f"{name}: values must be finite numbers, got {arr.tolist()}")
     return _ro(arr)
+
+
+def _array(name: str, value, shape: tuple) -> np.ndarray:
+    """`value` as a finite float array of `shape`, else a `ModelError` naming the field."""
+    if isinstance(value, (str, bytes, dict)) or value is None:
+        raise ModelError(f"{name}: expected numbers of shape {shape}, got {short_repr(value)}")
+    try:
+        if np.iscomplexobj(value):
+            raise TypeError
+        arr = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"{name}: expected numbers of shape {shape}, got {short_repr(value)}") from None
+    if arr.size != int(np.prod(shape)):
+        raise ModelError(f"{name}: expected shape {shape}, got shape {arr.shape}")
+    arr = arr.reshape(shape)
+    if not np.isfinite(arr).all():
+        raise ModelError(f"{name}: values must be finite numbers")
+    return arr
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,13 +156,16 @@ class RobotModel:
         ``frames`` maps a frame name to ``(body name or index, 4×4 transform in that body)``.
         Axes are normalised. Missing limits mean unlimited (±inf), missing friction means zero.
         """
-        parents = np.asarray(parents)
-        if parents.ndim != 1 or parents.size == 0:
+        try:
+            parents = np.asarray(parents)
+        except (TypeError, ValueError):
+            raise ModelError("parents: expected a non-empty 1-D list of parent indices") from None
+        if parents.ndim != 1 or parents.size == 0 or not np.issubdtype(parents.dtype, np.integer):
             raise ModelError("parents: expected a non-empty 1-D list of parent indices")
         n = parents.size
         joint_names = tuple(joint_names or (f"joint{i + 1}" for i in range(n)))
         link_names = tuple(link_names or (f"link{i + 1}" for i in range(n)))
-        axes = np.array(axes, dtype=float).reshape(n, 3)
+        axes = _array("axes", axes, (n, 3))
         norms = np.linalg.norm(axes, axis=1)
         for i in range(n):
             if not np.isfinite(norms[i]) or norms[i] < 1e-12:
@@ -137,19 +180,19 @@ class RobotModel:
                 body = link_names.index(body)
             names.append(fname)
             bodies.append(int(body))
-            transforms.append(np.asarray(T, dtype=float).reshape(4, 4))
+            transforms.append(_array(f"frame '{fname}'", T, (4, 4)))
         model = cls(
             name=name,
             joint_names=joint_names,
             link_names=link_names,
             parents=_ro(parents, int),
             joint_types=tuple(joint_types),
-            placement_rotations=_ro(np.asarray(placement_rotations, float).reshape(n, 3, 3)),
-            placement_translations=_ro(np.asarray(placement_translations, float).reshape(n, 3)),
+            placement_rotations=_ro(_array("placement_rotations", placement_rotations, (n, 3, 3))),
+            placement_translations=_ro(_array("placement_translations", placement_translations, (n, 3))),
             axes=_ro(axes),
             masses=_vector("masses", masses, n, None),
-            coms=_ro(np.asarray(coms, float).reshape(n, 3)),
-            inertias=_ro(np.asarray(inertias, float).reshape(n, 3, 3)),
+            coms=_ro(_array("coms", coms, (n, 3))),
+            inertias=_ro(_array("inertias", inertias, (n, 3, 3))),
             q_min=_vector("q_min", q_min, n, -np.inf),
             q_max=_vector("q_max", q_max, n, np.inf),
             qd_max=_vector("qd_max", qd_max, n, np.inf),
@@ -157,7 +200,7 @@ class RobotModel:
             tau_max=_vector("tau_max", tau_max, n, np.inf),
             coulomb=_vector("coulomb", coulomb, n, 0.0, allow_inf=False),
             viscous=_vector("viscous", viscous, n, 0.0, allow_inf=False),
-            gravity=_ro(np.asarray(gravity, float).reshape(3)),
+            gravity=_ro(_array("gravity", gravity, (3,))),
             base_name=base_name,
             frame_names=tuple(names),
             frame_bodies=_ro(np.asarray(bodies, dtype=int).reshape(-1), int),
@@ -230,7 +273,7 @@ class RobotModel:
 
     def __repr__(self) -> str:
         kinds = "".join("R" if t == REVOLUTE else "P" for t in self.joint_types)
-        return f"RobotModel({self.name!r}, n={self.n}, joints={kinds}, serial={self.is_serial})"
+        return f"RobotModel({short_repr(self.name)}, n={self.n}, joints={kinds}, serial={self.is_serial})"
 
 
 def _validate(m: RobotModel) -> None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .model import ModelError, RobotModel, check_inertial
+from .model import short_repr
 
 
 class PayloadError(ModelError):
@@ -33,6 +34,24 @@ def _skew_sq(d: np.ndarray) -> np.ndarray:
     """|d|² 1 − d dᵀ (= −[d]×²), the parallel-axis term per unit mass."""
     d = np.asarray(d, dtype=float)
     return np.dot(d, d) * np.eye(3) - np.outer(d, d)
+
+
+def _rotation(value, field: str) -> np.ndarray:
+    """A proper 3×3 rotation matrix (RᵀR = 1, det R = +1 to 1e-9), else `PayloadError` naming `field`."""
+    try:
+        if isinstance(value, (str, bytes, dict)) or np.iscomplexobj(value):
+            raise TypeError
+        R = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise PayloadError(f"{field}: expected a 3×3 rotation matrix, got {short_repr(value)}") from None
+    if R.shape != (3, 3):
+        raise PayloadError(f"{field}: expected a 3×3 rotation matrix, got shape {R.shape}")
+    if not np.isfinite(R).all():
+        raise PayloadError(f"{field}: must be finite numbers")
+    if np.abs(R.T @ R - np.eye(3)).max() > 1e-9 or np.linalg.det(R) < 0:
+        raise PayloadError(f"{field}: not a proper rotation (RᵀR = 1, det R = +1 within 1e-9), "
+                           f"got det {np.linalg.det(R):.6g}")
+    return R
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,13 +67,17 @@ class RigidBodyInertia:
     inertia: np.ndarray
 
     def __post_init__(self):
+        if isinstance(self.mass, (bool, np.bool_, str, bytes, complex, np.complexfloating)):
+            raise PayloadError(f"payload: mass must be a number in kg, got {short_repr(self.mass)}")
         try:
             mass = float(self.mass)
+            if np.iscomplexobj(self.com) or np.iscomplexobj(self.inertia):
+                raise TypeError
             com = np.array(self.com, dtype=float, copy=True).reshape(3)
             inertia = np.array(self.inertia, dtype=float, copy=True).reshape(3, 3)
         except (TypeError, ValueError):
             raise PayloadError(f"payload: expected mass (number), com (3 numbers) and inertia (3×3 numbers), "
-                               f"got mass={self.mass!r}, com={self.com!r}, inertia={self.inertia!r}") from None
+                               f"got mass={short_repr(self.mass)}, com={short_repr(self.com)}, inertia={short_repr(self.inertia)}") from None
         if not np.isfinite(com).all():
             raise PayloadError(f"payload: centre of mass must be finite numbers, got {com.tolist()}")
         try:
@@ -89,11 +112,11 @@ class RigidBodyInertia:
         try:
             a, b, c = (float(v) for v in np.asarray(size, dtype=float).reshape(3))
         except (TypeError, ValueError):
-            raise PayloadError(f"payload box: size must be 3 lengths in m, got {size!r}") from None
+            raise PayloadError(f"payload box: size must be 3 lengths in m, got {short_repr(size)}") from None
         if not all(np.isfinite(v) and v > 0 for v in (a, b, c)):
             raise PayloadError(f"payload box: size must be 3 positive lengths in m, got {[a, b, c]}")
         I = float(mass) / 12.0 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b])
-        R = np.eye(3) if rotation is None else np.asarray(rotation, dtype=float).reshape(3, 3)
+        R = np.eye(3) if rotation is None else _rotation(rotation, "payload box: rotation")
         return cls(mass, com_offset, R @ I @ R.T)
 
     # ------------------------------------------------------------------ operations
@@ -109,12 +132,17 @@ class RigidBodyInertia:
              + other.inertia + other.mass * _skew_sq(other.com - c))
         return RigidBodyInertia(m, c, I)
 
-    __add__ = merge
+    def __add__(self, other):
+        if not isinstance(other, RigidBodyInertia):
+            raise PayloadError(f"payload: only another RigidBodyInertia can be added (merged), got "
+                               f"{type(other).__name__} {short_repr(other)}")
+        return self.merge(other)
 
     def __radd__(self, other):
-        if isinstance(other, (int, float)) and other == 0:   # so that sum([...]) works
+        if isinstance(other, (int, float)) and not isinstance(other, bool) and other == 0:   # sum([...])
             return self
-        return NotImplemented
+        raise PayloadError(f"payload: only another RigidBodyInertia can be added (merged), got "
+                           f"{type(other).__name__} {short_repr(other)}")
 
     def transformed(self, T) -> "RigidBodyInertia":
         """The same body expressed in frame B, given ``T`` = 4×4 pose of the current frame in B."""

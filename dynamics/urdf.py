@@ -118,6 +118,8 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
               gravity=(0.0, 0.0, -9.81)) -> RobotModel:
     """Model from a URDF file; ``locked_joints`` maps joint names to the positions they are held at
     (a list of names locks them at 0). See the module docstring for what is read and how."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise ModelError(f"from_urdf: path: expected a file name, got {type(path).__name__}")
     path = os.fspath(path)
     rd = _Reader(path)
     try:

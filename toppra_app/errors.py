@@ -7,3 +7,9 @@ class InputError(ValueError):
 
 class InfeasiblePathError(ValueError):
     """The path cannot be traversed within the limits; the message says where and which limit."""
+
+
+def short_repr(value, limit: int = 80) -> str:
+    """A one-line, bounded repr of a user's value for error messages."""
+    from dynamics.model import short_repr as _short
+    return _short(value, limit)

@@ -85,9 +85,11 @@ class JointPath:
         non-increasing ``s``.
         """
         try:
+            if isinstance(waypoints, (str, bytes, dict)) or np.iscomplexobj(waypoints):
+                raise TypeError
             W = np.array(waypoints, dtype=float)
         except (TypeError, ValueError):
-            raise InputError("waypoints: expected an (m, n) array of numbers") from None
+            raise InputError("waypoints: expected an (m, n) array of real numbers") from None
         if W.ndim == 1:
             W = W[:, None]
         if W.ndim != 2 or W.shape[1] == 0:
@@ -101,6 +103,8 @@ class JointPath:
             S = None
         else:
             try:
+                if isinstance(s, (str, bytes, dict)) or np.iscomplexobj(s):
+                    raise TypeError
                 S = np.array(s, dtype=float).reshape(-1)
             except (TypeError, ValueError):
                 raise InputError("s: expected one number per waypoint") from None

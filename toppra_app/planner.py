@@ -31,6 +31,8 @@ def _grid_key(grid):
     if grid is None or isinstance(grid, str) or np.isscalar(grid):
         return repr(grid)
     try:
+        if np.iscomplexobj(grid):
+            return None                                  # (refused by the planner)
         g = np.asarray(grid, dtype=float)
     except (TypeError, ValueError):
         return None

@@ -51,18 +51,19 @@ from dynamics.model import ModelError
 from .rows import INACTIVE, Limit, PathData, RowBlock
 from ..errors import InputError
 from ..verify import Worst
+from ..errors import short_repr
 
 
 def _positive(value, field: str) -> float:
     """A finite number > 0, or an `InputError` naming the field."""
     if isinstance(value, bool):
-        raise InputError(f"{field}: expected a number, got {value!r}")
+        raise InputError(f"{field}: expected a number, got {short_repr(value)}")
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise InputError(f"{field}: expected a number, got {value!r}") from None
+        raise InputError(f"{field}: expected a number, got {short_repr(value)}") from None
     if not (math.isfinite(v) and v > 0):
-        raise InputError(f"{field}: must be a finite number > 0, got {value!r}")
+        raise InputError(f"{field}: must be a finite number > 0, got {short_repr(value)}")
     return v
 
 
@@ -96,7 +97,7 @@ class _FrameRowLimit(Limit):
 
     def __init__(self, frame):
         if frame is not None and (not isinstance(frame, str) or not frame):
-            raise InputError(f"frame: expected a frame name (or None for the tool frame), got {frame!r}")
+            raise InputError(f"frame: expected a frame name (or None for the tool frame), got {short_repr(frame)}")
         self.frame = frame
         self.kind = self.base_kind if frame is None else f"{self.base_kind}:{frame}"
         self._cache = {}
@@ -186,7 +187,7 @@ class CartesianSpeedLimit(_FrameRowLimit):
         return np.sqrt(np.maximum(k * b, 0.0))                # ‖v‖ / v_max
 
     def __repr__(self):
-        return f"CartesianSpeedLimit(v_max={self.v_max!r}, frame={self.frame!r})"
+        return f"CartesianSpeedLimit(v_max={short_repr(self.v_max)}, frame={short_repr(self.frame)})"
 
 
 class CollaborativeEnergyLimit(_FrameRowLimit):
@@ -214,8 +215,8 @@ class CollaborativeEnergyLimit(_FrameRowLimit):
         return np.maximum(k * b, 0.0)                          # E / E_max
 
     def __repr__(self):
-        return (f"CollaborativeEnergyLimit(E_max={self.E_max!r}, frame={self.frame!r}, "
-                f"contact_mass={self.contact_mass!r})")
+        return (f"CollaborativeEnergyLimit(E_max={short_repr(self.E_max)}, frame={short_repr(self.frame)}, "
+                f"contact_mass={short_repr(self.contact_mass)})")
 
 
 def cartesian_limits(robot, tool_speed_max=None, collision_energy_max=None, frame=None,

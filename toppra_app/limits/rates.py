@@ -39,6 +39,7 @@ import dynamics
 from .rows import per_joint_positive
 from ..errors import InfeasiblePathError, InputError
 from ..verify import Worst
+from ..errors import short_repr
 
 KINDS = ("torque_rate", "jerk")
 
@@ -64,9 +65,9 @@ class RateLimits:
         try:
             dt_c = float(dt_c)
         except (TypeError, ValueError):
-            raise InputError(f"rate_dt: expected a number of seconds, got {dt_c!r}") from None
+            raise InputError(f"rate_dt: expected a number of seconds, got {short_repr(dt_c)}") from None
         if not (math.isfinite(dt_c) and dt_c > 0):
-            raise InputError(f"rate_dt: must be a positive number of seconds, got {dt_c!r}")
+            raise InputError(f"rate_dt: must be a positive number of seconds, got {short_repr(dt_c)}")
         self.dt_c, self.trust = dt_c, float(trust)
 
     def __bool__(self) -> bool:

@@ -28,6 +28,7 @@ import numpy as np
 import dynamics
 
 from ..errors import InputError
+from ..errors import short_repr
 
 INACTIVE = 1.0      # bound used where a row does not apply (with zero coefficients: 0 ≤ 1)
 
@@ -37,11 +38,11 @@ def per_joint_positive(value, n: int, field: str, *, allow_inf: bool = True) -> 
     anything else raises an `InputError` naming the field."""
     what = f"a number or {n} numbers" + (" (inf for no limit)" if allow_inf else " (finite)")
     if isinstance(value, (bool, str)) or value is None:
-        raise InputError(f"{field}: expected {what}, got {value!r}")
+        raise InputError(f"{field}: expected {what}, got {short_repr(value)}")
     try:
         v = np.array(value, dtype=float)
     except (TypeError, ValueError):
-        raise InputError(f"{field}: expected {what}, got {value!r}") from None
+        raise InputError(f"{field}: expected {what}, got {short_repr(value)}") from None
     if v.ndim == 0:
         v = np.full(n, float(v))
     if v.ndim != 1 or v.size != n:

@@ -25,18 +25,19 @@ import numpy as np
 import dynamics
 
 from ..errors import InputError
+from ..errors import short_repr
 
 
 def energy_weights(robot, energy_weight=0.0, energy_R=None) -> tuple[float, np.ndarray]:
     """Validated (weight, R diagonal (n,)); R defaults to 1/τ_max² (1 where τ_max is infinite)."""
     if isinstance(energy_weight, bool):
-        raise InputError(f"energy_weight: expected a number, got {energy_weight!r}")
+        raise InputError(f"energy_weight: expected a number, got {short_repr(energy_weight)}")
     try:
         w = float(energy_weight)
     except (TypeError, ValueError):
-        raise InputError(f"energy_weight: expected a number, got {energy_weight!r}") from None
+        raise InputError(f"energy_weight: expected a number, got {short_repr(energy_weight)}") from None
     if not (math.isfinite(w) and w >= 0):
-        raise InputError(f"energy_weight: must be a finite number >= 0, got {energy_weight!r}")
+        raise InputError(f"energy_weight: must be a finite number >= 0, got {short_repr(energy_weight)}")
     if energy_R is None:
         tau = np.asarray(robot.tau_max, dtype=float)
         R = np.where(np.isfinite(tau) & (tau > 0), 1.0 / np.where(np.isfinite(tau) & (tau > 0), tau, 1.0) ** 2, 1.0)
@@ -44,9 +45,9 @@ def energy_weights(robot, energy_weight=0.0, energy_R=None) -> tuple[float, np.n
         try:
             R = np.array(np.broadcast_to(np.asarray(energy_R, dtype=float), (robot.n,)))
         except (TypeError, ValueError):
-            raise InputError(f"energy_R: expected {robot.n} numbers >= 0 (one per joint), got {energy_R!r}") from None
+            raise InputError(f"energy_R: expected {robot.n} numbers >= 0 (one per joint), got {short_repr(energy_R)}") from None
         if not (np.isfinite(R).all() and (R >= 0).all()):
-            raise InputError(f"energy_R: expected finite numbers >= 0, got {energy_R!r}")
+            raise InputError(f"energy_R: expected finite numbers >= 0, got {short_repr(energy_R)}")
     return w, R
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import InputError
 from ..path import JointPath
 from ..trajectory import TimeLaw
+from ..errors import short_repr
 
 DEFAULT_INTERVALS = 200           # intervals of the final grid (one compiled structure per process)
 COARSE_INTERVALS = 100            # intervals of the reachability profile that places it
@@ -89,18 +90,20 @@ def parse_grid(path: JointPath, grid) -> tuple[str, int | np.ndarray]:
     if grid is None or (isinstance(grid, str) and grid == "adaptive"):
         return "adaptive", intervals_for(path)
     if isinstance(grid, (str, bytes, bool, np.bool_)):
-        raise InputError(f"grid: expected 'adaptive', a number of intervals or grid points, got {grid!r}")
+        raise InputError(f"grid: expected 'adaptive', a number of intervals or grid points, got {short_repr(grid)}")
     if np.isscalar(grid):
         try:
             k = float(grid)
         except (TypeError, ValueError):
-            raise InputError(f"grid: expected 'adaptive', a number of intervals or grid points, got {grid!r}") from None
+            raise InputError(f"grid: expected 'adaptive', a number of intervals or grid points, got {short_repr(grid)}") from None
         if not np.isfinite(k) or k != int(k):
-            raise InputError(f"grid: expected a whole number of intervals, got {grid!r}")
+            raise InputError(f"grid: expected a whole number of intervals, got {short_repr(grid)}")
         if not 2 <= k <= MAX_INTERVALS:
             raise InputError(f"grid: need 2 to {MAX_INTERVALS} intervals, got {int(k)}")
         return "adaptive", int(k)
     try:
+        if np.iscomplexobj(grid) or isinstance(grid, dict):
+            raise TypeError
         g = np.array(grid, dtype=float).reshape(-1)
     except (TypeError, ValueError):
         raise InputError("grid: expected a number of intervals or an increasing array of path parameters") from None

@@ -25,7 +25,9 @@ import warnings
 
 import numpy as np
 
-from ..errors import InfeasiblePathError, InputError
+from dynamics.model import RobotModel
+
+from ..errors import InfeasiblePathError, InputError, short_repr
 from ..limits.joint import JointAccelerationLimit, JointTorqueLimit, JointVelocityLimit
 from ..limits.rows import PathData
 from ..path import as_joint_path
@@ -64,12 +66,15 @@ class TimeOptimalPlanner:
                  prune: bool = True, energy_weight: float = 0.0, energy_R=None, torque_rate_max=None,
                  jerk_max=None, rate_dt: float = 1e-3, max_rate_iterations: int = 40, max_splits: int = 2):
         self._options = {k: v for k, v in locals().items() if k not in ("self", "robot", "path", "grid")}
+        if not isinstance(robot, RobotModel):
+            raise InputError(f"robot: expected a dynamics.RobotModel (e.g. dynamics.load_robot('iiwa7')), got "
+                             f"{type(robot).__name__}")
         path = as_joint_path(path)
         if path.dof != robot.n:
             raise InputError(f"waypoints: path has {path.dof} joint values per waypoint but robot '{robot.name}' "
                              f"has {robot.n} joints")
-        if scheme not in st.SCHEMES:
-            raise InputError(f"scheme: expected one of {', '.join(st.SCHEMES)}, got {scheme!r}")
+        if not isinstance(scheme, str) or scheme not in st.SCHEMES:
+            raise InputError(f"scheme: expected one of {', '.join(st.SCHEMES)}, got {short_repr(scheme)}")
         self.substeps = whole(substeps, "substeps", 1, 1000)
         self.max_rounds = whole(max_rounds, "max_rounds", 0, 1000)
         self.max_splits = whole(max_splits, "max_splits", 0, 10)

@@ -40,6 +40,8 @@ def solver_chain(solver: str | None, normalised: bool = True) -> list[tuple[str,
     """[(solver name, options)] in the order they are tried; `InputError` for a solver cvxpy lacks.
     `normalised=False` (problems in physical units: `GeneralProblem`) starts with the careful settings."""
     installed = installed_solvers()
+    if solver is not None and not isinstance(solver, str):
+        raise InputError(f"solver: expected a cvxpy solver name such as 'CLARABEL', got {type(solver).__name__}")
     first = (solver or "CLARABEL").upper()
     if first not in installed:
         raise InputError(f"solver: {first} is not available in cvxpy (installed: {', '.join(sorted(installed))})")
