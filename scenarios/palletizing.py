@@ -19,7 +19,10 @@ interpolated by a cubic spline (`toppra_app.JointPath`).
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import stat
 import time
 import tomllib
 from dataclasses import dataclass, field
@@ -31,7 +34,7 @@ from dynamics.forward_kinematics import frame_pose
 from dynamics.inverse_kinematics import solve_ik, track_path
 from dynamics.model import ModelError, RobotModel
 from dynamics.payload import RigidBodyInertia, with_payload
-from toppra_app.errors import InputError
+from toppra_app.errors import InfeasiblePathError, InputError, short_repr
 
 DEFAULT_CELL = Path(__file__).with_name("default_cell.toml")
 TCP_FRAME = "tcp"
@@ -180,7 +183,7 @@ class _Reader:
             return default
         v = self.table[key]
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise self.error(key, f"expected a number, got {v!r}")
+            raise self.error(key, f"expected a number, got {short_repr(v)}")
         if not math.isfinite(v):
             raise self.error(key, f"must be a finite number, got {v}")
         if integer and (not isinstance(v, int) and not float(v).is_integer()):
@@ -200,7 +203,7 @@ class _Reader:
             return np.array(default, dtype=float)
         v = self.table[key]
         if not isinstance(v, list) or len(v) != n or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in v):
-            raise self.error(key, f"expected a list of {n} numbers, got {v!r}")
+            raise self.error(key, f"expected a list of {n} numbers, got {short_repr(v)}")
         arr = np.array(v, dtype=float)
         if not np.isfinite(arr).all():
             raise self.error(key, f"values must be finite numbers, got {v}")
@@ -215,7 +218,7 @@ class _Reader:
             return default
         v = self.table[key]
         if not isinstance(v, str) or not v:
-            raise self.error(key, f"expected a non-empty string, got {v!r}")
+            raise self.error(key, f"expected a non-empty string, got {short_repr(v)}")
         return v
 
     def inertia(self, key, mass, default):
@@ -226,7 +229,7 @@ class _Reader:
         try:
             arr = np.array(v, dtype=float)
         except (TypeError, ValueError):
-            raise self.error(key, f"expected 3 numbers or a 3×3 matrix, got {v!r}") from None
+            raise self.error(key, f"expected 3 numbers or a 3×3 matrix, got {short_repr(v)}") from None
         if arr.shape == (3,):
             arr = np.diag(arr)
         if arr.shape != (3, 3):
@@ -303,8 +306,47 @@ def _grid(rm: "_Reader") -> int | None:
     if value == "adaptive":
         return None
     if isinstance(value, str):
-        raise rm.error("grid", f'expected "adaptive" or a number of intervals, got {value!r}')
+        raise rm.error("grid", f'expected "adaptive" or a number of intervals, got {short_repr(value)}')
     return rm.number("grid", lo=10, hi=5000, integer=True)
+
+
+MAX_CELL_BYTES = 1 << 20          # a cell file is a few kB; more is not a cell file
+MAX_BOXES = 2000                  # boxes per pallet (layers × rows × columns), checked before any planning
+MAX_PER_SIDE = 100                # layers, rows or columns
+MAX_DISTANCE = 10.0               # m: approach height, clearance, blend radius, gap
+
+
+def _read_toml(path: Path, source: str) -> dict:
+    """The TOML document, or one `InputError` line for anything that is not a small UTF-8 TOML file."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise InputError(f"{source}: no such file") from None
+    except OSError as exc:                                   # symlink loops, permissions, ...
+        raise InputError(f"{source}: cannot read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise InputError(f"{source}: is {kind}; expected a cell file (TOML)")
+    if st.st_size > MAX_CELL_BYTES:
+        raise InputError(f"{source}: {st.st_size} bytes; a cell file may have at most {MAX_CELL_BYTES} bytes")
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_CELL_BYTES + 1)
+    except OSError as exc:
+        raise InputError(f"{source}: cannot read ({exc.strerror or exc})") from None
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise InputError(f"{source}: UTF-16 text; save the cell file as UTF-8")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise InputError(f"{source}: line {line}: not UTF-8 text (byte 0x{raw[exc.start]:02x})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{source}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise InputError(f"{source}: not valid TOML (arrays or tables nested too deeply)") from None
 
 
 def load_cell(path=None, *, check_reach: bool = True) -> Cell:
@@ -314,13 +356,7 @@ def load_cell(path=None, *, check_reach: bool = True) -> Cell:
     and every place pose are solved by IK (a few ms each) so an unreachable slot is reported up front."""
     path = Path(path) if path is not None else DEFAULT_CELL
     source = str(path)
-    try:
-        with open(path, "rb") as fh:
-            doc = tomllib.load(fh)
-    except FileNotFoundError:
-        raise InputError(f"{source}: no such file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{source}: not valid TOML ({exc})") from None
+    doc = _read_toml(path, source)
     unknown = sorted(set(doc) - set(_SCHEMA))
     if unknown:
         raise InputError(f"{source}: {unknown[0]}: unknown table (known: {', '.join(_SCHEMA)})")
@@ -338,11 +374,11 @@ def load_cell(path=None, *, check_reach: bool = True) -> Cell:
     rg.check_keys(_SCHEMA["gripper"])
     g_mass = rg.number("mass", 0.0, lo=0.0)
     g_com = rg.vector("com", 3, default=np.zeros(3))
+    g_size = rg.vector("size", 3, default=np.full(3, 0.05), positive=True)    # validated even for mass 0
     if g_mass > 0:
-        g_size = rg.vector("size", 3, default=np.full(3, 0.05), positive=True)
         g_inertia = rg.inertia("inertia", g_mass, RigidBodyInertia.box(g_mass, g_size).inertia)
     else:
-        g_inertia = np.zeros((3, 3))
+        g_inertia = rg.inertia("inertia", g_mass, np.zeros((3, 3)))
     gripper = RigidBodyInertia(g_mass, g_com, g_inertia)
     tcp = np.eye(4)
     tcp[:3, 3] = rg.vector("tcp_offset", 3, default=np.zeros(3))
@@ -382,15 +418,18 @@ def load_cell(path=None, *, check_reach: bool = True) -> Cell:
 
     rt = _Reader(source, _table(source, doc, "pattern"), "pattern")
     rt.check_keys(_SCHEMA["pattern"])
-    layers = rt.number("layers", 1, lo=1, integer=True)
-    rows = rt.number("rows", 1, lo=1, integer=True)
-    columns = rt.number("columns", 1, lo=1, integer=True)
-    gap = rt.number("gap", 0.0)
+    layers = rt.number("layers", 1, lo=1, hi=MAX_PER_SIDE, integer=True)
+    rows = rt.number("rows", 1, lo=1, hi=MAX_PER_SIDE, integer=True)
+    columns = rt.number("columns", 1, lo=1, hi=MAX_PER_SIDE, integer=True)
+    if layers * rows * columns > MAX_BOXES:
+        raise rt.error("layers", f"{layers} layers × {rows} rows × {columns} columns = {layers * rows * columns} "
+                                 f"boxes, more than the {MAX_BOXES} a pallet may have")
+    gap = rt.number("gap", 0.0, hi=MAX_DISTANCE)
     if gap < 0:
         raise rt.error("gap", f"negative gap {gap} m: neighbouring boxes would overlap")
     alternate = rt.table.get("alternate", False)
     if not isinstance(alternate, bool):
-        raise rt.error("alternate", f"expected true or false, got {alternate!r}")
+        raise rt.error("alternate", f"expected true or false, got {short_repr(alternate)}")
     if rt.has("box") and rt.has("boxes"):
         raise rt.error("boxes", "give either 'box' (one type) or 'boxes' (a type per layer), not both")
     names = rt.table.get("boxes", rt.table.get("box", next(iter(boxes))))
@@ -398,7 +437,7 @@ def load_cell(path=None, *, check_reach: bool = True) -> Cell:
         names = [names]
     key = "boxes" if rt.has("boxes") else "box"
     if not isinstance(names, list) or not names or not all(isinstance(x, str) for x in names):
-        raise rt.error(key, f"expected a box type name or a list of names, got {names!r}")
+        raise rt.error(key, f"expected a box type name or a list of names, got {short_repr(names)}")
     for nm in names:
         if nm not in boxes:
             raise rt.error(key, f"unknown box type '{nm}' (defined: {', '.join(boxes)})")
@@ -410,9 +449,9 @@ def load_cell(path=None, *, check_reach: bool = True) -> Cell:
         source=source, name=rc.string("name", path.stem), robot_name=robot_name, base_robot=base, robot=robot,
         gripper=gripper, pick=pick, pallet_pose=pallet_pose, pallet_size=pallet_size, layers=layers, rows=rows,
         columns=columns, gap=gap, alternate=alternate, layer_boxes=layer_boxes, boxes=boxes,
-        approach_height=rm.number("approach_height", 0.08, positive=True),
-        clearance=rm.number("clearance", 0.05, lo=0.0),
-        blend_radius=rm.number("blend_radius", 0.05, lo=0.0),
+        approach_height=rm.number("approach_height", 0.08, positive=True, hi=MAX_DISTANCE),
+        clearance=rm.number("clearance", 0.05, lo=0.0, hi=MAX_DISTANCE),
+        blend_radius=rm.number("blend_radius", 0.05, lo=0.0, hi=MAX_DISTANCE),
         transfer=rm.string("transfer", "arc"),
         samples=rm.number("samples", 80, lo=10, hi=2000, integer=True),
         grid=_grid(rm),
@@ -421,7 +460,7 @@ def load_cell(path=None, *, check_reach: bool = True) -> Cell:
         q_preferred=np.zeros(robot.n),
     )
     if cell.transfer not in ("arc", "line"):
-        raise rm.error("transfer", f"expected 'arc' or 'line', got {cell.transfer!r}")
+        raise rm.error("transfer", f"expected 'arc' or 'line', got {short_repr(cell.transfer)}")
     if rc.has("preferred_posture_deg"):
         qp = np.radians(rc.vector("preferred_posture_deg", robot.n))
         bad = np.flatnonzero((qp < robot.q_min) | (qp > robot.q_max))
@@ -450,7 +489,7 @@ def _read_limits(source, doc, cell: Cell) -> None:
     if rl.has("collaborative"):
         tbl = rl.table["collaborative"]
         if not isinstance(tbl, dict):
-            raise rl.error("collaborative", f"expected a table such as {{ energy_max = 2.0 }}, got {tbl!r}")
+            raise rl.error("collaborative", f"expected a table such as {{ energy_max = 2.0 }}, got {short_repr(tbl)}")
         rc = _Reader(source, tbl, "limits.collaborative")
         rc.check_keys(_COLLABORATIVE_KEYS)
         cell.energy_max = rc.number("energy_max", positive=True)
@@ -935,6 +974,15 @@ def select_boxes(cell: Cell, quick: bool = False, boxes=None) -> list[int]:
     return [s.index for s in cell.slots]
 
 
+@contextlib.contextmanager
+def _move_context(slot: Slot, move: str):
+    """Planner errors name the box and the move they happened in (same exception class)."""
+    try:
+        yield
+    except InfeasiblePathError as exc:
+        raise type(exc)(f"box {slot.label}, {move}: {exc}") from None
+
+
 def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, planner_options=None) -> PalletReport:
     """Plan every move of the pallet (or a subset): for each box the loaded move with the box merged into
     the model, the same path planned with the nominal (empty-gripper) model — re-using the compiled
@@ -977,8 +1025,9 @@ def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, p
         path = JointPath.from_waypoints(geo.q, s=geo.cart.u)
         # loaded move: plan with the box merged, then the same path with the nominal model
         t0 = time.perf_counter()
-        planner = TimeOptimalPlanner(cell.robot, path, grid=cell.grid, **opts)
-        plan = planner.plan(payload=load)
+        with _move_context(slot, "loaded move"):
+            planner = TimeOptimalPlanner(cell.robot, path, grid=cell.grid, **opts)
+            plan = planner.plan(payload=load)
         dt_plan = time.perf_counter() - t0
         moves.append(MoveResult(len(moves), b, "loaded", slot, load, path, plan, dt_plan, plan.reused_problem,
                                 geo.cart, geo.ik_time, _path_deviation(cell, path, geo.cart),
@@ -987,7 +1036,8 @@ def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, p
         if progress:
             progress(len(moves), total_moves, moves[-1].label)
         t0 = time.perf_counter()
-        nominal = planner.plan(payload=None)
+        with _move_context(slot, "loaded move planned without the box"):
+            nominal = planner.plan(payload=None)
         dt_replan = time.perf_counter() - t0
         t_plan += dt_replan
         smp = nominal.sample(1e-3)
@@ -1002,7 +1052,8 @@ def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, p
         rcart = CartesianPath(geo.cart.poses[::-1].copy(), 1.0 - geo.cart.u[::-1], geo.cart.length, geo.cart.waypoints[::-1])
         rpath = JointPath.from_waypoints(geo.q[::-1], s=rcart.u)
         t0 = time.perf_counter()
-        rplan = TimeOptimalPlanner(cell.robot, rpath, grid=cell.grid, **opts).plan(payload=None)
+        with _move_context(slot, "return move"):
+            rplan = TimeOptimalPlanner(cell.robot, rpath, grid=cell.grid, **opts).plan(payload=None)
         dt_plan = time.perf_counter() - t0
         t_plan += dt_plan
         moves.append(MoveResult(len(moves), b, "return", slot, None, rpath, rplan, dt_plan, rplan.reused_problem,

@@ -63,15 +63,24 @@ def test_plan_replaces_its_own_output_directory_only(tmp_path):
 
 
 @pytest.mark.parametrize("content, message", [
-    ("q1,q2,q3,q4,q5,q6,q7\n0,0,0,-1.5,0,1.5,0\n0.5,0,abc,-1.5,0,1.5,0\n", "row 3, field 'q3': 'abc' is not a finite number"),
+    ("q1,q2,q3,q4,q5,q6,q7\n0,0,0,-1.5,0,1.5,0\n0.5,0,abc,-1.5,0,1.5,0\n", "row 3, field 'q3': 'abc' is not a plain number"),
     ("0,0,0,-1.5,0,1.5,0\n0.5,0,,-1.5,0,1.5,0\n", "row 2, field 'q3': is empty"),
     ("0,0,0,-1.5,0,1.5,0\n0.5,0,0,-1.5,0,1.5\n", "row 2: expected 7 fields, got 6"),
     ("0,0,0,-1.5,0,1.5\n0.5,0,0,-1.5,0,1.5\n", "6 joint columns but the robot has 7 joints"),
     ("0,0,0,-1.5,0,1.5,0\n", "need at least 2 waypoints"),
     ("s,a,b,c,d,e,f,g\n0,0,0,0,-1.5,0,1.5,0\n0,0.5,0,0,-1.5,0,1.5,0\n", "row 3, field 's': the path parameter must increase"),
     ("0,0,0,-1.5,0,1.5,0\n0,nan,0,-1.5,0,1.5,0\n", "row 2, field 'q2'"),
+    # issue 11: a typo or a unit in the FIRST row used to make it a header (one waypoint silently dropped)
+    ("abc,0,0,-1.5,0,1.5,0\n0.5,0,0,-1.5,0,1.5,0\n0.6,0,0,-1.5,0,1.5,0\n", "row 1, field 'q1': 'abc' is not a plain"),
+    ("0.4rad,0,0,-1.5,0,1.5,0\n0.5,0,0,-1.5,0,1.5,0\n0.6,0,0,-1.5,0,1.5,0\n", "'0.4rad' is not a plain number"),
+    ("0.1_5,0,0,-1.5,0,1.5,0\n0.5,0,0,-1.5,0,1.5,0\n", "'0.1_5' is not a plain number"),
+    ("0x1A,0,0,-1.5,0,1.5,0\n0.5,0,0,-1.5,0,1.5,0\n", "'0x1A' is not a plain number"),
+    ("0,0,0,-1.5,0,1.5,0\n0.5,0,inf,-1.5,0,1.5,0\n", "'inf' is not a plain number"),
+    ("a,b,c,d,e,f,a\n0,0,0,-1.5,0,1.5,0\n0.5,0,0,-1.5,0,1.5,0\n", "the column name 'a' appears twice"),
+    ("a,b,c,d,e,f,1 g\n0,0,0,-1.5,0,1.5,0\n0.5,0,0,-1.5,0,1.5,0\n", "row 1: '1 g' is neither a number nor a column name"),
 ])
 def test_csv_errors_are_one_line(tmp_path, capsys, content, message):
+    """Each bad file: exit 2, one line naming the file, the row and the field."""
     f = tmp_path / "bad.csv"
     f.write_text(content)
     out = tmp_path / "out"
@@ -93,3 +102,51 @@ def test_missing_file_and_infeasible_path(tmp_path, capsys):
     assert not (tmp_path / "o").exists()
     assert main(["plan", csv_file, "--out", str(tmp_path / "o"), "--payload-mass", "-1"]) == 2
     assert "--payload-mass" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("raw, rows", [
+    (b"\xef\xbb\xbfq1,q2,q3,q4,q5,q6,q7\n0,0,0,-1.5,0,1.5,0\n0.5,0,0,-1.5,0,1.5,0\n", 2),   # Excel "CSV UTF-8"
+    (b"\xef\xbb\xbf0,0,0,-1.5,0,1.5,0\n0.5,0,0,-1.5,0,1.5,0\n0.6,0,0,-1.5,0,1.5,0\n", 3),   # BOM, no header
+    (b"# comment\n\nj1,j2,j3,j4,j5,j6,j7\r\n0,0,0,-1.5,0,1.5,0\r\n+.5,0,0,-1.5,0,1.5,1e-1\r\n", 2),
+])
+def test_csv_that_is_fine(tmp_path, raw, rows):
+    from toppra_app.waypoints import read_waypoints
+    f = tmp_path / "ok.csv"
+    f.write_bytes(raw)
+    W, s, names = read_waypoints(str(f), 7)
+    assert W.shape == (rows, 7) and s is None and len(names) == 7
+
+
+@pytest.mark.parametrize("raw, message", [
+    ("0,0,0,-1.5,0,1.5,0\n0.5,0,0,-1.5,0,1.5,0\n".encode("utf-16"), "UTF-16"),
+    (b"\x00\x01\x02binary", "binary data"),
+    (b"0,0,0,-1.5,0,1.5,0\n0.5,\xe9,0,-1.5,0,1.5,0\n", "row 2: not UTF-8"),
+])
+def test_csv_encodings_that_are_refused(tmp_path, capsys, raw, message):
+    f = tmp_path / "bad.csv"
+    f.write_bytes(raw)
+    assert main(["plan", str(f), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda d: d, "is a directory"),
+    (lambda d: "/dev/zero", "not a regular file"),
+])
+def test_csv_that_is_not_a_file(tmp_path, capsys, make, message):
+    assert main(["plan", str(make(tmp_path)), "--out", str(tmp_path / "out")]) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--dt", "1e-9"], "--dt"), (["--dt", "nan"], "--dt"), (["--sd-end", "1e300"], "sd_end"),
+    (["--grid", "10000000"], "grid"), (["--grid", "nan"], "grid"),
+])
+def test_absurd_sizes_are_refused_at_once(tmp_path, capsys, args, message):
+    f = write_csv(tmp_path / "wp.csv", BENCH_PATHS["iiwa7"]["straight"])
+    import time
+    t0 = time.perf_counter()
+    assert main(["plan", f, "--out", str(tmp_path / "out"), "--no-plots", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1 and time.perf_counter() - t0 < 10

@@ -3,15 +3,16 @@
 WAYPOINTS.csv: one waypoint per row, one column per joint (radians, or degrees with ``--degrees``);
 blank lines and lines starting with ``#`` are skipped. An optional header row names the columns; a
 column named ``s`` (or ``theta``) gives the path parameter of each waypoint (default uniform on [0, 1]).
+Strict rules (no silently dropped waypoint): `toppra_app.waypoints`.
 
 DIR receives summary.json, trajectory.csv (t, q, q̇, q̈, τ at 1 kHz by default) and PNG plots
 (torques, velocities, accelerations against time with limits; phase plane). Everything is written into
-a temporary directory next to DIR and renamed at the end, so DIR is complete or untouched.
+a temporary directory next to DIR and renamed at the end, so DIR is complete or untouched; an existing DIR
+is replaced only if this tool wrote it (`toppra_app.output`, docs/safety.md).
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import os
@@ -20,8 +21,7 @@ import numpy as np
 
 from toppra_app.errors import InputError
 from toppra_app.output import atomic_directory
-
-PARAM_COLUMNS = ("s", "theta")
+from toppra_app.waypoints import read_waypoints
 
 
 def add_parser(sub):
@@ -43,7 +43,8 @@ def add_parser(sub):
     p.add_argument("--payload-frame", default=None, metavar="FRAME", help="frame of the payload (default the tool frame)")
     p.add_argument("--allow-overload", action="store_true", help="accept a payload above the robot's rating")
     p.add_argument("--grid", default=None, metavar="N",
-                   help="grid: number of intervals, or 'adaptive' (default: adaptive, 400 intervals)")
+                   help="grid: number of intervals, or 'adaptive' (default: adaptive, 200 intervals or 2 per "
+                        "spline segment for dense waypoints)")
     p.add_argument("--sd-start", type=float, default=0.0, metavar="V", help="path speed dθ/dt at the start (default 0)")
     p.add_argument("--sd-end", type=float, default=0.0, metavar="V", help="path speed dθ/dt at the end (default 0)")
     p.add_argument("--dt", type=float, default=1e-3, metavar="SECONDS", help="trajectory.csv sample time (default 0.001)")
@@ -52,73 +53,6 @@ def add_parser(sub):
 
 
 # ---------------------------------------------------------------------------------- input
-def _number(text: str) -> float | None:
-    try:
-        v = float(text)
-    except ValueError:
-        return None
-    return v
-
-
-def read_waypoints(filename: str, n: int | None = None, degrees: bool = False) -> tuple[np.ndarray, np.ndarray | None, list]:
-    """(waypoints (m, n), s or None, joint column names) from a CSV file; `InputError` naming file, row, field."""
-    try:
-        with open(filename, newline="", encoding="utf-8") as fh:
-            lines = list(enumerate(csv.reader(fh), start=1))
-    except FileNotFoundError:
-        raise InputError(f"{filename}: no such file") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise InputError(f"{filename}: cannot read ({exc})") from None
-    rows = [(i, [f.strip() for f in r]) for i, r in lines
-            if r and any(f.strip() for f in r) and not r[0].strip().startswith("#")]
-    if not rows:
-        raise InputError(f"{filename}: no waypoints (the file is empty)")
-    header = None
-    first_line, first = rows[0]
-    if any(_number(f) is None for f in first):
-        header = [f if f else f"column {k + 1}" for k, f in enumerate(first)]
-        rows = rows[1:]
-        lowered = [h.lower() for h in header]
-        if len(set(lowered)) != len(lowered):
-            raise InputError(f"{filename}: row {first_line}: duplicate column names in the header {header}")
-    width = len(header) if header else len(rows[0][1]) if rows else 0
-    names = header or [f"q{k + 1}" for k in range(width)]
-    values = []
-    for line, fields in rows:
-        if len(fields) != width:
-            raise InputError(f"{filename}: row {line}: expected {width} fields, got {len(fields)}")
-        row = []
-        for name, f in zip(names, fields):
-            v = _number(f)
-            if v is None or not math.isfinite(v):
-                what = "is empty" if f == "" else f"'{f}' is not a finite number"
-                raise InputError(f"{filename}: row {line}, field '{name}': {what}")
-            row.append(v)
-        values.append(row)
-    if len(values) < 2:
-        raise InputError(f"{filename}: need at least 2 waypoints, got {len(values)}")
-    data = np.array(values, dtype=float)
-    s = None
-    s_cols = [k for k, name in enumerate(names) if name.lower() in PARAM_COLUMNS]
-    if len(s_cols) > 1:
-        raise InputError(f"{filename}: more than one path-parameter column ({', '.join(PARAM_COLUMNS)})")
-    if s_cols:
-        s_name = names[s_cols[0]]
-        s = data[:, s_cols[0]]
-        data = np.delete(data, s_cols[0], axis=1)
-        names = [nm for k, nm in enumerate(names) if k != s_cols[0]]
-        steps = np.diff(s)
-        if (steps <= 0).any():
-            j = int(np.flatnonzero(steps <= 0)[0])
-            raise InputError(f"{filename}: row {rows[j + 1][0]}, field '{s_name}': the path parameter must "
-                             f"increase ({s[j + 1]:g} after {s[j]:g})")
-    if n is not None and data.shape[1] != n:
-        raise InputError(f"{filename}: row {rows[0][0]}: {data.shape[1]} joint columns but the robot has {n} joints")
-    if degrees:
-        data = np.deg2rad(data)
-    return data, s, names
-
-
 def load_robot_arg(name: str):
     import dynamics
     if name.lower().endswith(".urdf") or os.path.sep in name:
@@ -206,8 +140,8 @@ def run(args) -> int:
         path = JointPath.from_waypoints(waypoints, s=s)
     except InputError as exc:
         raise InputError(f"{args.waypoints}: {exc}") from None
-    if not (math.isfinite(args.dt) and args.dt > 0):
-        raise InputError(f"--dt: must be a positive number of seconds, got {args.dt}")
+    if not (math.isfinite(args.dt) and 1e-6 <= args.dt <= 10.0):
+        raise InputError(f"--dt: must be a sample time from 1e-6 to 10 s, got {args.dt:g}")
     payload = _payload(args)
     planner = TimeOptimalPlanner(robot, path, _grid(args.grid), payload_frame=args.payload_frame,
                                  allow_overload=args.allow_overload)

@@ -1,0 +1,133 @@
+"""Joint waypoints from a CSV file, strictly: what is not clearly a number or a header is an error naming
+the file, the row and the column — never a silently dropped waypoint (docs/safety.md, "Inputs").
+
+* one waypoint per row, one column per joint; optional header row of joint names (every cell a name);
+  an optional path-parameter column named s, theta or θ (strictly increasing);
+* numbers as Python would write them without surprises: ``-1.5``, ``2``, ``3e-2`` — not ``0.1_5`` (Python
+  reads 0.15), ``0x1A``, ``nan``, ``inf``, ``1,5`` or ``0.4rad``;
+* UTF-8, with or without a byte-order mark (Excel's "CSV UTF-8"); UTF-16 and binary files are refused;
+* empty lines and lines starting with ``#`` are skipped;
+* at most `MAX_BYTES` bytes, `MAX_ROWS` waypoints and `MAX_COLUMNS` columns, checked before parsing.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import stat
+
+import numpy as np
+
+from .errors import InputError
+
+MAX_BYTES = 256 * 1024 * 1024
+MAX_ROWS = 1_000_000
+MAX_COLUMNS = 64
+PARAM_COLUMNS = ("s", "theta", "θ")
+
+_NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
+_NAME = re.compile(r"^[^\W\d][\w .:/()\[\]-]*$")
+
+
+def number(text: str) -> float | None:
+    """The value of a plain decimal number, or None."""
+    return float(text) if _NUMBER.match(text) else None
+
+
+def _text(filename: str) -> str:
+    try:
+        st = os.stat(filename)
+    except FileNotFoundError:
+        raise InputError(f"{filename}: no such file") from None
+    except OSError as exc:
+        raise InputError(f"{filename}: cannot read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise InputError(f"{filename}: is {kind}; expected a CSV file of waypoints")
+    if st.st_size > MAX_BYTES:
+        raise InputError(f"{filename}: {st.st_size / 2 ** 20:.0f} MiB, more than the {MAX_BYTES // 2 ** 20} MiB a "
+                         f"waypoint file may have")
+    try:
+        with open(filename, "rb") as fh:
+            raw = fh.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise InputError(f"{filename}: cannot read ({exc.strerror or exc})") from None
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise InputError(f"{filename}: UTF-16 text; save it as UTF-8 (\"CSV UTF-8\")")
+    nul = raw.find(b"\0")
+    if nul >= 0:
+        raise InputError(f"{filename}: binary data (a NUL byte at offset {nul}); expected a CSV text file")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise InputError(f"{filename}: row {line}: not UTF-8 text (byte 0x{raw[exc.start]:02x}); save it as "
+                         f"UTF-8") from None
+
+
+def read_waypoints(filename: str, n: int | None = None, degrees: bool = False) -> tuple[np.ndarray, np.ndarray | None, list]:
+    """(waypoints (m, n), s or None, joint column names); `InputError` naming file, row and field."""
+    text = _text(filename)
+    try:
+        lines = list(enumerate(csv.reader(io.StringIO(text, newline="")), start=1))
+    except csv.Error as exc:
+        raise InputError(f"{filename}: not a CSV file ({exc})") from None
+    rows = [(i, [f.strip() for f in r]) for i, r in lines
+            if r and any(f.strip() for f in r) and not r[0].strip().startswith("#")]
+    if not rows:
+        raise InputError(f"{filename}: no waypoints (the file is empty)")
+    if len(rows) > MAX_ROWS + 1:
+        raise InputError(f"{filename}: {len(rows)} rows, more than the {MAX_ROWS} waypoints a path may have")
+    header = None
+    first_line, first = rows[0]
+    if len(first) > MAX_COLUMNS:
+        raise InputError(f"{filename}: row {first_line}: {len(first)} columns, more than {MAX_COLUMNS}")
+    numeric = [number(f) is not None for f in first]
+    if not any(numeric):
+        bad = [f for f in first if not _NAME.match(f)]
+        if bad:
+            raise InputError(f"{filename}: row {first_line}: '{bad[0]}' is neither a number nor a column name")
+        header = list(first)
+        rows = rows[1:]
+        lowered = [h.lower() for h in header]
+        dup = sorted({h for h in lowered if lowered.count(h) > 1})
+        if dup:
+            raise InputError(f"{filename}: row {first_line}: the column name '{dup[0]}' appears twice")
+    width = len(header) if header else len(first)
+    names = header or [f"q{k + 1}" for k in range(width)]
+    values = np.empty((len(rows), width))
+    for r, (line, fields) in enumerate(rows):
+        if len(fields) != width:
+            raise InputError(f"{filename}: row {line}: expected {width} fields, got {len(fields)}")
+        for k, (name, f) in enumerate(zip(names, fields)):
+            v = number(f)
+            if v is None or not np.isfinite(v):
+                what = "is empty" if f == "" else f"'{f}' is not a plain number (like -1.25 or 3e-2)"
+                if header is None and r == 0:
+                    what += "; the first row mixes numbers and text, so it is not a header either"
+                raise InputError(f"{filename}: row {line}, field '{name}': {what}")
+            values[r, k] = v
+    if len(values) < 2:
+        raise InputError(f"{filename}: need at least 2 waypoints, got {len(values)}")
+    data = values
+    s = None
+    s_cols = [k for k, name in enumerate(names) if name.lower() in PARAM_COLUMNS]
+    if len(s_cols) > 1:
+        raise InputError(f"{filename}: more than one path-parameter column ({', '.join(PARAM_COLUMNS)})")
+    if s_cols:
+        s_name = names[s_cols[0]]
+        s = data[:, s_cols[0]]
+        data = np.delete(data, s_cols[0], axis=1)
+        names = [nm for k, nm in enumerate(names) if k != s_cols[0]]
+        steps = np.diff(s)
+        if (steps <= 0).any():
+            j = int(np.flatnonzero(steps <= 0)[0])
+            raise InputError(f"{filename}: row {rows[j + 1][0]}, field '{s_name}': the path parameter must "
+                             f"increase ({s[j + 1]:g} after {s[j]:g})")
+    if n is not None and data.shape[1] != n:
+        raise InputError(f"{filename}: row {rows[0][0]}: {data.shape[1]} joint columns but the robot has {n} joints")
+    if degrees:
+        data = np.deg2rad(data)
+    return data, s, names
