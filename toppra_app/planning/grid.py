@@ -57,6 +57,30 @@ def time_grid(law: TimeLaw, intervals: int, theta_share: float = THETA_SHARE) ->
     return grid
 
 
+def with_knots(grid_of, knots: np.ndarray, intervals: int) -> np.ndarray:
+    """`intervals` + 1 points that include every interior knot of the path's spline, the rest placed by
+    `grid_of(k)` (k + 1 points). Between knots the path's second derivative is linear and the limits
+    smooth; at a knot it bends, and on dense waypoint paths the worst torque sits there (measured on a
+    200-waypoint Panda path with 1e-4 rad noise: +8 % over the wrist's limit between 8 check points per
+    interval when knots were not grid points)."""
+    inner = np.asarray(knots, dtype=float)[1:-1]
+    k = intervals - inner.size
+    base = grid_of(max(k, 1))
+    grid = np.union1d(base, inner)
+    while grid.size - 1 < intervals:                    # knots that coincided with points: split the longest
+        d = np.diff(grid)
+        j = int(np.argmax(d))
+        grid = np.insert(grid, j + 1, grid[j] + 0.5 * d[j])
+    while grid.size - 1 > intervals:                    # (k < 1) merge the shortest non-knot interval
+        d = np.diff(grid)
+        movable = ~np.isin(grid[1:-1], inner)
+        if not movable.any():
+            break
+        j = int(np.flatnonzero(movable)[np.argmin((d[:-1] + d[1:])[movable])])
+        grid = np.delete(grid, j + 1)
+    return grid
+
+
 def intervals_for(path: JointPath) -> int:
     """Default number of intervals: `DEFAULT_INTERVALS`, or for paths of many spline segments the next size
     of `SIZES` with at least `PER_SEGMENT` intervals per segment (one compiled structure per size). A dense

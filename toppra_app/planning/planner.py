@@ -38,7 +38,8 @@ from ..trajectory import TimeLaw
 from ..verify import SubSamples, check_time_law
 from . import cache, diagnose, refine
 from .options import number, whole
-from .grid import COARSE_INTERVALS, MAX_INTERVALS, default_grid, linearised, parse_grid, split_grid, time_grid
+from .grid import (COARSE_INTERVALS, MAX_INTERVALS, default_grid, linearised, parse_grid, split_grid, time_grid,
+                   with_knots)
 from .result import TimeOptimalPlan
 
 DEFAULT_SUBSTEPS = 8               # sub-samples per interval of the between-grid check
@@ -131,7 +132,9 @@ class TimeOptimalPlanner:
             if self.grid_mode == "fixed":
                 theta = coarse
             else:
-                theta = time_grid(law, self.grid_spec) if law is not None else default_grid(path, self.grid_spec)
+                place = (lambda k: time_grid(law, k)) if law is not None else (lambda k: default_grid(path, k))
+                theta = with_knots(place, path.knots, self.grid_spec) \
+                    if len(path.knots) - 2 <= self.grid_spec // 2 else place(self.grid_spec)
             self.theta = theta
             self.L = L = theta[-1] - theta[0]
             top = b.max() if law is not None else np.nanmax(np.where(np.isfinite(vel), vel, np.nan), initial=np.nan)
