@@ -11,7 +11,7 @@ import pytest
 
 from dynamics import RobotModel
 from dynamics.builders import homogeneous
-from toppra_app.peers import to_pinocchio  # noqa: F401  (re-exported for the tests)
+from benchmarks.peers import to_pinocchio  # noqa: F401  (re-exported for the tests)
 
 try:
     from hypothesis import settings as _hyp_settings

@@ -11,7 +11,7 @@ import pytest
 import dynamics
 from toppra_app import JointPath, plan_time_optimal
 from dynamics import load_robot
-from toppra_app.bench_planner import BENCH_PATHS
+from benchmarks.cases import BENCH_PATHS
 from toppra_app.errors import InputError
 from toppra_app.objectives.energy import energy_integral, energy_weights, time_energy_curve
 from toppra_app.planner import TimeOptimalPlanner

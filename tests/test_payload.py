@@ -67,10 +67,10 @@ def random_robot(rng, parents=(-1, 0, 1, 2, 3, 4), prismatic=(), rated=10.0) -> 
 
 def to_pin(robot: RobotModel):
     """A pinocchio model with exactly our numbers (our joint i is pinocchio joint i + 1): the project's
-    bridge `toppra_app.peers.to_pinocchio` when present, else a local copy of the same construction
+    bridge `benchmarks.peers.to_pinocchio` when present, else a local copy of the same construction
     (joint placement (R_i, p_i), a joint about/along axis_i, body inertia in the joint frame)."""
     try:
-        from toppra_app.peers import to_pinocchio
+        from benchmarks.peers import to_pinocchio
     except ImportError:
         to_pinocchio = None
     if to_pinocchio is not None:

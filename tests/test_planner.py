@@ -14,7 +14,8 @@ import dynamics
 from dynamics.payload import RigidBodyInertia
 from toppra_app import JointPath, plan_time_optimal
 from dynamics import load_robot
-from toppra_app.bench_planner import BENCH_PATHS, pinocchio_inverse_dynamics, toppra_plan
+from benchmarks.cases import BENCH_PATHS
+from benchmarks.peers import pinocchio_inverse_dynamics, toppra_plan
 from toppra_app.errors import InfeasiblePathError, InputError
 from toppra_app.planner import TimeOptimalPlanner, problem_stats
 
@@ -46,7 +47,7 @@ def our_plan(name, path_name, sd_start=0.0, sd_end=0.0):
 
 def pinocchio_worst(plan, dt=1e-3):
     """Worst |value|/limit per kind on 1 ms resampling; torque by Pinocchio's RNEA + our friction model."""
-    from toppra_app.peers import to_pinocchio
+    from benchmarks.peers import to_pinocchio
     r = plan.robot
     model = to_pinocchio(r)
     data = model.createData()

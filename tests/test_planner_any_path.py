@@ -146,10 +146,7 @@ def _toppra_duration(robot, W, N, sd_end=0.0):
     import toppra.algorithm as algo
     import toppra.constraint as constraint
     pin = pytest.importorskip("pinocchio")
-    try:
-        from benchmarks.peers import to_pinocchio
-    except ImportError:
-        from toppra_app.peers import to_pinocchio
+    from benchmarks.peers import to_pinocchio
     model = to_pinocchio(robot)
     data = model.createData()
 

@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from toppra_app.bench_planner import BENCH_PATHS
+from benchmarks.cases import BENCH_PATHS
 from toppra_app.cli import main
 
 
