@@ -1,0 +1,52 @@
+"""The benchmark suite is what docs/benchmarks.md says it is: deterministic cases of every family, holdable
+paths, a peer whose torques are Pinocchio's (checked against our RNEA), and one case end to end."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pinocchio")
+pytest.importorskip("toppra")
+
+from benchmarks.bench_planner import run_case, summarise, verdicts  # noqa: E402
+from benchmarks.cases import FAMILIES, holdable, robot, suite  # noqa: E402
+from benchmarks.peers import pinocchio_inverse_dynamics  # noqa: E402
+
+import dynamics  # noqa: E402
+
+
+def test_suite_is_deterministic_and_covers_every_family():
+    a, b = suite(), suite()
+    assert [c.name for c in a] == [c.name for c in b]
+    assert all(np.array_equal(x.waypoints, y.waypoints) for x, y in zip(a, b))
+    assert {c.family for c in a} == set(FAMILIES)
+    assert len({c.robot.partition("+")[0] for c in a}) >= 2
+    for c in a:
+        r = robot(c.robot)
+        assert c.waypoints.shape[1] == r.n and holdable(r, c.waypoints)
+        if c.family == "tiny":
+            assert np.ptp(c.waypoints, axis=0).max() <= 2e-3
+
+
+@pytest.mark.parametrize("name", ["iiwa7", "ur5e"])
+def test_peer_inverse_dynamics_is_pinocchio_and_equals_ours(name):
+    r = robot(name).replace(viscous=np.linspace(0.1, 0.7, robot(name).n))
+    inv = pinocchio_inverse_dynamics(r)
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        q, qd, qdd = rng.uniform(-1, 1, size=(3, r.n))
+        ours = dynamics.inverse_dynamics(r, q[None], qd[None], qdd[None])[0] + r.viscous * qd
+        np.testing.assert_allclose(inv(q, qd, qdd), ours, rtol=0, atol=1e-9)
+
+
+def test_one_case_end_to_end():
+    case = [c for c in suite(["ur5e"], quick=True) if c.family == "random"][0]
+    row = run_case(case, repeats=1)
+    assert row["status"] == "ok"
+    for key in ("ours_s", "toppra_s", "ratio", "replan_share", "duration", "reference", "gap", "over"):
+        assert np.isfinite(row[key]), key
+    assert row["reference"] <= row["duration"] * (1 + 1e-9)
+    assert row["over"] <= 2e-3                                  # our plan within the limits (Pinocchio)
+    s = summarise([row])
+    assert s["all"]["n"] == 1 and len(verdicts(s)) == 5
