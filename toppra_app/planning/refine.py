@@ -47,7 +47,7 @@ def repair(lams, moved, scales, over, check, u, scheme: str, tol: float, hold) -
             js = np.unique(js)
             kbest = ratio[js].argmax(axis=1)
             uu = u[check.at[kind][js, kbest]]
-            side = (uu >= 0.5).astype(int)
+            side = (uu >= 0.5).astype(int) if len(free) == 2 else np.zeros(js.size, int)
             ok = (uu > 0) & (uu < 1) & ~moved[js, side] & ~handled[js]
             js, side, uu = js[ok], side[ok], uu[ok]
             lams[js, np.asarray(free)[side]] = 1.0 - uu
