@@ -114,6 +114,9 @@ def merge_inertials(parts):
     return mass, com, 0.5 * (inertia + inertia.T)
 
 
+MAX_URDF_BYTES = 64 << 20          # the largest example-robot-data URDF is a few MB
+
+
 def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str | None = None,
               gravity=(0.0, 0.0, -9.81)) -> RobotModel:
     """Model from a URDF file; ``locked_joints`` maps joint names to the positions they are held at
@@ -122,6 +125,9 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
         raise ModelError(f"from_urdf: path: expected a file name, got {type(path).__name__}")
     path = os.fspath(path)
     rd = _Reader(path)
+    if os.path.exists(path) and (not os.path.isfile(path) or os.path.getsize(path) > MAX_URDF_BYTES):
+        what = "not a regular file" if not os.path.isfile(path) else f"larger than {MAX_URDF_BYTES >> 20} MiB"
+        raise ModelError(f"{path}: {what}; expected a URDF file")
     try:
         root = ET.parse(path).getroot()
     except FileNotFoundError:

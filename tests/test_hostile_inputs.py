@@ -180,3 +180,57 @@ def test_palletize_command_one_line_for_a_bad_cell(tmp_path, capsys):
     assert main(["palletize", str(f), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and str(f) in err and "Traceback" not in err
+
+
+# ------------------------------------------------------------------------------ URDF files
+URDF = """<?xml version="1.0"?>
+<robot name="two">
+  <link name="base"/>
+  <link name="a"><inertial><origin xyz="{com}" rpy="0 0 0"/><mass value="{mass}"/>
+    <inertia ixx="{ixx}" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.02"/></inertial></link>
+  <link name="b"><inertial><mass value="1.0"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>
+    </inertial></link>
+  <joint name="j1" type="{jtype}"><parent link="{parent}"/><child link="a"/><origin xyz="{xyz}" rpy="{rpy}"/>
+    <axis xyz="{axis}"/><limit lower="{lower}" upper="2" velocity="{velocity}" effort="{effort}"/>
+    <dynamics damping="{damping}" friction="0.1"/></joint>
+  <joint name="j2" type="revolute"><parent link="a"/><child link="b"/><origin xyz="0 0 0.3"/>
+    <axis xyz="0 1 0"/><limit lower="-2" upper="2" velocity="3" effort="40"/></joint>
+</robot>
+"""
+NUMBERISH = st.one_of(st.sampled_from(["1", "0", "-1", "nan", "inf", "1e400", "abc", "", "1 2", "0x10", "1,5",
+                                       "-1e-300"]), st.floats(allow_nan=True).map(repr), st.text(max_size=4))
+TRIPLE = st.one_of(st.sampled_from(["0 0 1", "0 0 0", "1 2", "1 2 3 4", "a b c", "nan 0 1", "", "0 0 1e400"]),
+                   st.lists(NUMBERISH, min_size=0, max_size=4).map(" ".join))
+
+
+@SETTINGS
+@given(mass=NUMBERISH, ixx=NUMBERISH, com=TRIPLE, jtype=st.sampled_from(["revolute", "continuous", "prismatic",
+                                                                         "fixed", "floating", "bogus", ""]),
+       parent=st.sampled_from(["base", "b", "a", "nowhere", ""]), xyz=TRIPLE, rpy=TRIPLE, axis=TRIPLE,
+       lower=NUMBERISH, velocity=NUMBERISH, effort=NUMBERISH, damping=NUMBERISH)
+def test_urdf_loads_or_names_the_element(tmp_path, **fields):
+    from dynamics.urdf import from_urdf
+    f = tmp_path / "robot.urdf"
+    text = URDF.format(**{k: v.replace('"', "").replace("<", "").replace("&", "") for k, v in fields.items()})
+    f.write_text(text)
+    t0 = time.perf_counter()
+    try:
+        robot = from_urdf(str(f))
+    except ValueError as exc:                    # ModelError: file and element in one line
+        one_line(exc, str(f))
+        return
+    finally:
+        assert time.perf_counter() - t0 < 5
+    assert robot.n >= 1 and np.isfinite(robot.masses).all() and np.isfinite(robot.inertias).all()
+
+
+@pytest.mark.parametrize("raw", [b"", b"\x00\x01", b"<robot", b"<notrobot/>", "<robot name='x'/>".encode("utf-16"),
+                                 b"<?xml version='1.0'?><!DOCTYPE r [<!ENTITY a 'aaaa'><!ENTITY b '&a;&a;&a;'>]>"
+                                 b"<robot name='x'>&b;</robot>"])
+def test_urdf_files_that_are_not_urdf(tmp_path, raw):
+    from dynamics.urdf import from_urdf
+    f = tmp_path / "r.urdf"
+    f.write_bytes(raw)
+    with pytest.raises(ValueError) as info:
+        from_urdf(str(f))
+    one_line(info.value, str(f))
