@@ -141,11 +141,13 @@ def verdicts(summary) -> list[tuple[str, bool, str]]:
 
 
 def markdown(rows, summary, cold, command: str) -> str:
+    import importlib.metadata
+
     import cvxpy
-    import toppra
     lines = [f"Command: `{command}`  ", f"Machine: {platform.processor() or platform.machine()}, "
              f"{platform.system()}, Python {platform.python_version()}, numpy {np.__version__}, cvxpy "
-             f"{cvxpy.__version__}, toppra {getattr(toppra, '__version__', '?')}", "",
+             f"{cvxpy.__version__}, toppra {importlib.metadata.version('toppra')}, "
+             f"pin {importlib.metadata.version('pin')}", "",
              "| case | N | ours ms | toppra ms | ratio | re-plan | gap % | toppra N=1000 gap % | toppra N=5000 gap % "
              "| over % | toppra over % |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
