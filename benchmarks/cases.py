@@ -45,9 +45,18 @@ class Case:
 FAMILIES = ("random", "tiny", "out-and-back", "dense", "end-speed", "accel")
 
 
-def _erd(relative: str) -> str | None:
-    """A file of example-robot-data (installed as a cmeel package), or None."""
+def erd_path(relative: str) -> str | None:
+    """Path of a file shipped by example-robot-data (robots/...), or None (the tests use it too)."""
     import importlib.metadata
+    try:
+        import example_robot_data  # older releases ship a Python package
+        getter = getattr(example_robot_data, "getModelPath", None)
+        if getter is not None:
+            p = os.path.join(getter(relative), relative)
+            if os.path.exists(p):
+                return p
+    except ImportError:
+        pass
     try:
         dist = importlib.metadata.distribution("example-robot-data")
     except importlib.metadata.PackageNotFoundError:
@@ -68,11 +77,11 @@ def robot(name: str):
     from dynamics.urdf import from_urdf
     base, _, accel = name.partition("+")
     if base == "panda-urdf":
-        r = from_urdf(_erd("robots/panda_description/urdf/panda.urdf"),
+        r = from_urdf(erd_path("robots/panda_description/urdf/panda.urdf"),
                       locked_joints={"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.0})
         r = r.with_limits(tau_max=0.6 * r.tau_max)
     elif base == "ur10-urdf":
-        r = from_urdf(_erd("robots/ur_description/urdf/ur10_robot.urdf"))
+        r = from_urdf(erd_path("robots/ur_description/urdf/ur10_robot.urdf"))
         r = r.with_limits(tau_max=0.6 * r.tau_max)
     else:
         r = dynamics.load_robot(base)
@@ -81,9 +90,9 @@ def robot(name: str):
 
 def available_robots() -> list[str]:
     out = ["iiwa7", "ur5e"]
-    if _erd("robots/panda_description/urdf/panda.urdf"):
+    if erd_path("robots/panda_description/urdf/panda.urdf"):
         out.insert(0, "panda-urdf")
-    if _erd("robots/ur_description/urdf/ur10_robot.urdf"):
+    if erd_path("robots/ur_description/urdf/ur10_robot.urdf"):
         out.insert(1, "ur10-urdf")
     return out
 

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
-import stat
 import time
 import tomllib
 from dataclasses import dataclass, field
@@ -35,6 +33,7 @@ from dynamics.inverse_kinematics import solve_ik, track_path
 from dynamics.model import ModelError, RobotModel
 from dynamics.payload import RigidBodyInertia, with_payload
 from toppra_app.errors import InfeasiblePathError, InputError, short_repr
+from toppra_app.textfile import read_text
 
 DEFAULT_CELL = Path(__file__).with_name("default_cell.toml")
 TCP_FRAME = "tcp"
@@ -318,29 +317,7 @@ MAX_DISTANCE = 10.0               # m: approach height, clearance, blend radius,
 
 def _read_toml(path: Path, source: str) -> dict:
     """The TOML document, or one `InputError` line for anything that is not a small UTF-8 TOML file."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise InputError(f"{source}: no such file") from None
-    except OSError as exc:                                   # symlink loops, permissions, ...
-        raise InputError(f"{source}: cannot read ({exc.strerror or exc})") from None
-    if not stat.S_ISREG(st.st_mode):
-        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-        raise InputError(f"{source}: is {kind}; expected a cell file (TOML)")
-    if st.st_size > MAX_CELL_BYTES:
-        raise InputError(f"{source}: {st.st_size} bytes; a cell file may have at most {MAX_CELL_BYTES} bytes")
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_CELL_BYTES + 1)
-    except OSError as exc:
-        raise InputError(f"{source}: cannot read ({exc.strerror or exc})") from None
-    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        raise InputError(f"{source}: UTF-16 text; save the cell file as UTF-8")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
-        raise InputError(f"{source}: line {line}: not UTF-8 text (byte 0x{raw[exc.start]:02x})") from None
+    text = read_text(path, MAX_CELL_BYTES, "a cell file (TOML)")
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -3,7 +3,6 @@ RobotModel into a pinocchio model, pinocchio reference quantities, and the examp
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 
 import numpy as np
@@ -190,26 +189,7 @@ class PinReference:
 
 
 # ------------------------------------------------------------------------------ example-robot-data
-def erd_path(relative: str) -> str | None:
-    """Path of a file shipped by example-robot-data (robots/...), or None."""
-    try:
-        import example_robot_data  # older releases ship a Python package
-        getter = getattr(example_robot_data, "getModelPath", None)
-        if getter is not None:
-            p = os.path.join(getter(relative), relative)
-            if os.path.exists(p):
-                return p
-    except ImportError:
-        pass
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    for prefix in ("cmeel.prefix/share/example-robot-data", "share/example-robot-data"):
-        p = str(dist.locate_file(f"{prefix}/{relative}"))
-        if os.path.exists(p):
-            return p
-    return None
+from benchmarks.cases import erd_path  # noqa: E402  (one finder of example-robot-data files)
 
 
 @pytest.fixture(scope="session")

@@ -128,7 +128,8 @@ def test_cell_field_mutations(tmp_path, field, value):
 @pytest.mark.parametrize("make, message", [
     (lambda d: d, "is a directory"),
     (lambda d: "/dev/zero", "not a regular file"),
-    (lambda d: (d / "bin.toml").write_bytes(b"\x00\x01\x02\xff") and d / "bin.toml", "not UTF-8"),
+    (lambda d: (d / "bin.toml").write_bytes(b"\x00\x01\x02\xff") and d / "bin.toml", "binary data"),
+    (lambda d: (d / "latin.toml").write_bytes(b"[cell]\nname = \"caf\xe9\"\n") and d / "latin.toml", "line 2: not UTF-8"),
     (lambda d: (d / "u16.toml").write_bytes("[cell]\n".encode("utf-16")) and d / "u16.toml", "UTF-16"),
     (lambda d: (d / "deep.toml").write_text("a = " + "[" * 5000 + "]" * 5000) and d / "deep.toml", "nested too"),
     (lambda d: (os.symlink(d / "loop", d / "loop"), d / "loop")[1], "cannot read"),

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import re
-import stat
 
 import numpy as np
 
 from .errors import InputError
+from .textfile import read_text
 
 MAX_BYTES = 256 * 1024 * 1024
 MAX_ROWS = 1_000_000
@@ -36,40 +35,9 @@ def number(text: str) -> float | None:
     return float(text) if _NUMBER.match(text) else None
 
 
-def _text(filename: str) -> str:
-    try:
-        st = os.stat(filename)
-    except FileNotFoundError:
-        raise InputError(f"{filename}: no such file") from None
-    except OSError as exc:
-        raise InputError(f"{filename}: cannot read ({exc.strerror or exc})") from None
-    if not stat.S_ISREG(st.st_mode):
-        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-        raise InputError(f"{filename}: is {kind}; expected a CSV file of waypoints")
-    if st.st_size > MAX_BYTES:
-        raise InputError(f"{filename}: {st.st_size / 2 ** 20:.0f} MiB, more than the {MAX_BYTES // 2 ** 20} MiB a "
-                         f"waypoint file may have")
-    try:
-        with open(filename, "rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise InputError(f"{filename}: cannot read ({exc.strerror or exc})") from None
-    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        raise InputError(f"{filename}: UTF-16 text; save it as UTF-8 (\"CSV UTF-8\")")
-    nul = raw.find(b"\0")
-    if nul >= 0:
-        raise InputError(f"{filename}: binary data (a NUL byte at offset {nul}); expected a CSV text file")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
-        raise InputError(f"{filename}: row {line}: not UTF-8 text (byte 0x{raw[exc.start]:02x}); save it as "
-                         f"UTF-8") from None
-
-
 def read_waypoints(filename: str, n: int | None = None, degrees: bool = False) -> tuple[np.ndarray, np.ndarray | None, list]:
     """(waypoints (m, n), s or None, joint column names); `InputError` naming file, row and field."""
-    text = _text(filename)
+    text = read_text(filename, MAX_BYTES, "a CSV file of waypoints", "row")
     try:
         lines = list(enumerate(csv.reader(io.StringIO(text, newline="")), start=1))
     except csv.Error as exc:

@@ -46,6 +46,20 @@ def grid_blocks(planner, data, b_ref, scales):
     return [blk for blk in (lim.rows(data, b_ref=b_ref, scales=scales) for lim in limits) if blk is not None]
 
 
+def _solve_and_check(planner, robot, problem, values, timings):
+    """Solve `problem`, build the exact time law and check it between grid points; updates `timings`.
+    Returns (status, solver name, law, check, {kind: exceeded (N, n)}, number of exceeded entries)."""
+    status, b, solver, wall, compile_s = _solve(problem, values, planner.solver)
+    timings["solve"] += wall - compile_s
+    timings["compile"] += compile_s
+    law = _law(planner.theta, b, values)
+    t0 = time.perf_counter()
+    check = _check(planner, robot, law)
+    timings["verify"] += time.perf_counter() - t0
+    over = {kind: check.ratios[kind] > 1.0 + planner.tol for kind in check.ratios}
+    return status, solver, law, check, over, int(sum(o.sum() for o in over.values()))
+
+
 def _solve(problem, values, solver):
     status, b, name, wall, compile_s = solve_with_chain(
         lambda n, opts: problem.solve(values, solver=n, **opts), solver, normalised=False)
@@ -78,16 +92,8 @@ def plan_energy(planner, robot, plan, timings):
         t0 = time.perf_counter()
         problem = GeneralProblem(theta, grid_blocks(planner, data, b_ref, scales), "interpolation", energy=energy)
         timings["build"] += time.perf_counter() - t0
-        status, b, solver, wall, compile_s = _solve(problem, values, planner.solver)
+        status, solver, law, check, over, n_over = _solve_and_check(planner, robot, problem, values, timings)
         solves += 1
-        timings["solve"] += wall - compile_s
-        timings["compile"] += compile_s
-        law = _law(theta, b, values)
-        t0 = time.perf_counter()
-        check = _check(planner, robot, law)
-        timings["verify"] += time.perf_counter() - t0
-        over = {kind: check.ratios[kind] > 1.0 + planner.tol for kind in check.ratios}
-        n_over = int(sum(o.sum() for o in over.values()))
         if n_over == 0:
             break
         scales = tighten_grid(scales, over, check, theta.size, robot.n, planner.tol)
@@ -119,18 +125,12 @@ def plan_rates(planner, robot, plan, timings):
         problem = GeneralProblem(theta, grid_blocks(planner, data, visc, scales), "interpolation", energy=energy,
                                  extra_rows=(G, lo, hi))
         timings["build"] += time.perf_counter() - t0
-        status, b, solver, wall, compile_s = _solve(problem, values, planner.solver)
+        status, solver, law, check, over, n_over = _solve_and_check(planner, robot, problem, values, timings)
         solves += 1
-        timings["solve"] += wall - compile_s
-        timings["compile"] += compile_s
-        law = _law(theta, b, values)
         t0 = time.perf_counter()
-        check = _check(planner, robot, law)
         sample = sample_trajectory(robot, planner.path, law, rates.dt_c)
         checked = rates.check_samples(robot, sample, rest_start, rest_end)
         timings["verify"] += time.perf_counter() - t0
-        over = {kind: check.ratios[kind] > 1.0 + planner.tol for kind in check.ratios}
-        n_over = int(sum(o.sum() for o in over.values()))
         worst_rate = max(c[3].ratio for c in checked.values())
         history.append(dict(duration=law.duration, worst_rate_ratio=worst_rate, worst_ratio=check.worst_ratio))
         moving = prev is None or abs(prev - law.duration) > 1e-4 * law.duration

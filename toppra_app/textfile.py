@@ -1,0 +1,42 @@
+"""Reading a user's text file (waypoint CSV, cell file) without surprises: a regular file of bounded size,
+UTF-8 with or without a byte-order mark; anything else is one `InputError` line naming the file."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from .errors import InputError
+
+
+def read_text(path, max_bytes: int, what: str, line_word: str = "line") -> str:
+    """The file's text; `what` names the expected kind ("a cell file (TOML)"), `line_word` how its lines
+    are called in messages ("row" for CSV)."""
+    source = str(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise InputError(f"{source}: no such file") from None
+    except OSError as exc:                                   # symlink loops, permissions, ...
+        raise InputError(f"{source}: cannot read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise InputError(f"{source}: is {kind}; expected {what}")
+    if st.st_size > max_bytes:
+        raise InputError(f"{source}: {st.st_size} bytes; {what} may have at most {max_bytes} bytes")
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise InputError(f"{source}: cannot read ({exc.strerror or exc})") from None
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise InputError(f"{source}: UTF-16 text; save it as UTF-8")
+    nul = raw.find(b"\0")
+    if nul >= 0:
+        raise InputError(f"{source}: binary data (a NUL byte at offset {nul}); expected {what}")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise InputError(f"{source}: {line_word} {line}: not UTF-8 text (byte 0x{raw[exc.start]:02x}); save it "
+                         f"as UTF-8") from None
