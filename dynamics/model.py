@@ -50,21 +50,24 @@ def short_repr(value, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+def _floats(name: str, value, expected: str) -> np.ndarray:
+    """`value` as a float array; strings, dicts, booleans, complex numbers and objects are a `ModelError`."""
+    if isinstance(value, (str, bytes, dict, bool)) or value is None:
+        raise ModelError(f"{name}: expected {expected}, got {short_repr(value)}")
+    try:
+        if np.iscomplexobj(value) or np.asarray(value).dtype == bool:
+            raise TypeError
+        return np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"{name}: expected {expected}, got {short_repr(value)}") from None
+
+
 def _vector(name: str, value, n: int, default: float | None, *, allow_inf: bool = True) -> np.ndarray:
     if value is None:
         if default is None:
             raise ModelError(f"{name}: required")
         value = np.full(n, default)
-    if isinstance(value, (str, bytes, dict, bool)) or value is None:
-        raise ModelError(f"{name}: expected a number or {n} numbers, got {short_repr(value)}")
-    try:
-        if np.iscomplexobj(value):
-            raise TypeError
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ModelError(f"{name}: expected a number or {n} numbers, got {short_repr(value)}") from None
-    if arr.dtype == bool or np.asarray(value).dtype == bool:
-        raise ModelError(f"{name}: expected numbers, got booleans {short_repr(value)}")
+    arr = _floats(name, value, f"a number or {n} numbers")
     if arr.ndim == 0:
         arr = np.full(n, float(arr))
     if arr.shape != (n,):
@@ -76,14 +79,7 @@ def _vector(name: str, value, n: int, default: float | None, *, allow_inf: bool 
 
 def _array(name: str, value, shape: tuple) -> np.ndarray:
     """`value` as a finite float array of `shape`, else a `ModelError` naming the field."""
-    if isinstance(value, (str, bytes, dict)) or value is None:
-        raise ModelError(f"{name}: expected numbers of shape {shape}, got {short_repr(value)}")
-    try:
-        if np.iscomplexobj(value):
-            raise TypeError
-        arr = np.array(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ModelError(f"{name}: expected numbers of shape {shape}, got {short_repr(value)}") from None
+    arr = _floats(name, value, f"numbers of shape {shape}")
     if arr.size != int(np.prod(shape)):
         raise ModelError(f"{name}: expected shape {shape}, got shape {arr.shape}")
     arr = arr.reshape(shape)
