@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InfeasiblePathError
+from ..socp.solvers import SolverError, solve_with_chain
+from . import cache
 
 
 def check_positions(robot, theta, q) -> None:
@@ -98,3 +100,21 @@ def _raise_point(robot, theta, i, name, blk, r, b, other=None):
     if other is not None and (other[0] is not blk or other[1] != r):
         msg += f" together with the {_label(robot, *other)}"
     raise InfeasiblePathError(msg)
+
+
+def solve_station_problem(N: int, R: int, values: dict, solver, sd_start: float, sd_end: float):
+    """Solve the compiled problem of structure (N, R) with `values` down the solver chain. An infeasible
+    report is explained: rest to rest with every point holdable (checked before) it is a numerical
+    failure (`SolverError`) — creeping is always feasible; otherwise the boundary speeds cannot be met."""
+    with cache.acquire(N, R) as problem:
+        out = solve_with_chain(lambda name, opts: problem.solve(values, name, opts), solver)
+    if out[0] != "infeasible":
+        return out
+    if sd_start == 0 and sd_end == 0:
+        raise SolverError("the solver reported the rest-to-rest problem infeasible, but every grid point can be "
+                          "held at rest, so a (slow) profile exists: a numerical failure; try another grid "
+                          "(grid=...) or solver (solver=...)")
+    raise InfeasiblePathError(
+        f"no speed profile satisfies the limits along the path (solver status: infeasible). Every grid point "
+        f"can be held at rest, so the boundary speeds (sd_start = {sd_start:g}, sd_end = {sd_end:g}) cannot be "
+        f"reached or left within the limits on the {N}-interval grid")

@@ -4,17 +4,18 @@ One plan (`TimeOptimalPlanner.plan`), all steps functions of (robot, path, optio
 speeds) only, so the same inputs give the same plan whatever was planned before and from any thread:
 
 1. once per planner — the grid (`grid`: a reachability profile of the robot without payload places N
-   points mostly uniform in time), the scale L, B̄ of the path parameter and squared speed, the path at
-   the row stations and at the between-grid check's sub-samples;
+   points mostly uniform in time, the spline's knots among them), the scale L, B̄ of the path parameter
+   and squared speed, the path at the row stations and at the between-grid check's sub-samples;
 2. the rows of every limit at the stations (`limits`), with the payload merged into the robot;
    `diagnose` rules out impassable points first;
-3. the rows that can bind, scaled and packed into the Parameters of the compiled problem of this
-   structure (`socp.stations`, `cache`) — nothing is compiled after the first plan of a structure;
+3. the rows that can bind, scaled and written into the compiled problem of this structure
+   (`socp.stations`, `cache`) — nothing is compiled after the first plan of a structure;
 4. solve (`socp.solvers`); add any left-out row the solution breaks and solve again;
 5. viscous friction: re-solve with the tangent at the new profile while that moves the limit by more
    than `VISCOUS_TOL` of its value;
 6. check the exact time law between grid points (`verify`); where a limit is exceeded by more than
-   `tol`, lower it at that interval's stations by the excess and solve again (`max_rounds`).
+   `tol`, move a free station onto the worst point or lower the limit there (`refine`) and solve again
+   (`max_rounds`); when that stalls, plan again on a split default grid (`max_splits`).
 """
 
 from __future__ import annotations
@@ -33,10 +34,10 @@ from ..limits.rows import PathData
 from ..path import as_joint_path
 from ..socp.reachability import reachable_profile
 from ..socp import stations as st
-from ..socp.solvers import SolverError, solve_with_chain, solver_chain
+from ..socp.solvers import SolverError, solver_chain
 from ..trajectory import TimeLaw
 from ..verify import SubSamples, check_time_law
-from . import cache, diagnose, refine
+from . import diagnose, refine
 from .options import number, whole
 from .grid import (COARSE_INTERVALS, MAX_INTERVALS, default_grid, linearised, parse_grid, split_grid, time_grid,
                    with_knots)
@@ -207,8 +208,8 @@ class TimeOptimalPlanner:
             values["ends"] = b_ends / scale_b
             timings["build"] += time.perf_counter() - t0
             try:
-                status, beta, solver_used, wall, compile_s = self._solve(P - 1, lams.shape[1] * K, values,
-                                                                         sd_start, sd_end)
+                status, beta, solver_used, wall, compile_s = diagnose.solve_station_problem(
+                    P - 1, lams.shape[1] * K, values, self.solver, sd_start, sd_end)
             except (SolverError, InfeasiblePathError):
                 if rounds == 0:
                     raise
@@ -262,8 +263,9 @@ class TimeOptimalPlanner:
                 timings["coefficients"] += time.perf_counter() - t0
         rate_check = rate_info = None
         if self.energy_weight > 0 or self.rates is not None:
-            law, check, status, solver_used, rate_check, rate_info, n = self._sequential(
-                robot, law, check, status, solver_used, sd_start, sd_end, timings)
+            from .sequential import plan_sequential
+            law, check, status, solver_used, rate_check, rate_info, n = plan_sequential(
+                self, robot, law, check, status, solver_used, sd_start, sd_end, timings)
             iterations += n
         if check.worst_ratio > 1.0 + self.tol:
             w = max(check.worst.values(), key=lambda x: x.ratio)
@@ -296,22 +298,6 @@ class TimeOptimalPlanner:
         plan.timings["total"] = time.perf_counter() - t_all
         return plan
 
-    def _sequential(self, robot, law, check, status, solver_used, sd_start, sd_end, timings):
-        """Energy objective / rate limits, from the time-optimal law on its grid (`sequential`)."""
-        from . import sequential
-        base = TimeOptimalPlan(robot=robot, path=self.path, law=law, check=check, torques=check.grid_torques,
-                               status=status, solver=solver_used, timings=timings, iterations=0,
-                               reused_problem=False, sd_start=sd_start, sd_end=sd_end)
-        rate_check = rate_info = None
-        n = 0
-        if self.energy_weight > 0:
-            law, check, status, solver_used, n, _ = sequential.plan_energy(self, robot, base, timings)
-            base.law, base.check = law, check
-        if self.rates is not None:
-            law, check, status, solver_used, rate_check, rate_info = sequential.plan_rates(self, robot, base, timings)
-            n += rate_info["solves"]
-        return law, check, status, solver_used, rate_check, rate_info, n
-
     @property
     def grid_samples(self):
         """The path at the grid points (the first stations)."""
@@ -322,18 +308,3 @@ class TimeOptimalPlanner:
     def grid_sub(self):
         self._prepare()
         return self.sub
-
-    def _solve(self, N, R, values, sd_start, sd_end):
-        with cache.acquire(N, R) as problem:
-            out = solve_with_chain(lambda name, opts: problem.solve(values, name, opts), self.solver)
-        if out[0] != "infeasible":
-            return out
-        if sd_start == 0 and sd_end == 0:
-            # every point can be held (checked) and the motion is rest-to-rest: creeping is feasible
-            raise SolverError("the solver reported the rest-to-rest problem infeasible, but every grid point can be "
-                              "held at rest, so a (slow) profile exists: a numerical failure; try another grid "
-                              "(grid=...) or solver (solver=...)")
-        raise InfeasiblePathError(
-            f"no speed profile satisfies the limits along the path (solver status: infeasible). Every grid point "
-            f"can be held at rest, so the boundary speeds (sd_start = {sd_start:g}, sd_end = {sd_end:g}) cannot be "
-            f"reached or left within the limits on the {N}-interval grid")

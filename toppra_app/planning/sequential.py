@@ -82,6 +82,23 @@ def _check(planner, robot, law):
     return check
 
 
+def plan_sequential(planner, robot, law, check, status, solver_used, sd_start, sd_end, timings):
+    """Energy objective and/or rate limits, from the time-optimal law on its grid."""
+    from .result import TimeOptimalPlan
+    base = TimeOptimalPlan(robot=robot, path=planner.path, law=law, check=check, torques=check.grid_torques,
+                           status=status, solver=solver_used, timings=timings, iterations=0,
+                           reused_problem=False, sd_start=sd_start, sd_end=sd_end)
+    rate_check = rate_info = None
+    n = 0
+    if planner.energy_weight > 0:
+        law, check, status, solver_used, n, _ = plan_energy(planner, robot, base, timings)
+        base.law, base.check = law, check
+    if planner.rates is not None:
+        law, check, status, solver_used, rate_check, rate_info = plan_rates(planner, robot, base, timings)
+        n += rate_info["solves"]
+    return law, check, status, solver_used, rate_check, rate_info, n
+
+
 def plan_energy(planner, robot, plan, timings):
     """The energy-weighted plan on the grid of the time-optimal `plan` (same robot and boundary speeds)."""
     theta = planner.theta
