@@ -288,7 +288,7 @@ def test_no_preexisting_file_ever_changes(cell, capsys, out, force):
     for m in cell.rglob(output.MANIFEST):
         d = m.parent.relative_to(cell)
         ours |= {str(d / f) for f in (output._manifest(m.parent) or ())} | {str(d / output.MANIFEST)}
-    plan("--out", out, *(["--force"] if force else []))
+    plan(f"--out={out}", *(["--force"] if force else []))      # (= so that an --out starting with '-' is a value)
     capsys.readouterr()
     after = snapshot(cell)
     for k, v in before.items():
