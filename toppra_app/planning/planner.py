@@ -229,7 +229,7 @@ class TimeOptimalPlanner:
             law = TimeLaw(theta, b)
             b_st = np.interp(ths, theta, b)
             if viscous and viscous_rounds < self.max_viscous_iterations and \
-                    refine.tangent_gap(robot, S.dq, b_ref, b_st) > VISCOUS_TOL:
+                    refine.tangent_gap(robot, data, b_ref, b, theta, lams, self.scheme, scales) > VISCOUS_TOL:
                 viscous_rounds += 1
                 b_ref = np.maximum(b_st, 1e-8 * max(b_st.max(), 1e-300))
                 continue

@@ -17,6 +17,7 @@ import numpy as np
 from ..socp import stations as st
 
 INNER_SLACK = 0.5                  # share of `tol` allowed at the stations inside the intervals
+ACTIVE = 1e-5                      # a viscous tangent row within this (× τ_max) of its limit binds
 
 
 def base_scales(limits, P: int, Ps: int, n: int, tol: float) -> dict:
@@ -71,10 +72,26 @@ def repair(lams, moved, scales, over, check, u, scheme: str, tol: float, hold) -
     return n_moved, n_tight
 
 
-def tangent_gap(robot, dq, b_ref, b) -> float:
-    """Largest error of the viscous tangent, |F_v q′| (√b_ref/2 + b/(2√b_ref) − √b) / τ_max, over the stations."""
-    lim = np.isfinite(robot.tau_max)
-    v = np.abs(robot.viscous[lim] * dq[:, lim]) / robot.tau_max[lim]
-    sr = np.sqrt(b_ref)[:, None]
-    gap = v * (0.5 * sr + 0.5 * b[:, None] / sr - np.sqrt(np.maximum(b, 0.0))[:, None])
-    return float(gap.max(initial=0.0))
+def tangent_gap(robot, data, b_ref, beta_law, theta, lams, scheme: str, scales) -> float:
+    """Largest error of the viscous tangent where it matters: |F_v q′| (√b_ref/2 + b/(2√b_ref) − √b) / τ_max
+    at the stations whose tangent row is active (its value within `ACTIVE` of the limit) for the solution
+    (b at the grid points `beta_law`). A tangent row that does not bind changes nothing: the solution is
+    then also optimal with the exact √b (loosening constraints that are inactive at a convex optimum)."""
+    lim = np.flatnonzero(np.isfinite(robot.tau_max))
+    if lim.size == 0 or not (robot.viscous[lim] > 0).any():
+        return 0.0
+    P = theta.size
+    idx = st.station_index(P, scheme)                                   # (N, S) samples
+    a = np.diff(beta_law) / (2.0 * np.diff(theta))                      # θ̈ of each interval
+    b = lams * beta_law[:-1, None] + (1.0 - lams) * beta_law[1:, None]  # (N, S) θ̇² at the stations
+    tau = robot.tau_max[lim]
+    co = data.coefficients
+    m, c, d = (x[idx][..., lim] / tau for x in (co.m, co.c, co.d))      # (N, S, k)
+    v = robot.viscous[lim] * data.dq[idx][..., lim] / tau
+    sq, sr = np.sqrt(np.maximum(b, 0.0))[..., None], np.sqrt(b_ref[idx])[..., None]
+    value = m * a[:, None, None] + c * b[..., None] + d + v * sq         # τ/τ_max, exact
+    gap = np.abs(v) * (0.5 * sr + 0.5 * b[..., None] / sr - sq)
+    limit = np.broadcast_to(scales.get("torque", 1.0), (data.size, robot.n))[idx][..., lim] if scales else 1.0
+    tangent_value = np.where(v >= 0, value, -value) + gap                 # the row with the tangent, ≤ limit
+    active = tangent_value >= limit - ACTIVE
+    return float(np.where(active, gap, 0.0).max(initial=0.0))

@@ -62,7 +62,8 @@ def _solve_and_check(planner, robot, problem, values, timings):
 
 def _solve(problem, values, solver):
     status, b, name, wall, compile_s = solve_with_chain(
-        lambda n, opts: problem.solve(values, solver=n, **opts), solver, normalised=False)
+        lambda n, opts: problem.solve(values, solver=n, **opts), solver, normalised=False,
+        what="the speed profile with the energy objective / rate limits")
     if status == "infeasible":
         raise InfeasiblePathError("no speed profile satisfies the limits together with the rate limits / energy "
                                   "objective on this grid (solver status: infeasible)")

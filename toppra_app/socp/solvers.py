@@ -57,7 +57,7 @@ def solver_chain(solver: str | None, normalised: bool = True) -> list[tuple[str,
     return chain
 
 
-def solve_with_chain(solve, solver: str | None, normalised: bool = True):
+def solve_with_chain(solve, solver: str | None, normalised: bool = True, what: str = "the time-optimal problem"):
     """Try `solve(name, options) -> (status, x, wall, compile_s)` down the chain.
 
     Returns (status, x, solver name, wall seconds, compile seconds); status is "infeasible" when the
@@ -84,8 +84,8 @@ def solve_with_chain(solve, solver: str | None, normalised: bool = True):
         if status == cp.OPTIMAL_INACCURATE and ok and candidate is None:
             candidate = (status, x, name)
     if candidate is not None:
-        warnings.warn(f"time-optimal problem solved only inaccurately ({'; '.join(failures)}); "
+        warnings.warn(f"{what} solved only inaccurately ({'; '.join(failures)}); "
                       f"the between-grid check still applies", RuntimeWarning, stacklevel=3)
         return (*candidate, wall_all, compile_all)
-    raise SolverError(f"the time-optimal problem could not be solved ({'; '.join(failures)}); "
+    raise SolverError(f"{what} could not be solved ({'; '.join(failures)}); "
                       f"try another grid (grid=...) or solver (solver=...)")
