@@ -333,14 +333,20 @@ def load_cell(path=None, *, check_reach: bool = True) -> Cell:
     and every place pose are solved by IK (a few ms each) so an unreachable slot is reported up front."""
     path = Path(path) if path is not None else DEFAULT_CELL
     source = str(path)
-    doc = _read_toml(path, source)
+    return cell_from_document(_read_toml(path, source), source, path.parent, path.stem, check_reach=check_reach)
+
+
+def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str, *, check_reach: bool = True) -> Cell:
+    """`load_cell` of a parsed cell document (a dict as from `tomllib`); files it names (``urdf``) are
+    relative to ``base_dir``; errors name ``source``."""
+    base_dir = Path(base_dir)
     unknown = sorted(set(doc) - set(_SCHEMA))
     if unknown:
         raise InputError(f"{source}: {unknown[0]}: unknown table (known: {', '.join(_SCHEMA)})")
 
     rc = _Reader(source, _table(source, doc, "cell"), "cell")
     rc.check_keys(_SCHEMA["cell"])
-    robot_name, base = _load_robot(source, rc, path.parent)
+    robot_name, base = _load_robot(source, rc, base_dir)
     flange = rc.string("flange", base.tool_frame or base.link_names[-1])
     try:
         flange_body, T_body_flange = base.frame(flange)
@@ -423,7 +429,7 @@ def load_cell(path=None, *, check_reach: bool = True) -> Cell:
     rm = _Reader(source, _table(source, doc, "motion", required=False), "motion")
     rm.check_keys(_SCHEMA["motion"])
     cell = Cell(
-        source=source, name=rc.string("name", path.stem), robot_name=robot_name, base_robot=base, robot=robot,
+        source=source, name=rc.string("name", default_name), robot_name=robot_name, base_robot=base, robot=robot,
         gripper=gripper, pick=pick, pallet_pose=pallet_pose, pallet_size=pallet_size, layers=layers, rows=rows,
         columns=columns, gap=gap, alternate=alternate, layer_boxes=layer_boxes, boxes=boxes,
         approach_height=rm.number("approach_height", 0.08, positive=True, hi=MAX_DISTANCE),
@@ -960,15 +966,30 @@ def _move_context(slot: Slot, move: str):
         raise type(exc)(f"box {slot.label}, {move}: {exc}") from None
 
 
-def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, planner_options=None) -> PalletReport:
-    """Plan every move of the pallet (or a subset): for each box the loaded move with the box merged into
-    the model, the same path planned with the nominal (empty-gripper) model — re-using the compiled
-    problem, only the payload changes — to show what executing it with the box would demand, and the
-    empty return move. ``progress(done, total, label)`` is called after every move.
+@dataclass
+class BoxPlans:
+    """The plans of one box: its loaded and return moves, the nominal check and wall times (s)."""
+    moves: list                  # [loaded, return] MoveResult
+    check: NominalCheck | None
+    ik_s: float
+    plan_s: float
+    reference_s: float           # plans without the cell's options (comparison)
 
-    With optional planner options in the cell (``[limits]``: TCP speed, collaborative energy;
-    ``[motion] energy_weight``) every move is planned with them and, for comparison, once more without
-    them (`MoveResult.unlimited_duration`, summary ``cell_options``: the effect on the cycle time)."""
+
+def _reversible(robot, opts: dict) -> bool:
+    """Time reversal keeps the plan optimal and within limits (`TimeOptimalPlan.reversed`)."""
+    frictionless = not (np.any(robot.coulomb != 0) or np.any(robot.viscous != 0))
+    return frictionless and opts.get("torque_rate_max") is None and opts.get("jerk_max") is None
+
+
+def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, planner_options=None) -> BoxPlans:
+    """Plan the two moves of box `b` (slot index): the loaded move with the box merged into the model and
+    the empty return move along the same Cartesian path backwards; with ``nominal`` also the loaded path
+    planned for the empty gripper (re-using the compiled problem, only the payload changes) and executed
+    with the box, to show what ignoring the payload would demand.
+
+    On a frictionless robot without rate limits the return move is the nominal plan played backwards
+    (`TimeOptimalPlan.reversed`: the same optimum, checked again) instead of a third plan."""
     from dynamics.inverse_dynamics import friction_torques, inverse_dynamics
     from toppra_app.path import JointPath
     from toppra_app.planner import TimeOptimalPlanner
@@ -987,56 +1008,77 @@ def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, p
         t_ref += time.perf_counter() - t0
         return plan
 
-    chosen = select_boxes(cell, quick, boxes)
-    total_moves = 2 * len(chosen)
-    moves, checks = [], []
-    t_all = time.perf_counter()
-    t_ik = t_plan = 0.0
-    pick_posture(cell)
-    for b in chosen:
-        slot = cell.slots[b]
-        t0 = time.perf_counter()
-        geo = move_geometry(cell, slot)
-        t_ik += time.perf_counter() - t0
-        load = slot.box.payload()
-        path = JointPath.from_waypoints(geo.q, s=geo.cart.u)
-        # loaded move: plan with the box merged, then the same path with the nominal model
-        t0 = time.perf_counter()
-        with _move_context(slot, "loaded move"):
-            planner = TimeOptimalPlanner(cell.robot, path, grid=cell.grid, **opts)
-            plan = planner.plan(payload=load)
-        dt_plan = time.perf_counter() - t0
-        moves.append(MoveResult(len(moves), b, "loaded", slot, load, path, plan, dt_plan, plan.reused_problem,
-                                geo.cart, geo.ik_time, _path_deviation(cell, path, geo.cart),
-                                unlimited(path, load)))
-        t_plan += dt_plan
-        if progress:
-            progress(len(moves), total_moves, moves[-1].label)
+    slot = cell.slots[b]
+    t0 = time.perf_counter()
+    geo = move_geometry(cell, slot)
+    t_ik = time.perf_counter() - t0
+    load = slot.box.payload()
+    path = JointPath.from_waypoints(geo.q, s=geo.cart.u)
+    t0 = time.perf_counter()
+    with _move_context(slot, "loaded move"):
+        planner = TimeOptimalPlanner(cell.robot, path, grid=cell.grid, **opts)
+        plan = planner.plan(payload=load)
+    dt_plan = time.perf_counter() - t0
+    t_plan = dt_plan
+    loaded = MoveResult(first_index, b, "loaded", slot, load, path, plan, dt_plan, plan.reused_problem, geo.cart,
+                        geo.ik_time, _path_deviation(cell, path, geo.cart), unlimited(path, load))
+    check = nominal_plan = None
+    if nominal:
         t0 = time.perf_counter()
         with _move_context(slot, "loaded move planned without the box"):
-            nominal = planner.plan(payload=None)
+            nominal_plan = planner.plan(payload=None)
         dt_replan = time.perf_counter() - t0
         t_plan += dt_replan
-        smp = nominal.sample(1e-3)
+        smp = nominal_plan.sample(1e-3)
         loaded_robot = cell.robot.with_payload(load)
         tau = inverse_dynamics(loaded_robot, smp.q, smp.qd, smp.qdd) + friction_torques(loaded_robot, smp.qd)
         ratio = np.abs(tau) / cell.robot.tau_max
         k = int(np.unravel_index(np.argmax(ratio), ratio.shape)[1])
-        checks.append(NominalCheck(b, slot.label, slot.box.name, load.mass, float(nominal.duration),
-                                   float(plan.duration), float(ratio.max()), cell.robot.joint_names[k],
-                                   dt_replan, bool(nominal.reused_problem)))
-        # empty return: the same Cartesian path backwards (joint path reversed: ends at the pick posture)
-        rcart = CartesianPath(geo.cart.poses[::-1].copy(), 1.0 - geo.cart.u[::-1], geo.cart.length, geo.cart.waypoints[::-1])
-        rpath = JointPath.from_waypoints(geo.q[::-1], s=rcart.u)
-        t0 = time.perf_counter()
-        with _move_context(slot, "return move"):
+        check = NominalCheck(b, slot.label, slot.box.name, load.mass, float(nominal_plan.duration),
+                             float(plan.duration), float(ratio.max()), cell.robot.joint_names[k],
+                             dt_replan, bool(nominal_plan.reused_problem))
+    # empty return: the same Cartesian path backwards (joint path reversed: ends at the pick posture)
+    rcart = CartesianPath(geo.cart.poses[::-1].copy(), 1.0 - geo.cart.u[::-1], geo.cart.length, geo.cart.waypoints[::-1])
+    rpath = JointPath.from_waypoints(geo.q[::-1], s=rcart.u)
+    t0 = time.perf_counter()
+    with _move_context(slot, "return move"):
+        if nominal_plan is not None and _reversible(cell.robot, opts):
+            rplan = nominal_plan.reversed(rpath)
+        else:
             rplan = TimeOptimalPlanner(cell.robot, rpath, grid=cell.grid, **opts).plan(payload=None)
-        dt_plan = time.perf_counter() - t0
-        t_plan += dt_plan
-        moves.append(MoveResult(len(moves), b, "return", slot, None, rpath, rplan, dt_plan, rplan.reused_problem,
-                                rcart, 0.0, _path_deviation(cell, rpath, rcart), unlimited(rpath, None)))
-        if progress:
-            progress(len(moves), total_moves, moves[-1].label)
+    dt_plan = time.perf_counter() - t0
+    t_plan += dt_plan
+    ret = MoveResult(first_index + 1, b, "return", slot, None, rpath, rplan, dt_plan, rplan.reused_problem, rcart,
+                     0.0, _path_deviation(cell, rpath, rcart), unlimited(rpath, None))
+    return BoxPlans([loaded, ret], check, t_ik, t_plan, t_ref)
+
+
+def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, planner_options=None,
+                nominal: bool = True) -> PalletReport:
+    """Plan every move of the pallet (or a subset) box by box (`plan_box`): the loaded move, the empty
+    return move and, with ``nominal``, the loaded path planned for the empty gripper and executed with the
+    box. ``progress(done, total, label)`` is called after every move.
+
+    With optional planner options in the cell (``[limits]``: TCP speed, collaborative energy;
+    ``[motion] energy_weight``) every move is planned with them and, for comparison, once more without
+    them (`MoveResult.unlimited_duration`, summary ``cell_options``: the effect on the cycle time)."""
+    opts = {**dict(planner_options or {}), **cell.planner_options()}
+    compare = opts != dict(planner_options or {}) or cell.reference_robot is not None
+    chosen = select_boxes(cell, quick, boxes)
+    total_moves = 2 * len(chosen)
+    moves, checks = [], []
+    t_all = time.perf_counter()
+    t_ik = t_plan = t_ref = 0.0
+    pick_posture(cell)
+    for b in chosen:
+        box = plan_box(cell, b, len(moves), nominal=nominal, planner_options=planner_options)
+        t_ik, t_plan, t_ref = t_ik + box.ik_s, t_plan + box.plan_s, t_ref + box.reference_s
+        if box.check is not None:
+            checks.append(box.check)
+        for m in box.moves:
+            moves.append(m)
+            if progress:
+                progress(len(moves), total_moves, m.label)
     thermal = None
     if cell.tau_rms is not None and cell.thermal_box in chosen:
         from toppra_app.objectives.thermal import plan_cycle_with_rms_limit

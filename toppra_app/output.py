@@ -78,7 +78,7 @@ def _manifest(directory: Path) -> frozenset | None:
     return frozenset(files)
 
 
-def _protected(path: Path, inputs) -> str | None:
+def protected_reason(path: Path, inputs) -> str | None:
     """Why `path` may never be replaced or written into (None: it may)."""
     cwd = Path.cwd().resolve()
     if path == cwd:
@@ -116,7 +116,7 @@ def check_output(out, inputs=(), force: bool = False, flag: str = "--out") -> Ta
         raise OutputError(f"{flag} {out}: cannot be resolved ({exc})") from None
     if not path.name:
         raise OutputError(f"{flag} {out}: not a usable directory name")
-    why = _protected(path, inputs)
+    why = protected_reason(path, inputs)
     if why is not None and (path.exists() or why.startswith("it contains the input")):
         raise OutputError(f"{flag} {out}: refused, {why} (even with --force); choose a new directory")
     # the nearest existing ancestor must be a writable directory

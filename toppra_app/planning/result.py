@@ -3,6 +3,7 @@ and the trajectory at any time (`sample`, and toppra's names `eval`, `evald`, `e
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -134,6 +135,46 @@ class TimeOptimalPlan:
         return self.planner.plan(payload=payload,
                                  sd_start=self.sd_start if sd_start is None else sd_start,
                                  sd_end=self.sd_end if sd_end is None else sd_end)
+
+    def reversed(self, path) -> "TimeOptimalPlan":
+        """The same motion played backwards along `path`, the same curve traversed the other way
+        (q_r(θ) = q(θ₀ + θ₁ − θ), e.g. a spline through the waypoints in reverse order): b_r(θ) = b(θ₀ + θ₁ − θ).
+
+        Time reversal flips q̇ and keeps q̈, so it keeps every limit whose value is even in q̇: rigid-body
+        torque (M q̈ + C(q, q̇) q̇ + g is quadratic in q̇), |q̇|, |q̈|, tool speed and collision energy. It is
+        refused with friction (odd in q̇) and with rate limits (sampled from t = 0). The reversed plan is the
+        time-optimal plan of the reversed path; it is checked between its grid points like any plan."""
+        from ..path import as_joint_path
+        from ..verify import SubSamples, check_time_law
+        robot = self.robot
+        if np.any(np.asarray(robot.coulomb) != 0) or np.any(np.asarray(robot.viscous) != 0):
+            raise ValueError("reversed: the robot has joint friction, which changes sign when the motion is "
+                             "reversed; plan the reversed path instead")
+        if self.rate_check is not None or self.sd_start != self.sd_end:
+            raise ValueError("reversed: plans with rate limits or unequal end speeds are not reversible; plan the "
+                             "reversed path instead")
+        path = as_joint_path(path)
+        th = self.law.theta
+        theta_r = (th[0] + th[-1]) - th[::-1]
+        scale = max(1.0, float(np.abs(self.path.q(th)).max()))
+        ends = np.abs(path.q(theta_r[[0, -1]]) - self.path.q(th[[-1, 0]])).max()
+        if path.dof != self.path.dof or ends > 1e-9 * scale:
+            raise ValueError("reversed: path is not this plan's path traversed backwards (its ends differ by "
+                             f"{ends:.3g})")
+        t0 = time.perf_counter()
+        law = TimeLaw(theta_r, self.law.b[::-1].copy())
+        planner = self.planner
+        sub = SubSamples.build(path, theta_r, planner.substeps if planner is not None else 8)
+        check = check_time_law(robot, sub, law.b)
+        for lim in (planner.limits if planner is not None else ()):
+            lim.check_time_law(robot, sub, law.b, check)
+        wall = time.perf_counter() - t0
+        timings = {**{k: 0.0 for k in self.timings}, "verify": wall, "total": wall}
+        return TimeOptimalPlan(robot=robot, path=path, law=law, check=check, torques=check.grid_torques,
+                               status=self.status, solver=self.solver, timings=timings,
+                               iterations=0, reused_problem=True, planner=None, payload=self.payload,
+                               refinements=[dict(action="reversed")], energy_weight=self.energy_weight,
+                               energy_R=self.energy_R)
 
     def summary(self) -> dict:
         names = list(self.robot.joint_names)

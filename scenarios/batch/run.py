@@ -1,0 +1,164 @@
+"""Running a batch: every box of every cell is one task (`tasks.plan_box_task`), run in this process
+(``serial``), on a local Dask cluster with one single-threaded worker process per core (default), or on
+an existing Dask cluster (``scheduler``). Results are written as tasks finish (`store.BatchStore`); at
+most a few tasks per worker are in flight, so the client's memory does not grow with the batch.
+
+Results do not depend on where a task ran: each task plans from the same cell data with the same
+deterministic planner (compiled problems are reused per worker process, which changes no number)."""
+
+from __future__ import annotations
+
+import csv
+import os
+import sys
+import time
+from dataclasses import dataclass
+
+from toppra_app.errors import InputError
+
+from .manifest import BatchSpec
+from .tasks import BoxOutcome, plan_box_task
+
+
+@dataclass
+class Task:
+    cell_id: str
+    cell: object
+    box: int
+
+
+def load_cells(spec: BatchSpec):
+    """Validate every cell (one line naming file and field on the first bad one) and solve its pick
+    posture. Returns ([(CellSpec, Cell)], [BoxOutcome of cells whose pick pose is out of reach])."""
+    from scenarios.palletizing import IKFailure, cell_from_document, pick_posture, select_boxes
+    loaded, failed = [], []
+    for cs in spec.cells:
+        cell = cell_from_document(cs.document, cs.source, cs.base_dir, cs.default_name, check_reach=False)
+        if isinstance(spec.boxes, tuple):
+            bad = [b + 1 for b in spec.boxes if b >= len(cell.slots)]
+            if bad:
+                raise InputError(f"{cs.source}: batch.boxes: box {bad[0]} does not exist (the pallet has "
+                                 f"{len(cell.slots)} boxes)")
+        boxes = list(spec.boxes) if isinstance(spec.boxes, tuple) else select_boxes(cell, spec.boxes == "quick")
+        try:
+            pick_posture(cell)
+        except IKFailure as exc:
+            failed.extend(_failed_box(cs.id, cell, b, exc) for b in boxes)
+            continue
+        loaded.append((cs, cell, boxes))
+    return loaded, failed
+
+
+def _failed_box(cell_id, cell, b, exc) -> BoxOutcome:
+    slot = cell.slots[b]
+    rows = [dict(cell=cell_id, move=2 * b + 1 + k, box=b + 1, kind=kind, slot=slot.label, box_type=slot.box.name,
+                 payload_kg=slot.box.mass if kind == "loaded" else 0.0, duration_s="", worst_ratio="",
+                 status="failed", error=f"{type(exc).__name__}: {str(exc).splitlines()[0]}", plan_s="", ik_s="",
+                 nominal_duration_s="", nominal_torque_ratio="")
+            for k, kind in enumerate(("loaded", "return"))]
+    return BoxOutcome(cell_id, b, rows, {}, tuple(cell.robot.joint_names), 0.0)
+
+
+class Progress:
+    """Moves done and failed, and the rate, on one stderr line (a line per update when not a terminal)."""
+
+    def __init__(self, total: int, stream=None, every: float = 0.5):
+        self.total, self.done, self.failed = total, 0, 0
+        self.stream = stream or sys.stderr
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.t0 = time.perf_counter()
+        self.every, self._last = every, -1e9
+
+    def update(self, outcome: BoxOutcome) -> None:
+        self.done += len(outcome.rows)
+        self.failed += sum(r["status"] != "ok" for r in outcome.rows)
+        now = time.perf_counter()
+        if now - self._last >= self.every or self.done >= self.total:
+            self._last = now
+            rate = self.done / max(now - self.t0, 1e-9)
+            eta = (self.total - self.done) / rate if rate > 0 else float("inf")
+            line = (f"batch: {self.done}/{self.total} moves, {self.failed} failed, {rate:.1f} moves/s, "
+                    f"{eta:.0f} s left")
+            self.stream.write(("\r" + line.ljust(79)) if self.tty else line + "\n")
+            if self.tty and self.done >= self.total:
+                self.stream.write("\n")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.tty and self.done < self.total:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def dask_client(jobs: int | None, scheduler: str | None):
+    """(client, local cluster or None): a local cluster of `jobs` single-threaded worker processes
+    (default one per core), or a client of the scheduler at `scheduler`; one line when neither works."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise InputError("batch: Dask is not installed; install it with  pip install -e \".[cluster]\"  or run "
+                         "with --serial") from None
+    if scheduler:
+        try:
+            return Client(scheduler, timeout="10s"), None
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise InputError(f"--scheduler {scheduler}: cannot connect ({str(exc).splitlines()[0]})") from None
+    import logging
+    n = jobs or os.cpu_count() or 1
+    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                           silence_logs=logging.ERROR)
+    return Client(cluster), cluster
+
+
+def run_tasks(tasks, write, *, nominal: bool, dt: float, client=None) -> dict:
+    """Run `tasks` in this process (no `client`) or through a Dask `client`, calling `write(outcome)` in
+    this process as each finishes; returns facts about the run."""
+    t0 = time.perf_counter()
+    if client is None:
+        for t in tasks:
+            write(plan_box_task(t.cell_id, t.cell, t.box, nominal, dt))
+        return dict(mode="serial", workers=1, wall_s=time.perf_counter() - t0)
+    from dask.distributed import as_completed
+    workers = max(len(client.scheduler_info().get("workers", {})), 1)
+    window = 3 * workers + 2                       # tasks in flight: memory flat in the batch size
+    pending = iter(tasks)
+    ac = as_completed()
+
+    def submit(n):
+        for t in pending:
+            ac.add(client.submit(plan_box_task, t.cell_id, t.cell, t.box, nominal, dt, pure=False, retries=1,
+                                 key=f"box-{t.cell_id}-{t.box}-{os.getpid()}-{time.time_ns()}"))
+            n -= 1
+            if n == 0:
+                break
+
+    submit(window)
+    for future in ac:
+        outcome = future.result()
+        future.release()
+        write(outcome)
+        submit(1)
+    return dict(mode="dask", workers=workers, wall_s=time.perf_counter() - t0)
+
+
+def summarise(moves_csv, spec: BatchSpec, run: dict) -> dict:
+    """The batch summary from moves.csv (this run's rows and an earlier run's)."""
+    with open(moves_csv, encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    cells = {}
+    for r in rows:
+        c = cells.setdefault(r["cell"], dict(moves=0, failed=0, total_time_s=0.0, worst_ratio=0.0, errors=[]))
+        c["moves"] += 1
+        if r["status"] == "ok":
+            c["total_time_s"] += float(r["duration_s"])
+            c["worst_ratio"] = max(c["worst_ratio"], float(r["worst_ratio"]))
+        else:
+            c["failed"] += 1
+            if r["error"] not in c["errors"]:
+                c["errors"].append(r["error"])
+    overrides = {cs.id: dict(cs.overrides) for cs in spec.cells if cs.overrides}
+    for cid, c in cells.items():
+        if cid in overrides:
+            c["sweep"] = overrides[cid]
+    return dict(cells=cells, moves=len(rows), failed=sum(c["failed"] for c in cells.values()),
+                fingerprint=spec.fingerprint(), run=run)

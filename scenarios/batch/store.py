@@ -1,0 +1,148 @@
+"""The batch's output directory, written as tasks finish so that memory stays flat and a killed run can
+be resumed (docs/safety.md, "Batch output"):
+
+* ``DIR/.toppra-app-batch.json`` marks the directory as a batch of this tool and holds the batch's
+  fingerprint; a directory is used only if it is new, empty, or holds that marker with the same
+  fingerprint (then finished moves are skipped). Anything else is refused before any work.
+* ``moves.csv``: one row per move, appended and flushed as each box finishes; a row is written only
+  after the move's trajectory file is in place. A torn last line (a run killed while writing) is cut off
+  when the batch resumes.
+* ``trajectories/CELL/moveNNN_boxNNN_KIND.csv``: each written to a temporary name and renamed.
+* ``batch_summary.json`` (renamed into place) when the batch ends.
+
+Nothing outside DIR is touched, and inside it only files this module names."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import secrets
+from pathlib import Path
+
+import numpy as np
+
+from toppra_app.output import OutputError, protected_reason
+
+from .tasks import COLUMNS
+
+MARKER = ".toppra-app-batch.json"
+MOVES = "moves.csv"
+SUMMARY = "batch_summary.json"
+TRAJECTORIES = "trajectories"
+TOOL = "toppra-app batch"
+
+
+class BatchStore:
+    def __init__(self, out, fingerprint: str, inputs=()):
+        self.path = Path(os.path.abspath(os.fspath(out))).resolve()
+        self.fingerprint = fingerprint
+        why = protected_reason(self.path, inputs)
+        if why:
+            raise OutputError(f"--out {out}: {why}")
+        if self.path.exists() and not self.path.is_dir():
+            raise OutputError(f"--out {out}: exists and is not a directory")
+        self.resuming = False
+        if self.path.is_dir() and any(self.path.iterdir()):
+            marker = self._marker()
+            if marker is None:
+                raise OutputError(f"--out {out}: a non-empty directory that is not a batch of this tool; choose a "
+                                  f"new or empty directory (nothing in it is changed)")
+            if marker.get("fingerprint") != fingerprint:
+                raise OutputError(f"--out {out}: holds a batch of other cells or options (fingerprint "
+                                  f"{marker.get('fingerprint')}, this batch {fingerprint}); choose another directory")
+            self.resuming = True
+        elif not self.path.parent.is_dir():
+            raise OutputError(f"--out {out}: the parent directory {self.path.parent} does not exist")
+
+    def _marker(self):
+        try:
+            with open(self.path / MARKER, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) and data.get("tool") == TOOL else None
+
+    # ------------------------------------------------------------------ opening
+    def open(self, version: str) -> dict:
+        """Create or reopen DIR; returns the finished moves {(cell, move): row} of an earlier run."""
+        try:
+            self.path.mkdir(exist_ok=True)
+            if not self.resuming:
+                self._atomic_text(MARKER, json.dumps(dict(tool=TOOL, version=version,
+                                                          fingerprint=self.fingerprint), indent=2) + "\n")
+            self._remove_temporaries()
+            done = self._finished_rows()
+            new = not (self.path / MOVES).exists()
+            self._moves = open(self.path / MOVES, "a", encoding="utf-8", newline="")
+            if new:
+                self._moves.write(",".join(COLUMNS) + "\n")
+                self._flush()
+        except OSError as exc:
+            raise OutputError(f"--out {self.path}: cannot write ({exc.strerror or exc})") from None
+        return done
+
+    def _remove_temporaries(self) -> None:
+        for root, _, names in os.walk(self.path):
+            for name in names:
+                if ".tmp-" in name and name.startswith("."):
+                    os.unlink(os.path.join(root, name))
+
+    def _finished_rows(self) -> dict:
+        path = self.path / MOVES
+        if not path.exists():
+            return {}
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):            # torn last line of a killed run
+            cut = data.rfind(b"\n") + 1
+            with open(path, "r+b") as fh:
+                fh.truncate(cut)
+            data = data[:cut]
+        rows = list(csv.DictReader(io.StringIO(data.decode("utf-8"))))
+        return {(r["cell"], int(r["move"])): r for r in rows if r.get("move", "").isdigit()}
+
+    # ------------------------------------------------------------------ writing
+    def _flush(self) -> None:
+        self._moves.flush()
+        os.fsync(self._moves.fileno())
+
+    def _atomic_text(self, name: str, text: str) -> None:
+        tmp = self.path / f".{name}.tmp-{os.getpid()}-{secrets.token_hex(3)}"
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, self.path / name)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
+
+    def write_outcome(self, outcome, trajectories: bool = True) -> None:
+        """The trajectory files of one box, then its rows (flushed: a row means its file is complete)."""
+        if trajectories and outcome.trajectories:
+            folder = self.path / TRAJECTORIES / outcome.cell
+            folder.mkdir(parents=True, exist_ok=True)
+            cols = ["t"] + [f"{k}_{j}" for k in ("q", "qd", "qdd", "tau") for j in outcome.joint_names]
+            for label, data in outcome.trajectories.items():
+                final = folder / f"{label}.csv"
+                tmp = folder / f".{label}.csv.tmp-{os.getpid()}-{secrets.token_hex(3)}"
+                try:
+                    with open(tmp, "w", encoding="utf-8") as fh:   # %.17g: the doubles exactly
+                        np.savetxt(fh, data, delimiter=",", header=",".join(cols), comments="", fmt="%.17g")
+                    os.replace(tmp, final)
+                finally:
+                    if tmp.exists():
+                        tmp.unlink()
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, COLUMNS, lineterminator="\n")
+        for row in outcome.rows:
+            writer.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in row.items()})
+        self._moves.write(buf.getvalue())
+        self._flush()
+
+    def write_summary(self, summary: dict) -> None:
+        self._atomic_text(SUMMARY, json.dumps(summary, indent=2, default=float) + "\n")
+
+    def close(self) -> None:
+        if getattr(self, "_moves", None) is not None:
+            self._moves.close()
+            self._moves = None

@@ -1,0 +1,72 @@
+"""One batch task: the moves of one box of one cell, planned where the task runs (this process or a Dask
+worker), returned as plain data — rows for moves.csv and the sampled trajectories, no solver objects —
+so that what travels back to the client and what it holds is small (`BoxOutcome.nbytes`).
+
+A move that cannot be planned (the box out of reach, an infeasible path, ...) is not an exception here:
+its rows carry status "failed" and the one-line error, and the batch goes on. Only a lost worker makes
+Dask run the task again."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+COLUMNS = ("cell", "move", "box", "kind", "slot", "box_type", "payload_kg", "duration_s", "worst_ratio", "status",
+           "error", "plan_s", "ik_s", "nominal_duration_s", "nominal_torque_ratio")
+
+
+@dataclass
+class BoxOutcome:
+    cell: str
+    box: int                       # 0-based slot index
+    rows: list                     # one dict per move (keys: COLUMNS)
+    trajectories: dict             # move label -> (M, 1 + 4n) float array: t, q, qd, qdd, tau
+    joint_names: tuple
+    seconds: float                 # wall time of the task
+
+    @property
+    def nbytes(self) -> int:
+        return int(sum(a.nbytes for a in self.trajectories.values()))
+
+
+def move_label(move: int, box: int, kind: str) -> str:
+    return f"move{move:03d}_box{box + 1:03d}_{kind}"
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def plan_box_task(cell_id: str, cell, box: int, nominal: bool, dt: float) -> BoxOutcome:
+    """Plan box `box` of `cell` (a `scenarios.palletizing.Cell`, pick posture already solved) and sample
+    its moves every `dt` seconds. Move numbers are those of the whole pallet (box k: 2k + 1 and 2k + 2)."""
+    from scenarios.palletizing import plan_box
+    t0 = time.perf_counter()
+    slot = cell.slots[box]
+    base = dict(cell=cell_id, box=box + 1, slot=slot.label, box_type=slot.box.name)
+    first = 2 * box + 1
+    try:
+        result = plan_box(cell, box, first - 1, nominal=nominal)
+    except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:   # users' errors and failed solves
+        error = f"{type(exc).__name__}: {_one_line(exc)}"
+        rows = [dict(base, move=first + k, kind=kind, payload_kg=slot.box.mass if kind == "loaded" else 0.0,
+                     duration_s="", worst_ratio="", status="failed", error=error, plan_s="", ik_s="",
+                     nominal_duration_s="", nominal_torque_ratio="")
+                for k, kind in enumerate(("loaded", "return"))]
+        return BoxOutcome(cell_id, box, rows, {}, tuple(cell.robot.joint_names), time.perf_counter() - t0)
+    rows, trajectories = [], {}
+    check = result.check
+    for m in result.moves:
+        smp = m.plan.sample(dt)
+        label = move_label(m.index + 1, box, m.kind)
+        trajectories[label] = np.column_stack([smp.t, smp.q, smp.qd, smp.qdd, smp.tau])
+        loaded = m.kind == "loaded"
+        rows.append(dict(base, move=m.index + 1, kind=m.kind, payload_kg=0.0 if m.payload is None else m.payload.mass,
+                         duration_s=m.duration, worst_ratio=float(m.plan.worst_ratio), status="ok", error="",
+                         plan_s=m.plan_seconds, ik_s=m.ik_seconds,
+                         nominal_duration_s=check.nominal_duration if loaded and check else "",
+                         nominal_torque_ratio=check.torque_ratio if loaded and check else ""))
+    return BoxOutcome(cell_id, box, rows, trajectories, tuple(cell.robot.joint_names), time.perf_counter() - t0)

@@ -1,0 +1,103 @@
+"""`toppra-app batch SOURCE [--out DIR] [--jobs N | --scheduler ADDR | --serial]`: plan many cells.
+
+SOURCE is a directory of cell files, a cell file, a manifest with [batch] and [sweep] tables
+(docs/batch.md) or "default" (the built-in cell). Every box is one task; tasks run on a local Dask
+cluster (one single-threaded worker per core), on an existing cluster (--scheduler) or in this process
+(--serial). Each finished box is written at once to DIR: moves.csv (a row per move), the 1 ms
+trajectories and, at the end, batch_summary.json. Run it again with the same SOURCE and DIR to resume:
+finished moves are skipped.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+
+def add_parser(sub):
+    p = sub.add_parser("batch", help="plan many cells (a directory, a sweep manifest) on every core or a Dask cluster",
+                       description=__doc__.splitlines()[0])
+    p.add_argument("source", metavar="SOURCE", help="directory of cell files, a cell file, a manifest, or 'default'")
+    p.add_argument("--out", default="batch_out", metavar="DIR",
+                   help="output directory (default ./batch_out): new, empty, or this batch's (resumed)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--jobs", type=int, default=None, metavar="N",
+                       help="local Dask workers (default: one per core)")
+    where.add_argument("--scheduler", default=None, metavar="ADDR",
+                       help="an existing Dask scheduler, e.g. tcp://10.0.0.5:8786")
+    where.add_argument("--serial", action="store_true", help="plan in this process, without Dask")
+    p.add_argument("--dt", type=float, default=1e-3, help="sampling period of the trajectories [s] (default 0.001)")
+    p.add_argument("--no-trajectories", action="store_true", help="write moves.csv and the summary only")
+    return p
+
+
+def run(args) -> int:
+    from toppra_app.errors import InputError
+    from scenarios.batch.manifest import read_source
+    from scenarios.batch.run import dask_client, load_cells
+    from scenarios.batch.store import BatchStore
+
+    if not (args.dt > 0 and args.dt <= 0.1):
+        raise InputError(f"--dt: expected a sampling period in (0, 0.1] s, got {args.dt}")
+    if args.jobs is not None and not 1 <= args.jobs <= 1024:
+        raise InputError(f"--jobs: expected a number of workers from 1 to 1024, got {args.jobs}")
+    t0 = time.perf_counter()
+    spec = read_source(args.source)
+    store = BatchStore(args.out, spec.fingerprint(), inputs=[args.source, *spec.sources])   # before any work
+    loaded, failed_cells = load_cells(spec)
+    client, cluster = (None, None) if args.serial else dask_client(args.jobs, args.scheduler)
+    try:
+        return _run(args, spec, store, loaded, failed_cells, client, t0)
+    finally:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _run(args, spec, store, loaded, failed_cells, client, t0) -> int:
+    from toppra_app.output import _version
+    from scenarios.batch.run import Progress, Task, run_tasks, summarise
+    from scenarios.batch.store import MOVES
+    done = store.open(_version())
+    tasks, skipped = [], 0
+    for cs, cell, boxes in loaded:
+        for b in boxes:
+            if (cs.id, 2 * b + 1) in done and (cs.id, 2 * b + 2) in done:
+                skipped += 2
+            else:
+                tasks.append(Task(cs.id, cell, b))
+    failed_cells = [o for o in failed_cells if (o.cell, 2 * o.box + 1) not in done]
+    total = 2 * len(tasks) + sum(len(o.rows) for o in failed_cells)
+    print(f"batch: {len(spec.cells)} cell(s), {total} moves to plan"
+          + (f", {skipped} already done in {args.out} (resumed)" if skipped else "")
+          + ("" if client is None else f" on {args.scheduler or 'a local Dask cluster'}"))
+    progress = Progress(total)
+    nbytes = []
+
+    def write(outcome):
+        nbytes.append(outcome.nbytes)
+        store.write_outcome(outcome, trajectories=not args.no_trajectories)
+        progress.update(outcome)
+
+    try:
+        for o in failed_cells:
+            write(o)
+        info = run_tasks(tasks, write, nominal=spec.nominal, dt=args.dt, client=client)
+        info.update(moves_planned=2 * len(tasks), moves_skipped=skipped, max_task_result_bytes=max(nbytes, default=0),
+                    moves_per_s=2 * len(tasks) / max(info["wall_s"], 1e-9), total_wall_s=time.perf_counter() - t0,
+                    scheduler=args.scheduler)
+        summary = summarise(store.path / MOVES, spec, info)
+        store.write_summary(summary)
+    except KeyboardInterrupt as exc:                  # Ctrl-C, SIGTERM (cli.Terminated): keep what is finished
+        progress.close()
+        print(f"toppra-app batch: interrupted; {progress.done} moves of this run are in {args.out}/moves.csv "
+              f"(nothing partial); run the same command again to resume", file=sys.stderr)
+        return 128 + exc.signum if hasattr(exc, "signum") else 130
+    finally:
+        progress.close()
+        store.close()
+    print(f"batch: {summary['moves']} moves in {args.out}/moves.csv, {summary['failed']} failed; "
+          f"{info['moves_planned']} planned in {info['wall_s']:.1f} s ({info['moves_per_s']:.1f} moves/s, "
+          f"{info['workers']} worker(s))")
+    return 0 if summary["failed"] == 0 else 3
