@@ -309,3 +309,43 @@ def test_refinement_modes_and_unrepaired_warning():
     with pytest.warns(RuntimeWarning, match="still exceeds the .* limit"):
         raw = TimeOptimalPlanner(r, path, grid=60, scheme="collocation", max_rounds=0).plan()
     assert raw.worst_ratio > 1.001
+
+
+# ------------------------------------------------------------------------------ time reversal
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_reversed_plan_is_the_optimum_of_the_reversed_path(seed):
+    """Played backwards, a frictionless plan is the time-optimal plan of the reversed path (same duration
+    as planning that path, to the planner's accuracy), with the same limit ratios, and its trajectory is
+    the original's mirrored in time (q(T − t), −q̇(T − t), q̈(T − t), τ(T − t))."""
+    r = load_robot("iiwa7").with_payload(RigidBodyInertia.point_mass(3.0, [0.0, 0.0, 0.05]))
+    rng = np.random.default_rng(seed)
+    W = rng.uniform(0.4 * r.q_min, 0.4 * r.q_max, (4 + seed, r.n))
+    m = W.shape[0]
+    u = np.linspace(0.0, 1.0, m) + np.r_[0.0, rng.uniform(-0.2, 0.2, m - 2) / m, 0.0]   # uneven knots
+    forward = plan_time_optimal(r, JointPath.from_waypoints(W, s=u))
+    backward_path = JointPath.from_waypoints(W[::-1], s=1.0 - u[::-1])
+    rev = forward.reversed(backward_path)
+    direct = plan_time_optimal(r, backward_path)
+    assert rev.duration == pytest.approx(forward.duration, rel=1e-12)
+    assert abs(rev.duration / direct.duration - 1) < 2e-3
+    assert rev.worst_ratio == pytest.approx(forward.worst_ratio, rel=1e-6)
+    T = forward.duration
+    t = np.linspace(0.0, T, 23)
+    assert np.allclose(rev.eval(t), forward.eval(T - t), atol=1e-9)
+    assert np.allclose(rev.evald(t), -forward.evald(T - t), atol=1e-7)
+    a, b = rev.sample(1e-3), forward.sample(1e-3)
+    inv_dyn = pinocchio_inverse_dynamics(r)
+    tau = np.array([inv_dyn(q, qd, qdd) for q, qd, qdd in zip(a.q[::25], a.qd[::25], a.qdd[::25])])
+    assert np.abs(tau / r.tau_max).max() <= 1.0 + 1e-3
+    assert np.abs(a.tau).max(axis=0) == pytest.approx(np.abs(b.tau).max(axis=0), rel=1e-2)
+
+
+def test_reversed_plan_is_refused_where_reversal_changes_the_limits():
+    r = load_robot("iiwa7")
+    W = np.array([np.zeros(r.n), 0.3 * r.q_max])
+    plan = plan_time_optimal(r, JointPath.from_waypoints(W))
+    with pytest.raises(ValueError, match="not this plan's path traversed backwards"):
+        plan.reversed(JointPath.from_waypoints(W))
+    fr = r.replace(coulomb=np.full(r.n, 0.5))
+    with pytest.raises(ValueError, match="friction"):
+        plan_time_optimal(fr, JointPath.from_waypoints(W)).reversed(JointPath.from_waypoints(W[::-1]))
