@@ -1054,10 +1054,10 @@ def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, 
 
 
 def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, planner_options=None,
-                nominal: bool = True) -> PalletReport:
+                nominal: bool = True, on_move=None) -> PalletReport:
     """Plan every move of the pallet (or a subset) box by box (`plan_box`): the loaded move, the empty
     return move and, with ``nominal``, the loaded path planned for the empty gripper and executed with the
-    box. ``progress(done, total, label)`` is called after every move.
+    box. ``progress(done, total, label)`` and ``on_move(MoveResult)`` are called after every move.
 
     With optional planner options in the cell (``[limits]``: TCP speed, collaborative energy;
     ``[motion] energy_weight``) every move is planned with them and, for comparison, once more without
@@ -1077,6 +1077,8 @@ def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, p
             checks.append(box.check)
         for m in box.moves:
             moves.append(m)
+            if on_move:
+                on_move(m)
             if progress:
                 progress(len(moves), total_moves, m.label)
     thermal = None

@@ -89,29 +89,73 @@ def format_table(headers, rows, aligns=None) -> str:
 
 
 # ------------------------------------------------------------------------------ figures
-def _save(fig, path) -> None:
-    fig.savefig(path, dpi=110, bbox_inches="tight")
+def _save(fig, path, tight: bool = True) -> None:
+    fig.savefig(path, dpi=110, **({"bbox_inches": "tight"} if tight else {}))   # tight draws twice
 
 
 def profile_figure(sample, robot, title: str = ""):
-    """Joint velocity and torque over time, each divided by its limit (limits at ±1)."""
+    """Joint velocity and torque over time, each divided by its limit (limits at ±1). `sample` needs t,
+    qd, tau; `robot` n, joint_names, qd_max, tau_max. Laid out by hand (no tight bounding box)."""
     from matplotlib.figure import Figure
-    fig = Figure(figsize=(9, 6))
+    fig = Figure(figsize=(9, 6.5))
+    fig.subplots_adjust(left=0.09, right=0.98, top=0.86, bottom=0.08, hspace=0.08)
     ax1, ax2 = fig.subplots(2, 1, sharex=True)
     for j in range(robot.n):
         ax1.plot(sample.t, sample.qd[:, j] / robot.qd_max[j], lw=1.2, label=robot.joint_names[j])
-        ax2.plot(sample.t, sample.tau[:, j] / robot.tau_max[j], lw=1.2, label=robot.joint_names[j])
-    for ax, what in ((ax1, r"$\dot q\ /\ \dot q_{max}$"), (ax2, r"$\tau\ /\ \tau_{max}$")):
+        ax2.plot(sample.t, sample.tau[:, j] / robot.tau_max[j], lw=1.2)
+    for ax, what in ((ax1, "q̇ / q̇max"), (ax2, "τ / τmax")):
         ax.axhline(1.0, color="k", ls="--", lw=0.8)
         ax.axhline(-1.0, color="k", ls="--", lw=0.8)
         ax.set_ylabel(what)
         ax.set_ylim(-1.25, 1.25)
         ax.grid(alpha=0.3)
     ax2.set_xlabel("t [s]")
-    ax1.legend(ncol=min(robot.n, 7), fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 1.25))
+    fig.legend(ncol=min(robot.n, 7), fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 0.93))
     if title:
-        fig.suptitle(title, y=1.02)
+        fig.suptitle(title, y=0.985)
     return fig
+
+
+def _draw_profile(path, t, qd, tau, qd_max, tau_max, joint_names, title) -> None:
+    """Runs in the plotting process: one move's profile figure to `path`."""
+    from types import SimpleNamespace
+    fig = profile_figure(SimpleNamespace(t=t, qd=qd, tau=tau),
+                         SimpleNamespace(n=len(joint_names), qd_max=qd_max, tau_max=tau_max, joint_names=joint_names),
+                         title)
+    _save(fig, path, tight=False)
+
+
+class ProfilePlotter:
+    """Draws move profiles in one separate process while the caller goes on planning (the figures
+    cost about as much as the plans). Only the arrays a figure needs travel; nothing is kept here."""
+
+    def __init__(self):
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        self.pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        self.futures = []
+        self.seconds = 0.0
+
+    def submit(self, path, sample, robot, title: str) -> None:
+        self.futures.append(self.pool.submit(_draw_profile, str(path), sample.t, sample.qd, sample.tau,
+                                             np.asarray(robot.qd_max), np.asarray(robot.tau_max),
+                                             tuple(robot.joint_names), title))
+
+    def finish(self) -> float:
+        """Wait for every figure (errors re-raised); returns the seconds spent waiting."""
+        import time
+        t0 = time.perf_counter()
+        try:
+            for f in self.futures:
+                f.result()
+        finally:
+            self.close()
+        return time.perf_counter() - t0
+
+    def close(self) -> None:
+        for f in self.futures:
+            f.cancel()
+        self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _box_corners(centre, size_xy, yaw):

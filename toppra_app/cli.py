@@ -9,12 +9,16 @@ paths) end with one line on stderr and a non-zero exit code, never a traceback.
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import importlib.metadata
-import signal
-import sys
-import threading
+import time
+
+STARTED = time.perf_counter()        # wall times "since start" (palletize) count from here
+
+import argparse  # noqa: E402
+import importlib  # noqa: E402
+import importlib.metadata  # noqa: E402
+import signal  # noqa: E402
+import sys  # noqa: E402
+import threading  # noqa: E402
 
 BUILTIN_COMMANDS = {name: f"toppra_app.commands.{name}" for name in ("plan", "bench", "draw")}
 ENTRY_POINT_GROUP = "toppra_app.commands"

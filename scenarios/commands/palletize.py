@@ -23,6 +23,8 @@ def add_parser(sub):
     p.add_argument("--boxes", default=None, metavar="LIST", help="box numbers to plan, e.g. 1,2,5 (default all)")
     p.add_argument("--dt", type=float, default=1e-3, help="sampling period of the trajectory CSVs [s] (default 0.001)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
+    p.add_argument("--no-compare", action="store_true",
+                   help="skip the empty-gripper plan of each loaded move executed with the box (the comparison)")
     return p
 
 
@@ -50,35 +52,89 @@ def _short(values):
 def run(args) -> int:
     from scenarios import report as rp
     from toppra_app.output import atomic_directory, check_output
-    from scenarios.palletizing import load_cell, plan_pallet
     from toppra_app.errors import InputError
+    from toppra_app.cli import STARTED
 
     if not (args.dt > 0 and args.dt <= 0.1):
         raise InputError(f"--dt: expected a sampling period in (0, 0.1] s, got {args.dt}")
     t0 = time.perf_counter()
     inputs = [args.cell] if args.cell else []
     target = check_output(args.out, inputs, args.force)      # before any work: a bad --out fails at once
+    from scenarios.palletizing import load_cell, plan_pallet
     cell = load_cell(args.cell)
     boxes = _parse_boxes(args.boxes, len(cell.slots))
+    t_cell = time.perf_counter() - t0
     print(f"cell: {cell.name} ({cell.source})")
     print(f"robot: {cell.robot_name}, rated payload {cell.base_robot.rated_payload} kg, gripper {cell.gripper.mass:g} kg; "
           f"{len(cell.slots)} boxes in {cell.layers} layer(s)")
     if args.quick:
         print("--quick: planning the first box of every layer only")
-    bar = rp.ProgressBar("planning")
-    try:
-        report = plan_pallet(cell, quick=args.quick, boxes=boxes, progress=bar)
-    finally:
-        bar.close()
     robot = cell.robot
-    summary = report.summary()
+    times = dict(startup_s=t0 - STARTED, cell_s=t_cell, trajectories_s=0.0)
+    # the output is written while planning (atomically: all or nothing); profile figures are drawn in a
+    # second process meanwhile, and nothing of a move but its plan is kept
+    with atomic_directory(args.out, inputs, args.force, target) as tmp:
+        plotter = None if args.no_plots else rp.ProfilePlotter()
+        try:
+            def on_move(m):
+                t1 = time.perf_counter()
+                smp = m.plan.sample(args.dt)
+                rp.write_trajectory_csv(tmp / f"move{m.index + 1:02d}_{m.label}.csv", smp, robot.joint_names)
+                if plotter is not None:
+                    title = (f"move {m.index + 1}: {m.label} ({m.slot.label}, payload "
+                             f"{0.0 if m.payload is None else m.payload.mass:g} kg), {m.duration:.3f} s")
+                    plotter.submit(tmp / f"move{m.index + 1:02d}_{m.label}.png", smp, m.plan.robot, title)
+                times["trajectories_s"] += time.perf_counter() - t1
 
+            bar = rp.ProgressBar("planning")
+            try:
+                report = plan_pallet(cell, quick=args.quick, boxes=boxes, progress=bar, nominal=not args.no_compare,
+                                     on_move=on_move)
+            finally:
+                bar.close()
+            summary = report.summary()
+            _print_summary(report, summary)
+            t1 = time.perf_counter()
+            if plotter is not None:
+                top, view3d = rp.pallet_figures(report)
+                rp.save_figure(top, tmp / "pallet_top.png")
+                rp.save_figure(view3d, tmp / "pallet_3d.png")
+                rp.save_figure(rp.cycle_figure(report), tmp / "cycle_times.png")
+                plotter.finish()
+                plotter = None
+            times["plots_s"] = time.perf_counter() - t1
+        finally:
+            if plotter is not None:
+                plotter.close()
+        times.update(ik_s=report.seconds["ik_s"], planning_s=report.seconds["planning_s"])
+        times["total_s"] = time.perf_counter() - STARTED
+        summary["wall_time_s"] = time.perf_counter() - t0
+        summary["time_spent"] = times
+        summary["trajectory_dt_s"] = args.dt
+        rp.write_json(tmp / "summary.json", summary)
+    total = time.perf_counter() - STARTED
+    print(f"wrote {args.out}/ (summary.json, {len(report.moves)} trajectory CSVs"
+          f"{'' if args.no_plots else ', plots'}) in {total:.1f} s: start-up and imports {times['startup_s']:.1f} s, "
+          f"cell {times['cell_s']:.1f} s, IK {times['ik_s']:.1f} s, planning {times['planning_s']:.1f} s, "
+          f"trajectories {times['trajectories_s']:.1f} s, waiting for plots {times['plots_s']:.1f} s")
+    return 0
+
+
+def _reuse(m) -> str:
+    if m.plan.refinements and m.plan.refinements[0].get("action") == "reversed":
+        return "reversed"
+    return "yes" if m.reused_problem else "no"
+
+
+def _print_summary(report, summary) -> None:
+    from scenarios import report as rp
+    cell = report.cell
     # ---------------------------------------------------------------- terminal summary
     rows = []
     for m in report.moves:
         rows.append([m.index + 1, m.label, m.slot.label, f"{0.0 if m.payload is None else m.payload.mass:g}",
                      f"{m.cart.length:.3f}", f"{m.duration:.3f}", f"{100 * (m.plan.worst_ratio - 1):+.3f}",
-                     f"{m.plan_seconds:.2f}", "yes" if m.reused_problem else "no"])
+                     f"{m.plan_seconds:.2f}", _reuse(m)])
     print()
     print(rp.format_table(["#", "move", "slot", "payload kg", "path m", "time s", "worst vs limit %",
                            "plan s", "reused"], rows))
@@ -116,24 +172,3 @@ def run(args) -> int:
         print(f"planning: {pl['first_plan_mean_s']:.2f} s per plan with a new problem, "
               f"{pl['reused_plan_mean_s']:.2f} s per re-plan re-using a compiled one (same path, other payload); "
               f"IK {pl['ik_s']:.2f} s")
-
-    # ---------------------------------------------------------------- files (atomic)
-    with atomic_directory(args.out, inputs, args.force, target) as tmp:
-        for m in report.moves:
-            smp = m.plan.sample(args.dt)
-            rp.write_trajectory_csv(tmp / f"move{m.index + 1:02d}_{m.label}.csv", smp, robot.joint_names)
-            if not args.no_plots:
-                title = (f"move {m.index + 1}: {m.label} ({m.slot.label}, payload "
-                         f"{0.0 if m.payload is None else m.payload.mass:g} kg), {m.duration:.3f} s")
-                rp.save_figure(rp.profile_figure(smp, m.plan.robot, title), tmp / f"move{m.index + 1:02d}_{m.label}.png")
-        if not args.no_plots:
-            top, view3d = rp.pallet_figures(report)
-            rp.save_figure(top, tmp / "pallet_top.png")
-            rp.save_figure(view3d, tmp / "pallet_3d.png")
-            rp.save_figure(rp.cycle_figure(report), tmp / "cycle_times.png")
-        summary["wall_time_s"] = time.perf_counter() - t0
-        summary["trajectory_dt_s"] = args.dt
-        rp.write_json(tmp / "summary.json", summary)
-    print(f"wrote {args.out}/ (summary.json, {len(report.moves)} trajectory CSVs"
-          f"{'' if args.no_plots else ', plots'}) in {time.perf_counter() - t0:.1f} s")
-    return 0
