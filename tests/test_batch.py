@@ -189,6 +189,10 @@ def test_output_that_is_not_this_batch_is_refused_before_work(serial_run, tmp_pa
         err = capsys.readouterr().err.strip()
         assert why in err and "\n" not in err
     assert [p.name for p in foreign.iterdir()] == ["notes.txt"] and afile.read_text() == "x"
+    before = results(done)                       # resuming with another sampling period would mix files
+    assert main(["batch", str(manifest), "--out", str(done), "--serial", "--dt", "0.002"]) == 2
+    assert "holds a batch of other cells or options" in capsys.readouterr().err
+    assert results(done) == before
 
 
 @pytest.mark.parametrize("args, why", [(["--jobs", "0"], "--jobs"), (["--dt", "0"], "--dt")])

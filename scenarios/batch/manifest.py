@@ -59,9 +59,11 @@ class BatchSpec:
     nominal: bool
     sources: tuple               # files read (never written or replaced)
 
-    def fingerprint(self) -> str:
-        """A hash of everything that decides the results: a resumed batch must have the same."""
-        data = dict(cells=[(c.id, c.document) for c in self.cells], boxes=self.boxes, nominal=self.nominal)
+    def fingerprint(self, **options) -> str:
+        """A hash of everything that decides the results (the cells, boxes and `options` such as the
+        sampling period): a resumed batch must have the same."""
+        data = dict(cells=[(c.id, c.document) for c in self.cells], boxes=self.boxes, nominal=self.nominal,
+                    options=options)
         text = json.dumps(data, sort_keys=True, default=repr)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 

@@ -110,13 +110,13 @@ def dask_client(jobs: int | None, scheduler: str | None):
     return Client(cluster), cluster
 
 
-def run_tasks(tasks, write, *, nominal: bool, dt: float, client=None) -> dict:
+def run_tasks(tasks, write, *, nominal: bool, dt: float, client=None, trajectories: bool = True) -> dict:
     """Run `tasks` in this process (no `client`) or through a Dask `client`, calling `write(outcome)` in
     this process as each finishes; returns facts about the run."""
     t0 = time.perf_counter()
     if client is None:
         for t in tasks:
-            write(plan_box_task(t.cell_id, t.cell, t.box, nominal, dt))
+            write(plan_box_task(t.cell_id, t.cell, t.box, nominal, dt, trajectories))
         return dict(mode="serial", workers=1, wall_s=time.perf_counter() - t0)
     from dask.distributed import as_completed
     workers = max(len(client.scheduler_info().get("workers", {})), 1)
@@ -126,7 +126,7 @@ def run_tasks(tasks, write, *, nominal: bool, dt: float, client=None) -> dict:
 
     def submit(n):
         for t in pending:
-            ac.add(client.submit(plan_box_task, t.cell_id, t.cell, t.box, nominal, dt, pure=False, retries=1,
+            ac.add(client.submit(plan_box_task, t.cell_id, t.cell, t.box, nominal, dt, trajectories, pure=False, retries=1,
                                  key=f"box-{t.cell_id}-{t.box}-{os.getpid()}-{time.time_ns()}"))
             n -= 1
             if n == 0:
@@ -141,7 +141,7 @@ def run_tasks(tasks, write, *, nominal: bool, dt: float, client=None) -> dict:
     return dict(mode="dask", workers=workers, wall_s=time.perf_counter() - t0)
 
 
-def summarise(moves_csv, spec: BatchSpec, run: dict) -> dict:
+def summarise(moves_csv, spec: BatchSpec, run: dict, fingerprint: str) -> dict:
     """The batch summary from moves.csv (this run's rows and an earlier run's)."""
     with open(moves_csv, encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
@@ -161,4 +161,4 @@ def summarise(moves_csv, spec: BatchSpec, run: dict) -> dict:
         if cid in overrides:
             c["sweep"] = overrides[cid]
     return dict(cells=cells, moves=len(rows), failed=sum(c["failed"] for c in cells.values()),
-                fingerprint=spec.fingerprint(), run=run)
+                fingerprint=fingerprint, run=run)

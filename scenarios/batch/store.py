@@ -21,8 +21,6 @@ import os
 import secrets
 from pathlib import Path
 
-import numpy as np
-
 from toppra_app.output import OutputError, protected_reason
 
 from .tasks import COLUMNS
@@ -121,13 +119,11 @@ class BatchStore:
         if trajectories and outcome.trajectories:
             folder = self.path / TRAJECTORIES / outcome.cell
             folder.mkdir(parents=True, exist_ok=True)
-            cols = ["t"] + [f"{k}_{j}" for k in ("q", "qd", "qdd", "tau") for j in outcome.joint_names]
             for label, data in outcome.trajectories.items():
                 final = folder / f"{label}.csv"
                 tmp = folder / f".{label}.csv.tmp-{os.getpid()}-{secrets.token_hex(3)}"
                 try:
-                    with open(tmp, "w", encoding="utf-8") as fh:   # %.17g: the doubles exactly
-                        np.savetxt(fh, data, delimiter=",", header=",".join(cols), comments="", fmt="%.17g")
+                    tmp.write_bytes(data)
                     os.replace(tmp, final)
                 finally:
                     if tmp.exists():

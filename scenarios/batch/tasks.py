@@ -22,13 +22,24 @@ class BoxOutcome:
     cell: str
     box: int                       # 0-based slot index
     rows: list                     # one dict per move (keys: COLUMNS)
-    trajectories: dict             # move label -> (M, 1 + 4n) float array: t, q, qd, qdd, tau
+    trajectories: dict             # move label -> CSV text (bytes): t, q, qd, qdd, tau per sample
     joint_names: tuple
     seconds: float                 # wall time of the task
 
     @property
     def nbytes(self) -> int:
-        return int(sum(a.nbytes for a in self.trajectories.values()))
+        return int(sum(len(a) for a in self.trajectories.values()))
+
+
+def trajectory_csv(smp, joint_names) -> bytes:
+    """The samples as CSV text, every double exactly (%.17g), formatted where the task runs: the client
+    only writes bytes, so it does not become the bottleneck of a large cluster."""
+    import io
+    cols = ["t"] + [f"{k}_{j}" for k in ("q", "qd", "qdd", "tau") for j in joint_names]
+    buf = io.StringIO()
+    np.savetxt(buf, np.column_stack([smp.t, smp.q, smp.qd, smp.qdd, smp.tau]), delimiter=",",
+               header=",".join(cols), comments="", fmt="%.17g")
+    return buf.getvalue().encode("ascii")
 
 
 def move_label(move: int, box: int, kind: str) -> str:
@@ -40,9 +51,10 @@ def _one_line(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
-def plan_box_task(cell_id: str, cell, box: int, nominal: bool, dt: float) -> BoxOutcome:
+def plan_box_task(cell_id: str, cell, box: int, nominal: bool, dt: float, trajectories: bool = True) -> BoxOutcome:
     """Plan box `box` of `cell` (a `scenarios.palletizing.Cell`, pick posture already solved) and sample
-    its moves every `dt` seconds. Move numbers are those of the whole pallet (box k: 2k + 1 and 2k + 2)."""
+    its moves every `dt` seconds (as CSV text, unless ``trajectories`` is false). Move numbers are those
+    of the whole pallet (box k: 2k + 1 and 2k + 2)."""
     from scenarios.palletizing import plan_box
     t0 = time.perf_counter()
     slot = cell.slots[box]
@@ -57,16 +69,16 @@ def plan_box_task(cell_id: str, cell, box: int, nominal: bool, dt: float) -> Box
                      nominal_duration_s="", nominal_torque_ratio="")
                 for k, kind in enumerate(("loaded", "return"))]
         return BoxOutcome(cell_id, box, rows, {}, tuple(cell.robot.joint_names), time.perf_counter() - t0)
-    rows, trajectories = [], {}
+    rows, files = [], {}
     check = result.check
     for m in result.moves:
-        smp = m.plan.sample(dt)
-        label = move_label(m.index + 1, box, m.kind)
-        trajectories[label] = np.column_stack([smp.t, smp.q, smp.qd, smp.qdd, smp.tau])
+        if trajectories:
+            label = move_label(m.index + 1, box, m.kind)
+            files[label] = trajectory_csv(m.plan.sample(dt), cell.robot.joint_names)
         loaded = m.kind == "loaded"
         rows.append(dict(base, move=m.index + 1, kind=m.kind, payload_kg=0.0 if m.payload is None else m.payload.mass,
                          duration_s=m.duration, worst_ratio=float(m.plan.worst_ratio), status="ok", error="",
                          plan_s=m.plan_seconds, ik_s=m.ik_seconds,
                          nominal_duration_s=check.nominal_duration if loaded and check else "",
                          nominal_torque_ratio=check.torque_ratio if loaded and check else ""))
-    return BoxOutcome(cell_id, box, rows, trajectories, tuple(cell.robot.joint_names), time.perf_counter() - t0)
+    return BoxOutcome(cell_id, box, rows, files, tuple(cell.robot.joint_names), time.perf_counter() - t0)

@@ -43,7 +43,8 @@ def run(args) -> int:
         raise InputError(f"--jobs: expected a number of workers from 1 to 1024, got {args.jobs}")
     t0 = time.perf_counter()
     spec = read_source(args.source)
-    store = BatchStore(args.out, spec.fingerprint(), inputs=[args.source, *spec.sources])   # before any work
+    fingerprint = spec.fingerprint(dt=args.dt, trajectories=not args.no_trajectories)
+    store = BatchStore(args.out, fingerprint, inputs=[args.source, *spec.sources])   # before any work
     loaded, failed_cells = load_cells(spec)
     client, cluster = (None, None) if args.serial else dask_client(args.jobs, args.scheduler)
     try:
@@ -75,19 +76,24 @@ def _run(args, spec, store, loaded, failed_cells, client, t0) -> int:
     progress = Progress(total)
     nbytes = []
 
+    write_s = [0.0]
+
     def write(outcome):
+        t1 = time.perf_counter()
         nbytes.append(outcome.nbytes)
         store.write_outcome(outcome, trajectories=not args.no_trajectories)
+        write_s[0] += time.perf_counter() - t1
         progress.update(outcome)
 
     try:
         for o in failed_cells:
             write(o)
-        info = run_tasks(tasks, write, nominal=spec.nominal, dt=args.dt, client=client)
+        info = run_tasks(tasks, write, nominal=spec.nominal, dt=args.dt, client=client,
+                         trajectories=not args.no_trajectories)
         info.update(moves_planned=2 * len(tasks), moves_skipped=skipped, max_task_result_bytes=max(nbytes, default=0),
                     moves_per_s=2 * len(tasks) / max(info["wall_s"], 1e-9), total_wall_s=time.perf_counter() - t0,
-                    scheduler=args.scheduler)
-        summary = summarise(store.path / MOVES, spec, info)
+                    scheduler=args.scheduler, client_write_s=write_s[0])
+        summary = summarise(store.path / MOVES, spec, info, store.fingerprint)
         store.write_summary(summary)
     except KeyboardInterrupt as exc:                  # Ctrl-C, SIGTERM (cli.Terminated): keep what is finished
         progress.close()
