@@ -1076,6 +1076,9 @@ def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, p
         if box.check is not None:
             checks.append(box.check)
         for m in box.moves:
+            for plan in (m.plan, m.reference_plan):
+                if plan is not None:
+                    plan.planner = None         # keep the plan's data, not its planner's caches (flat memory)
             moves.append(m)
             if on_move:
                 on_move(m)
