@@ -268,3 +268,20 @@ def test_unreachable_scheduler_is_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert "--scheduler tcp://127.0.0.1:9: cannot connect" in err and "\n" not in err
     assert not (tmp_path / "o").exists()
+
+
+def test_plan_results_hold_only_what_they_need():
+    """A plan travels and is kept without its planner (caches, compiled problem): a ~1 s move pickles to
+    well under 2 MB, and the batch's task result for a box stays under 2 MB."""
+    import pickle
+    import dynamics
+    from toppra_app import JointPath, plan_time_optimal
+    r = dynamics.load_robot("iiwa7")
+    W = np.array([np.zeros(r.n), 0.5 * r.q_max, 0.2 * r.q_min])
+    plan = plan_time_optimal(r, JointPath.from_waypoints(W))
+    assert 0.5 < plan.duration < 3.0
+    data = pickle.dumps(plan)
+    assert len(data) < 2 * 2 ** 20
+    back = pickle.loads(data)
+    assert back.planner is None and back.duration == plan.duration
+    assert np.array_equal(back.sample(1e-3).tau, plan.sample(1e-3).tau)
