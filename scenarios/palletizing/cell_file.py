@@ -1,0 +1,410 @@
+"""Reading a cell file (TOML): every key checked, one line naming the file and the field on the first
+problem (docs/palletizing.md lists the keys)."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from pathlib import Path
+
+import numpy as np
+
+from dynamics.model import ModelError, RobotModel
+from dynamics.payload import RigidBodyInertia, with_payload
+from toppra_app.errors import InputError, short_repr
+from toppra_app.textfile import read_text
+
+from .cell import BoxType, Cell, DEFAULT_CELL, TCP_FRAME, read_only, read_only_int, rot_z, tool_down_pose
+from .moves import check_reachable
+from .pattern import check_slots, make_slots
+
+_SCHEMA = {
+    "cell": {"name", "robot", "urdf", "flange", "preferred_posture_deg"},
+    "gripper": {"mass", "com", "size", "inertia", "tcp_offset"},
+    "pick": {"position", "yaw_deg"},
+    "pallet": {"position", "size", "yaw_deg"},
+    "pattern": {"layers", "rows", "columns", "gap", "alternate", "boxes", "box"},
+    "motion": {"approach_height", "clearance", "blend_radius", "transfer", "samples", "grid", "rot_weight",
+               "energy_weight"},
+    "limits": {"tool_speed_max", "collaborative", "torque_rate_max", "jerk_max"},   # optional extra limits
+    "friction": {"coulomb", "viscous"},                 # optional joint friction of the robot model
+    "thermal": {"tau_rms", "tau_rms_fraction", "box"},  # optional RMS-torque rating over one box's cycle
+    "boxes": None,        # a table of box types
+}
+_BOX_KEYS = {"size", "mass", "com_offset", "inertia"}
+_COLLABORATIVE_KEYS = {"energy_max", "contact_mass"}
+
+
+class _Reader:
+    """Typed access to one TOML table with errors naming the file and the field."""
+
+    def __init__(self, source: str, table: dict, prefix: str):
+        self.source, self.table, self.prefix = source, table, prefix
+
+    def error(self, key: str | None, msg: str) -> InputError:
+        where = self.prefix if key is None else (f"{self.prefix}.{key}" if self.prefix else key)
+        return InputError(f"{self.source}: {where}: {msg}")
+
+    def check_keys(self, allowed):
+        unknown = sorted(set(self.table) - set(allowed))
+        if unknown:
+            raise self.error(unknown[0], f"unknown key (known keys: {', '.join(sorted(allowed))})")
+
+    def has(self, key):
+        return key in self.table
+
+    def number(self, key, default=None, *, lo=None, hi=None, positive=False, integer=False):
+        if key not in self.table:
+            if default is None:
+                raise self.error(key, "required")
+            return default
+        v = self.table[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise self.error(key, f"expected a number, got {short_repr(v)}")
+        if not math.isfinite(v):
+            raise self.error(key, f"must be a finite number, got {v}")
+        if integer and (not isinstance(v, int) and not float(v).is_integer()):
+            raise self.error(key, f"expected an integer, got {v}")
+        if positive and not v > 0:
+            raise self.error(key, f"must be > 0, got {v}")
+        if lo is not None and v < lo:
+            raise self.error(key, f"must be >= {lo}, got {v}")
+        if hi is not None and v > hi:
+            raise self.error(key, f"must be <= {hi}, got {v}")
+        return int(v) if integer else float(v)
+
+    def vector(self, key, n, default=None, *, positive=False):
+        if key not in self.table:
+            if default is None:
+                raise self.error(key, "required")
+            return np.array(default, dtype=float)
+        v = self.table[key]
+        if not isinstance(v, list) or len(v) != n or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in v):
+            raise self.error(key, f"expected a list of {n} numbers, got {short_repr(v)}")
+        arr = np.array(v, dtype=float)
+        if not np.isfinite(arr).all():
+            raise self.error(key, f"values must be finite numbers, got {v}")
+        if positive and not (arr > 0).all():
+            raise self.error(key, f"values must be > 0, got {v}")
+        return arr
+
+    def string(self, key, default=None):
+        if key not in self.table:
+            if default is None:
+                raise self.error(key, "required")
+            return default
+        v = self.table[key]
+        if not isinstance(v, str) or not v:
+            raise self.error(key, f"expected a non-empty string, got {short_repr(v)}")
+        return v
+
+    def inertia(self, key, mass, default):
+        """3 principal moments (along the body axes) or a 3×3 matrix, about the COM."""
+        if key not in self.table:
+            return default
+        v = self.table[key]
+        try:
+            arr = np.array(v, dtype=float)
+        except (TypeError, ValueError):
+            raise self.error(key, f"expected 3 numbers or a 3×3 matrix, got {short_repr(v)}") from None
+        if arr.shape == (3,):
+            arr = np.diag(arr)
+        if arr.shape != (3, 3):
+            raise self.error(key, f"expected 3 numbers or a 3×3 matrix, got shape {arr.shape}")
+        try:
+            RigidBodyInertia(mass, np.zeros(3), arr)
+        except ModelError as exc:
+            raise self.error(key, str(exc).removeprefix("payload: ")) from None
+        return arr
+
+
+def _table(source, doc, key, required=True) -> dict:
+    if key not in doc:
+        if required:
+            raise InputError(f"{source}: [{key}]: required table is missing")
+        return {}
+    if not isinstance(doc[key], dict):
+        raise InputError(f"{source}: {key}: expected a table")
+    return doc[key]
+
+
+def _box_type(source, name, table) -> BoxType:
+    if not isinstance(table, dict):
+        raise InputError(f"{source}: boxes.{name}: expected a table")
+    r = _Reader(source, table, f"boxes.{name}")
+    r.check_keys(_BOX_KEYS)
+    size = r.vector("size", 3, positive=True)
+    mass = r.number("mass", positive=True)
+    com = r.vector("com_offset", 3, default=np.zeros(3))
+    if np.any(np.abs(com) > 0.5 * size + 1e-12):
+        raise r.error("com_offset", f"COM {com.tolist()} lies outside the box of size {size.tolist()}")
+    a, b, c = size
+    uniform = mass / 12.0 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b])
+    inertia = r.inertia("inertia", mass, uniform)
+    return BoxType(name, size, mass, com, inertia)
+
+
+def default_preferred_posture(robot: RobotModel, pick: np.ndarray) -> np.ndarray:
+    """Start posture for the IK: elbow up, wrist down, joint 1 turned towards the pick (7-axis arms of
+    the iiwa/panda family); otherwise the middle of the joint ranges with joint 1 towards the pick."""
+    yaw = math.atan2(pick[1, 3], pick[0, 3])
+    if robot.n == 7:
+        q = np.array([yaw, 0.55, 0.0, -1.35, 0.0, 1.25, 0.0])
+    else:
+        lo = np.where(np.isfinite(robot.q_min), robot.q_min, -np.pi)
+        hi = np.where(np.isfinite(robot.q_max), robot.q_max, np.pi)
+        q = 0.5 * (lo + hi)
+        q[0] = yaw
+    return np.clip(q, robot.q_min, robot.q_max)
+
+
+def _load_robot(source, r: _Reader, base_dir: Path) -> tuple[str, RobotModel]:
+    from dynamics.robots import load_robot
+    if r.has("urdf") and r.has("robot"):
+        raise r.error("urdf", "give either 'robot' (a built-in name) or 'urdf' (a file), not both")
+    if r.has("urdf"):
+        path = base_dir / r.string("urdf")
+        if not path.is_file():
+            raise r.error("urdf", f"no such file: {path}")
+        try:
+            return path.stem, RobotModel.from_urdf(str(path))
+        except ValueError as exc:
+            raise r.error("urdf", str(exc)) from None
+    name = r.string("robot", "iiwa7")
+    try:
+        return name, load_robot(name)
+    except ModelError as exc:
+        raise r.error("robot", str(exc)) from None
+
+
+def _grid(rm: "_Reader") -> int | None:
+    """[motion] grid: "adaptive" (default; the planner's adaptive grid, None) or a number of intervals."""
+    value = rm.table.get("grid", "adaptive")
+    if value == "adaptive":
+        return None
+    if isinstance(value, str):
+        raise rm.error("grid", f'expected "adaptive" or a number of intervals, got {short_repr(value)}')
+    return rm.number("grid", lo=10, hi=5000, integer=True)
+
+
+MAX_CELL_BYTES = 1 << 20          # a cell file is a few kB; more is not a cell file
+MAX_BOXES = 2000                  # boxes per pallet (layers × rows × columns), checked before any planning
+MAX_PER_SIDE = 100                # layers, rows or columns
+MAX_DISTANCE = 10.0               # m: approach height, clearance, blend radius, gap
+
+
+def _read_toml(path: Path, source: str) -> dict:
+    """The TOML document, or one `InputError` line for anything that is not a small UTF-8 TOML file."""
+    text = read_text(path, MAX_CELL_BYTES, "a cell file (TOML)")
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{source}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise InputError(f"{source}: not valid TOML (arrays or tables nested too deeply)") from None
+
+
+def load_cell(path=None, *, check_reach: bool = True) -> Cell:
+    """Read and validate a cell file (default: the built-in ``scenarios/default_cell.toml``).
+
+    Every problem raises `InputError` naming the file and the field. With ``check_reach`` the pick pose
+    and every place pose are solved by IK (a few ms each) so an unreachable slot is reported up front."""
+    path = Path(path) if path is not None else DEFAULT_CELL
+    source = str(path)
+    return cell_from_document(_read_toml(path, source), source, path.parent, path.stem, check_reach=check_reach)
+
+
+def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str, *, check_reach: bool = True) -> Cell:
+    """`load_cell` of a parsed cell document (a dict as from `tomllib`); files it names (``urdf``) are
+    relative to ``base_dir``; errors name ``source``."""
+    base_dir = Path(base_dir)
+    unknown = sorted(set(doc) - set(_SCHEMA))
+    if unknown:
+        raise InputError(f"{source}: {unknown[0]}: unknown table (known: {', '.join(_SCHEMA)})")
+
+    rc = _Reader(source, _table(source, doc, "cell"), "cell")
+    rc.check_keys(_SCHEMA["cell"])
+    robot_name, base = _load_robot(source, rc, base_dir)
+    flange = rc.string("flange", base.tool_frame or base.link_names[-1])
+    try:
+        flange_body, T_body_flange = base.frame(flange)
+    except ModelError as exc:
+        raise rc.error("flange", str(exc)) from None
+
+    rg = _Reader(source, _table(source, doc, "gripper", required=False), "gripper")
+    rg.check_keys(_SCHEMA["gripper"])
+    g_mass = rg.number("mass", 0.0, lo=0.0)
+    g_com = rg.vector("com", 3, default=np.zeros(3))
+    g_size = rg.vector("size", 3, default=np.full(3, 0.05), positive=True)    # validated even for mass 0
+    if g_mass > 0:
+        g_inertia = rg.inertia("inertia", g_mass, RigidBodyInertia.box(g_mass, g_size).inertia)
+    else:
+        g_inertia = rg.inertia("inertia", g_mass, np.zeros((3, 3)))
+    gripper = RigidBodyInertia(g_mass, g_com, g_inertia)
+    tcp = np.eye(4)
+    tcp[:3, 3] = rg.vector("tcp_offset", 3, default=np.zeros(3))
+    rated = base.rated_payload
+    if rated is not None and g_mass > rated:
+        raise rg.error("mass", f"gripper of {g_mass:g} kg exceeds the rated payload {rated:g} kg of {robot_name}")
+    robot = with_payload(base, gripper, frame=flange)
+    robot = robot.replace(
+        frame_names=tuple(base.frame_names) + (TCP_FRAME,),
+        frame_bodies=read_only_int(list(base.frame_bodies) + [flange_body]),
+        frame_transforms=read_only(np.concatenate([np.asarray(base.frame_transforms).reshape(-1, 4, 4),
+                                             (T_body_flange @ tcp)[None]])),
+        tool_frame=TCP_FRAME,
+        rated_payload=None if rated is None else rated - g_mass,
+    )
+
+    rp = _Reader(source, _table(source, doc, "pick"), "pick")
+    rp.check_keys(_SCHEMA["pick"])
+    pick = tool_down_pose(rp.vector("position", 3), math.radians(rp.number("yaw_deg", 0.0)))
+
+    rl = _Reader(source, _table(source, doc, "pallet"), "pallet")
+    rl.check_keys(_SCHEMA["pallet"])
+    pallet_pose = np.eye(4)
+    pallet_pose[:3, :3] = rot_z(math.radians(rl.number("yaw_deg", 0.0)))
+    pallet_pose[:3, 3] = rl.vector("position", 3)
+    pallet_size = rl.vector("size", 2, positive=True)
+
+    boxes_doc = _table(source, doc, "boxes")
+    if not boxes_doc:
+        raise InputError(f"{source}: boxes: define at least one box type ([boxes.NAME] with size and mass)")
+    boxes = {name: _box_type(source, name, t) for name, t in boxes_doc.items()}
+    cap = robot.rated_payload
+    for b in boxes.values():
+        if cap is not None and b.mass > cap + 1e-12:
+            raise InputError(f"{source}: boxes.{b.name}.mass: {b.mass:g} kg exceeds what {robot_name} can carry "
+                             f"(rated payload {rated:g} kg minus gripper {g_mass:g} kg = {cap:g} kg)")
+
+    rt = _Reader(source, _table(source, doc, "pattern"), "pattern")
+    rt.check_keys(_SCHEMA["pattern"])
+    layers = rt.number("layers", 1, lo=1, hi=MAX_PER_SIDE, integer=True)
+    rows = rt.number("rows", 1, lo=1, hi=MAX_PER_SIDE, integer=True)
+    columns = rt.number("columns", 1, lo=1, hi=MAX_PER_SIDE, integer=True)
+    if layers * rows * columns > MAX_BOXES:
+        raise rt.error("layers", f"{layers} layers × {rows} rows × {columns} columns = {layers * rows * columns} "
+                                 f"boxes, more than the {MAX_BOXES} a pallet may have")
+    gap = rt.number("gap", 0.0, hi=MAX_DISTANCE)
+    if gap < 0:
+        raise rt.error("gap", f"negative gap {gap} m: neighbouring boxes would overlap")
+    alternate = rt.table.get("alternate", False)
+    if not isinstance(alternate, bool):
+        raise rt.error("alternate", f"expected true or false, got {short_repr(alternate)}")
+    if rt.has("box") and rt.has("boxes"):
+        raise rt.error("boxes", "give either 'box' (one type) or 'boxes' (a type per layer), not both")
+    names = rt.table.get("boxes", rt.table.get("box", next(iter(boxes))))
+    if isinstance(names, str):
+        names = [names]
+    key = "boxes" if rt.has("boxes") else "box"
+    if not isinstance(names, list) or not names or not all(isinstance(x, str) for x in names):
+        raise rt.error(key, f"expected a box type name or a list of names, got {short_repr(names)}")
+    for nm in names:
+        if nm not in boxes:
+            raise rt.error(key, f"unknown box type '{nm}' (defined: {', '.join(boxes)})")
+    layer_boxes = [boxes[names[k % len(names)]] for k in range(layers)]
+
+    rm = _Reader(source, _table(source, doc, "motion", required=False), "motion")
+    rm.check_keys(_SCHEMA["motion"])
+    cell = Cell(
+        source=source, name=rc.string("name", default_name), robot_name=robot_name, base_robot=base, robot=robot,
+        gripper=gripper, pick=pick, pallet_pose=pallet_pose, pallet_size=pallet_size, layers=layers, rows=rows,
+        columns=columns, gap=gap, alternate=alternate, layer_boxes=layer_boxes, boxes=boxes,
+        approach_height=rm.number("approach_height", 0.08, positive=True, hi=MAX_DISTANCE),
+        clearance=rm.number("clearance", 0.05, lo=0.0, hi=MAX_DISTANCE),
+        blend_radius=rm.number("blend_radius", 0.05, lo=0.0, hi=MAX_DISTANCE),
+        transfer=rm.string("transfer", "arc"),
+        samples=rm.number("samples", 80, lo=10, hi=2000, integer=True),
+        grid=_grid(rm),
+        rot_weight=rm.number("rot_weight", 0.2, positive=True),
+        energy_weight=rm.number("energy_weight", 0.0, lo=0.0),
+        q_preferred=np.zeros(robot.n),
+    )
+    if cell.transfer not in ("arc", "line"):
+        raise rm.error("transfer", f"expected 'arc' or 'line', got {short_repr(cell.transfer)}")
+    if rc.has("preferred_posture_deg"):
+        qp = np.radians(rc.vector("preferred_posture_deg", robot.n))
+        bad = np.flatnonzero((qp < robot.q_min) | (qp > robot.q_max))
+        if bad.size:
+            raise rc.error("preferred_posture_deg", f"joint {robot.joint_names[bad[0]]} outside its limits")
+        cell.q_preferred = qp
+    else:
+        cell.q_preferred = default_preferred_posture(robot, pick)
+    _read_limits(source, doc, cell)
+    _read_friction(source, doc, cell)
+    cell.slots = make_slots(cell)
+    _read_thermal(source, doc, cell)
+    check_slots(cell)
+    if check_reach:
+        check_reachable(cell)
+    return cell
+
+
+def _read_limits(source, doc, cell: Cell) -> None:
+    """[limits] tool_speed_max = V (m/s), collaborative = { energy_max = E (J), contact_mass = m (kg) },
+    torque_rate_max = N·m/s and jerk_max = rad/s³ (a number for every joint or a list)."""
+    rl = _Reader(source, _table(source, doc, "limits", required=False), "limits")
+    rl.check_keys(_SCHEMA["limits"])
+    if rl.has("tool_speed_max"):
+        cell.tool_speed_max = rl.number("tool_speed_max", positive=True)
+    if rl.has("collaborative"):
+        tbl = rl.table["collaborative"]
+        if not isinstance(tbl, dict):
+            raise rl.error("collaborative", f"expected a table such as {{ energy_max = 2.0 }}, got {short_repr(tbl)}")
+        rc = _Reader(source, tbl, "limits.collaborative")
+        rc.check_keys(_COLLABORATIVE_KEYS)
+        cell.energy_max = rc.number("energy_max", positive=True)
+        if rc.has("contact_mass"):
+            cell.contact_mass = rc.number("contact_mass", positive=True)
+    for key in ("torque_rate_max", "jerk_max"):
+        if rl.has(key):
+            setattr(cell, key, _scalar_or_vector(rl, key, cell.robot.n))
+
+
+def _scalar_or_vector(reader: "_Reader", key: str, n: int) -> np.ndarray:
+    """A positive number for every joint, or a list of n positive numbers."""
+    v = reader.table[key]
+    if isinstance(v, list):
+        return reader.vector(key, n, positive=True)
+    return np.full(n, reader.number(key, positive=True))
+
+
+def _read_friction(source, doc, cell: Cell) -> None:
+    """[friction] coulomb = [N·m per joint], viscous = [N·m·s/rad per joint]: the robot's joint friction
+    (replacing the model's); every move is then also planned without it for comparison."""
+    if "friction" not in doc:
+        return
+    rf = _Reader(source, _table(source, doc, "friction", required=False), "friction")
+    rf.check_keys(_SCHEMA["friction"])
+    n = cell.robot.n
+    changes = {}
+    for key in ("coulomb", "viscous"):
+        if rf.has(key):
+            arr = rf.vector(key, n)
+            if (arr < 0).any():
+                raise rf.error(key, f"values must be >= 0, got {arr.tolist()}")
+            changes[key] = arr
+    if changes:
+        cell.reference_robot = cell.robot
+        cell.robot = cell.robot.replace(**changes)
+
+
+def _read_thermal(source, doc, cell: Cell) -> None:
+    """[thermal] tau_rms = [N·m per joint] or tau_rms_fraction = f (of τ_max); box = k (default 1): the RMS
+    torque over box k's cycle (loaded move + return move + idle holding the pick posture) must stay under
+    the rating (`toppra_app.objectives.thermal`)."""
+    if "thermal" not in doc:
+        return
+    rt = _Reader(source, _table(source, doc, "thermal", required=False), "thermal")
+    rt.check_keys(_SCHEMA["thermal"])
+    robot = cell.robot
+    if rt.has("tau_rms") == rt.has("tau_rms_fraction"):
+        raise rt.error(None, "give exactly one of tau_rms (N·m per joint) or tau_rms_fraction (of tau_max)")
+    if rt.has("tau_rms"):
+        cell.tau_rms = rt.vector("tau_rms", robot.n, positive=True)
+    else:
+        f = rt.number("tau_rms_fraction", positive=True, hi=1.0)
+        if not np.isfinite(robot.tau_max).all():
+            raise rt.error("tau_rms_fraction", "the robot has joints without a torque limit; give tau_rms")
+        cell.tau_rms = f * np.asarray(robot.tau_max, dtype=float)
+    cell.thermal_box = int(rt.number("box", 1, lo=1, hi=len(cell.slots), integer=True)) - 1

@@ -1,0 +1,183 @@
+"""Planning the pallet: one box at a time (`plan_box`: loaded move, optional empty-gripper comparison,
+return move), and the whole pallet (`plan_pallet`)."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from dynamics.forward_kinematics import frame_pose
+from toppra_app.errors import InfeasiblePathError
+
+from .cartesian_path import CartesianPath
+from .cell import Cell, Slot, TCP_FRAME
+from .moves import move_geometry, pick_posture
+from .results import MoveResult, NominalCheck, PalletReport
+
+def _path_deviation(cell: Cell, path, cart: CartesianPath) -> float:
+    """Largest TCP distance between the joint spline (at the midpoints between IK samples) and the
+    Cartesian path (linearly interpolated there) — the interpolation error of the spline."""
+    um = 0.5 * (cart.u[1:] + cart.u[:-1])
+    T = frame_pose(cell.robot, path.q(um), TCP_FRAME)
+    pm = 0.5 * (cart.poses[1:, :3, 3] + cart.poses[:-1, :3, 3])
+    return float(np.linalg.norm(T[:, :3, 3] - pm, axis=1).max())
+
+
+def select_boxes(cell: Cell, quick: bool = False, boxes=None) -> list[int]:
+    """Slot indices to plan: all (default), the ones given, or with ``quick`` the first box of every layer."""
+    if boxes is not None:
+        return list(boxes)
+    if quick:
+        seen, out = set(), []
+        for s in cell.slots:
+            if s.layer not in seen:
+                seen.add(s.layer)
+                out.append(s.index)
+        return out
+    return [s.index for s in cell.slots]
+
+
+@contextlib.contextmanager
+def _move_context(slot: Slot, move: str):
+    """Planner errors name the box and the move they happened in (same exception class)."""
+    try:
+        yield
+    except InfeasiblePathError as exc:
+        raise type(exc)(f"box {slot.label}, {move}: {exc}") from None
+
+
+@dataclass
+class BoxPlans:
+    """The plans of one box: its loaded and return moves, the nominal check and wall times (s)."""
+    moves: list                  # [loaded, return] MoveResult
+    check: NominalCheck | None
+    ik_s: float
+    plan_s: float
+    reference_s: float           # plans without the cell's options (comparison)
+
+
+def _reversible(robot, opts: dict) -> bool:
+    """Time reversal keeps the plan optimal and within limits (`TimeOptimalPlan.reversed`)."""
+    frictionless = not (np.any(robot.coulomb != 0) or np.any(robot.viscous != 0))
+    return frictionless and opts.get("torque_rate_max") is None and opts.get("jerk_max") is None
+
+
+def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, planner_options=None) -> BoxPlans:
+    """Plan the two moves of box `b` (slot index): the loaded move with the box merged into the model and
+    the empty return move along the same Cartesian path backwards; with ``nominal`` also the loaded path
+    planned for the empty gripper (re-using the compiled problem, only the payload changes) and executed
+    with the box, to show what ignoring the payload would demand.
+
+    On a frictionless robot without rate limits the return move is the nominal plan played backwards
+    (`TimeOptimalPlan.reversed`: the same optimum, checked again) instead of a third plan."""
+    from dynamics.inverse_dynamics import friction_torques, inverse_dynamics
+    from toppra_app.path import JointPath
+    from toppra_app.planner import TimeOptimalPlanner
+    base_opts = dict(planner_options or {})
+    opts = {**base_opts, **cell.planner_options()}
+    compare = opts != base_opts or cell.reference_robot is not None
+    reference_robot = cell.reference_robot or cell.robot
+    t_ref = 0.0
+
+    def unlimited(p, payload):
+        nonlocal t_ref
+        if not compare:
+            return None
+        t0 = time.perf_counter()
+        plan = TimeOptimalPlanner(reference_robot, p, grid=cell.grid, **base_opts).plan(payload=payload)
+        t_ref += time.perf_counter() - t0
+        return plan
+
+    slot = cell.slots[b]
+    t0 = time.perf_counter()
+    geo = move_geometry(cell, slot)
+    t_ik = time.perf_counter() - t0
+    load = slot.box.payload()
+    path = JointPath.from_waypoints(geo.q, s=geo.cart.u)
+    t0 = time.perf_counter()
+    with _move_context(slot, "loaded move"):
+        planner = TimeOptimalPlanner(cell.robot, path, grid=cell.grid, **opts)
+        plan = planner.plan(payload=load)
+    dt_plan = time.perf_counter() - t0
+    t_plan = dt_plan
+    loaded = MoveResult(first_index, b, "loaded", slot, load, path, plan, dt_plan, plan.reused_problem, geo.cart,
+                        geo.ik_time, _path_deviation(cell, path, geo.cart), unlimited(path, load))
+    check = nominal_plan = None
+    if nominal:
+        t0 = time.perf_counter()
+        with _move_context(slot, "loaded move planned without the box"):
+            nominal_plan = planner.plan(payload=None)
+        dt_replan = time.perf_counter() - t0
+        t_plan += dt_replan
+        smp = nominal_plan.sample(1e-3)
+        loaded_robot = cell.robot.with_payload(load)
+        tau = inverse_dynamics(loaded_robot, smp.q, smp.qd, smp.qdd) + friction_torques(loaded_robot, smp.qd)
+        ratio = np.abs(tau) / cell.robot.tau_max
+        k = int(np.unravel_index(np.argmax(ratio), ratio.shape)[1])
+        check = NominalCheck(b, slot.label, slot.box.name, load.mass, float(nominal_plan.duration),
+                             float(plan.duration), float(ratio.max()), cell.robot.joint_names[k],
+                             dt_replan, bool(nominal_plan.reused_problem))
+    # empty return: the same Cartesian path backwards (joint path reversed: ends at the pick posture)
+    rcart = CartesianPath(geo.cart.poses[::-1].copy(), 1.0 - geo.cart.u[::-1], geo.cart.length, geo.cart.waypoints[::-1])
+    rpath = JointPath.from_waypoints(geo.q[::-1], s=rcart.u)
+    t0 = time.perf_counter()
+    with _move_context(slot, "return move"):
+        if nominal_plan is not None and _reversible(cell.robot, opts):
+            rplan = nominal_plan.reversed(rpath)
+        else:
+            rplan = TimeOptimalPlanner(cell.robot, rpath, grid=cell.grid, **opts).plan(payload=None)
+    dt_plan = time.perf_counter() - t0
+    t_plan += dt_plan
+    ret = MoveResult(first_index + 1, b, "return", slot, None, rpath, rplan, dt_plan, rplan.reused_problem, rcart,
+                     0.0, _path_deviation(cell, rpath, rcart), unlimited(rpath, None))
+    return BoxPlans([loaded, ret], check, t_ik, t_plan, t_ref)
+
+
+def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, planner_options=None,
+                nominal: bool = True, on_move=None) -> PalletReport:
+    """Plan every move of the pallet (or a subset) box by box (`plan_box`): the loaded move, the empty
+    return move and, with ``nominal``, the loaded path planned for the empty gripper and executed with the
+    box. ``progress(done, total, label)`` and ``on_move(MoveResult)`` are called after every move.
+
+    With optional planner options in the cell (``[limits]``: TCP speed, collaborative energy;
+    ``[motion] energy_weight``) every move is planned with them and, for comparison, once more without
+    them (`MoveResult.unlimited_duration`, summary ``cell_options``: the effect on the cycle time)."""
+    opts = {**dict(planner_options or {}), **cell.planner_options()}
+    compare = opts != dict(planner_options or {}) or cell.reference_robot is not None
+    chosen = select_boxes(cell, quick, boxes)
+    total_moves = 2 * len(chosen)
+    moves, checks = [], []
+    t_all = time.perf_counter()
+    t_ik = t_plan = t_ref = 0.0
+    pick_posture(cell)
+    for b in chosen:
+        box = plan_box(cell, b, len(moves), nominal=nominal, planner_options=planner_options)
+        t_ik, t_plan, t_ref = t_ik + box.ik_s, t_plan + box.plan_s, t_ref + box.reference_s
+        if box.check is not None:
+            checks.append(box.check)
+        for m in box.moves:
+            for plan in (m.plan, m.reference_plan):
+                if plan is not None:
+                    plan.planner = None         # keep the plan's data, not its planner's caches (flat memory)
+            moves.append(m)
+            if on_move:
+                on_move(m)
+            if progress:
+                progress(len(moves), total_moves, m.label)
+    thermal = None
+    if cell.tau_rms is not None and cell.thermal_box in chosen:
+        from toppra_app.objectives.thermal import plan_cycle_with_rms_limit
+        ms = [m for m in moves if m.box == cell.thermal_box]
+        t0 = time.perf_counter()
+        thermal = plan_cycle_with_rms_limit(cell.robot, [m.path for m in ms], cell.tau_rms,
+                                            payloads=[m.payload for m in ms], grid=cell.grid, **opts)
+        t_plan += time.perf_counter() - t0
+    seconds = dict(ik_s=t_ik, planning_s=t_plan, total_s=time.perf_counter() - t_all)
+    if compare:
+        seconds["planning_without_cell_options_s"] = t_ref
+    if thermal is not None:
+        seconds["thermal_s"] = thermal.seconds
+    return PalletReport(cell, moves, checks, seconds, chosen, thermal)
