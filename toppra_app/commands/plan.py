@@ -49,16 +49,58 @@ def add_parser(sub):
     p.add_argument("--sd-end", type=float, default=0.0, metavar="V", help="path speed dθ/dt at the end (default 0)")
     p.add_argument("--dt", type=float, default=1e-3, metavar="SECONDS", help="trajectory.csv sample time (default 0.001)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--format", default="csv", metavar="LIST",
+                   help="trajectory files, comma-separated: csv (trajectory.csv), ros2-yaml, ros2-json "
+                        "(trajectory_msgs/JointTrajectory; docs/export.md) (default csv)")
+    p.add_argument("--lock", action="append", default=[], metavar="JOINT=VALUE",
+                   help="URDF robot: hold a joint at a position (rad or m); repeat for several")
+    p.add_argument("--tool-frame", default=None, metavar="FRAME", help="URDF robot: the tool frame (a link name)")
+    p.add_argument("--velocity-scaling", type=float, default=1.0, metavar="F",
+                   help="scale every joint velocity limit by F in (0, 1] (MoveIt's max_velocity_scaling_factor)")
+    p.add_argument("--acceleration-scaling", type=float, default=1.0, metavar="F",
+                   help="scale every joint acceleration limit by F in (0, 1] (MoveIt's "
+                        "max_acceleration_scaling_factor)")
     return p
 
 
+def _formats(text: str) -> list[str]:
+    from toppra_app.export import FORMATS
+    items = [x.strip() for x in str(text).split(",") if x.strip()]
+    bad = [x for x in items if x not in FORMATS]
+    if bad or not items:
+        raise InputError(f"--format: expected a comma-separated list of {', '.join(FORMATS)}, got '{text}'")
+    return list(dict.fromkeys(items))
+
+
+def _locks(items) -> dict:
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            v = float(value)
+        except ValueError:
+            v = math.nan
+        if not sep or not name.strip() or not math.isfinite(v):
+            raise InputError(f"--lock: expected JOINT=VALUE with a finite number, got '{item}'")
+        out[name.strip()] = v
+    return out
+
+
+def _scaling(value: float, flag: str) -> float:
+    if not (math.isfinite(value) and 0.0 < value <= 1.0):
+        raise InputError(f"{flag}: expected a factor in (0, 1], got {value:g}")
+    return value
+
+
 # ---------------------------------------------------------------------------------- input
-def load_robot_arg(name: str):
+def load_robot_arg(name: str, locks=None, tool_frame=None):
     import dynamics
     if name.lower().endswith(".urdf") or os.path.sep in name:
         if not os.path.exists(name):
             raise InputError(f"--robot: no such file '{name}'")
-        return dynamics.RobotModel.from_urdf(name)
+        return dynamics.RobotModel.from_urdf(name, locked_joints=locks or None, tool_frame=tool_frame)
+    if locks or tool_frame:
+        raise InputError(f"--lock / --tool-frame: only for a URDF robot (--robot FILE.urdf), not the built-in '{name}'")
     loader = getattr(dynamics, "load_robot", None)
     if loader is None:
         from dynamics.robots import load_robot as loader
@@ -108,21 +150,27 @@ def _finite(obj):
     return obj
 
 
-def write_outputs(directory: str, plan, sample, source: str, plots: bool = True) -> list[str]:
-    """summary.json, trajectory.csv and the plots into an existing (temporary) directory."""
+def write_outputs(directory: str, plan, sample, source: str, plots: bool = True, formats=("csv",)) -> list[str]:
+    """summary.json, the trajectory files (`toppra_app.export`) and the plots into an existing (temporary)
+    directory."""
+    from toppra_app.export import export_text
+    from toppra_app.output import _version
     robot = plan.robot
     names = list(robot.joint_names)
-    cols = ["t"] + [f"{p}_{j}" for p in ("q", "qd", "qdd", "tau") for j in names]
-    table = np.column_stack([sample.t, sample.q, sample.qd, sample.qdd, sample.tau])
-    np.savetxt(os.path.join(directory, "trajectory.csv"), table, delimiter=",", header=",".join(cols), comments="",
-               fmt="%.9g")
-    files = ["summary.json", "trajectory.csv"]
+    files = ["summary.json"]
+    for fmt in formats:
+        name, text = export_text(plan, fmt, sample=sample)
+        with open(os.path.join(directory, name), "w", encoding="utf-8") as fh:
+            fh.write(text)
+        files.append(name)
     if plots:
         from toppra_app.plots import plot_plan
         files += [os.path.basename(f) for f in plot_plan(plan, directory, sample=sample)]
     summary = plan.summary()
     summary.update(waypoints_file=os.path.abspath(source), sample_time=float(sample.t[1] - sample.t[0]) if len(sample) > 1 else None,
-                   samples=len(sample), files=files)
+                   samples=len(sample), files=files, joint_names=names, tool="toppra-app", version=_version(),
+                   units=dict(time="s", position="rad or m", velocity="rad/s or m/s",
+                              acceleration="rad/s² or m/s²", effort="N·m or N"))
     with open(os.path.join(directory, "summary.json"), "w", encoding="utf-8") as fh:
         json.dump(_finite(summary), fh, indent=2)
     return files
@@ -134,7 +182,12 @@ def run(args) -> int:
     from toppra_app.planner import TimeOptimalPlanner
     inputs = [args.waypoints] + ([args.robot] if os.path.exists(args.robot) else [])
     target = check_output(args.out, inputs, args.force)      # before any work: a bad --out fails at once
-    robot = load_robot_arg(args.robot)
+    formats = _formats(args.format)
+    vs, accs = _scaling(args.velocity_scaling, "--velocity-scaling"), _scaling(args.acceleration_scaling,
+                                                                                 "--acceleration-scaling")
+    robot = load_robot_arg(args.robot, _locks(args.lock), args.tool_frame)
+    if vs != 1.0 or accs != 1.0:
+        robot = robot.with_limits(qd_max=vs * np.asarray(robot.qd_max), qdd_max=accs * np.asarray(robot.qdd_max))
     waypoints, s, _ = read_waypoints(args.waypoints, robot.n, args.degrees)
     try:
         path = JointPath.from_waypoints(waypoints, s=s)
@@ -155,7 +208,7 @@ def run(args) -> int:
     sample = plan.sample(args.dt)
     out = str(target.path)
     with atomic_directory(out, inputs, args.force, target) as tmp:
-        files = write_outputs(str(tmp), plan, sample, args.waypoints, plots=not args.no_plots)
+        files = write_outputs(str(tmp), plan, sample, args.waypoints, plots=not args.no_plots, formats=formats)
     worst = ", ".join(f"{k} {100 * w.ratio:.2f} %" for k, w in plan.worst.items() if w.joint >= 0)
     print(f"{robot.name}: {len(waypoints)} waypoints, duration {plan.duration:.4f} s, worst value/limit: {worst}")
     print(f"wrote {out}: {', '.join(files)}")

@@ -121,6 +121,13 @@ class TimeOptimalPlan:
         qdd = self.path.dq(s) * sdd + self.path.ddq(s) * sd * sd
         return qdd[0] if scalar else qdd
 
+    def joint_trajectory(self, dt: float = 1e-3) -> dict:
+        """The motion as a ROS 2 ``trajectory_msgs/msg/JointTrajectory`` (a dict: joint_names, points with
+        positions, velocities, accelerations, effort, time_from_start sec/nanosec), sampled every `dt`;
+        `toppra_app.export` writes it as YAML or JSON."""
+        from ..export import joint_trajectory
+        return joint_trajectory(self.sample(dt), self.robot.joint_names)
+
     def __getstate__(self):
         """Pickled without the planner (its caches and locks): a plan is data; `replan` needs the planner."""
         state = dict(self.__dict__)

@@ -1,0 +1,123 @@
+"""A plan handed to a controller: ROS 2 JointTrajectory (YAML read back by PyYAML, JSON), CSV with joint
+names, and the `plan` command's --format, --lock, --tool-frame and scaling factors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import dynamics
+from conftest import PANDA_FINGERS
+from toppra_app import JointPath, plan_time_optimal
+from toppra_app.cli import main
+from toppra_app.export import export_text, joint_trajectory
+
+yaml = pytest.importorskip("yaml")
+
+
+@pytest.fixture(scope="module")
+def plan():
+    r = dynamics.load_robot("ur5e")
+    W = np.array([np.zeros(r.n), 0.4 * r.q_max, 0.2 * r.q_min])
+    return plan_time_optimal(r, JointPath.from_waypoints(W))
+
+
+def test_ros2_yaml_and_json_are_the_same_message(plan):
+    _, text_yaml = export_text(plan, "ros2-yaml", dt=0.01)
+    _, text_json = export_text(plan, "ros2-json", dt=0.01)
+    a, b = yaml.safe_load(text_yaml), json.loads(text_json)
+    assert a == b
+    assert a["joint_names"] == list(plan.robot.joint_names)
+    assert set(a["points"][0]) == {"positions", "velocities", "accelerations", "effort", "time_from_start"}
+    assert a["header"] == {"stamp": {"sec": 0, "nanosec": 0}, "frame_id": ""}
+
+
+def test_points_follow_the_plan_at_exact_times(plan):
+    msg = joint_trajectory(plan.sample(1e-3), plan.robot.joint_names)
+    pts = msg["points"]
+    t = np.array([p["time_from_start"]["sec"] + 1e-9 * p["time_from_start"]["nanosec"] for p in pts])
+    ns = np.array([p["time_from_start"]["sec"] * 10 ** 9 + p["time_from_start"]["nanosec"] for p in pts])
+    assert np.all(ns[:-1] % 1_000_000 == 0) and np.all(np.diff(ns) > 0)      # the 1 ms grid, exactly
+    assert all(0 <= p["time_from_start"]["nanosec"] < 10 ** 9 for p in pts)
+    assert t[-1] == pytest.approx(plan.duration, abs=1e-9)
+    q = np.array([p["positions"] for p in pts])
+    qd = np.array([p["velocities"] for p in pts])
+    assert np.allclose(q, plan.eval(t), atol=1e-12)
+    assert np.allclose(qd, plan.evald(t), atol=1e-7)              # t rounded to whole nanoseconds
+    assert np.allclose(q[0], plan.path.q(np.array([0.0]))[0]) and np.allclose(qd[[0, -1]], 0.0, atol=1e-9)
+
+
+def test_csv_names_columns_and_keeps_doubles_exactly(plan):
+    name, text = export_text(plan, "csv")
+    header = text.splitlines()[0].split(",")
+    assert name == "trajectory.csv"
+    assert header[:2] == ["t", f"q_{plan.robot.joint_names[0]}"] and header[-1] == f"tau_{plan.robot.joint_names[-1]}"
+    data = np.loadtxt(text.splitlines()[1:], delimiter=",")
+    s = plan.sample(1e-3)
+    assert np.array_equal(data[:, 1:1 + plan.robot.n], s.q)
+
+
+def test_unknown_format_is_refused(plan):
+    with pytest.raises(ValueError, match="format"):
+        export_text(plan, "ros1")
+
+
+# ------------------------------------------------------------------------------ command line
+def _csv(path, W):
+    path.write_text("\n".join(",".join(repr(float(v)) for v in row) for row in W) + "\n")
+    return str(path)
+
+
+def test_plan_command_writes_every_format_and_names_joints(tmp_path):
+    r = dynamics.load_robot("iiwa7")
+    wp = _csv(tmp_path / "wp.csv", np.array([np.zeros(r.n), 0.3 * r.q_max]))
+    out = tmp_path / "out"
+    assert main(["plan", wp, "--robot", "iiwa7", "--out", str(out), "--no-plots",
+                 "--format", "csv,ros2-yaml,ros2-json"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["joint_names"] == list(r.joint_names) and summary["version"] and summary["units"]["effort"]
+    msg = yaml.safe_load((out / "joint_trajectory.yaml").read_text())
+    assert msg == json.loads((out / "joint_trajectory.json").read_text())
+    assert len(msg["points"]) == len((out / "trajectory.csv").read_text().splitlines()) - 1
+
+
+def test_scaling_factors_slow_the_motion_within_the_scaled_limits(tmp_path):
+    r = dynamics.load_robot("iiwa7")
+    wp = _csv(tmp_path / "wp.csv", np.array([np.zeros(r.n), 0.6 * r.q_max]))
+    durations, qd = {}, {}
+    for f in (1.0, 0.5):
+        out = tmp_path / f"out{f}"
+        assert main(["plan", wp, "--robot", "iiwa7", "--out", str(out), "--no-plots", "--velocity-scaling", str(f),
+                     "--acceleration-scaling", str(f)]) == 0
+        durations[f] = json.loads((out / "summary.json").read_text())["duration"]
+        data = np.loadtxt(out / "trajectory.csv", delimiter=",", skiprows=1)
+        qd[f] = np.abs(data[:, 1 + r.n:1 + 2 * r.n]).max(axis=0)
+    assert durations[0.5] > durations[1.0]
+    assert np.all(qd[0.5] <= 0.5 * r.qd_max * (1 + 1e-3))
+
+
+def test_plan_command_locks_urdf_joints_and_picks_the_tool_frame(tmp_path, panda_urdf):
+    W = np.array([[0, -0.3, 0, -2.0, 0, 1.8, 0.8], [0.8, 0.2, 0.3, -1.6, 0.2, 2.0, 0.4]])
+    wp = _csv(tmp_path / "wp.csv", W)
+    out = tmp_path / "out"
+    args = ["plan", wp, "--robot", panda_urdf, "--out", str(out), "--no-plots", "--tool-frame", "panda_hand"]
+    for name, value in PANDA_FINGERS.items():
+        args += ["--lock", f"{name}={value}"]
+    assert main(args) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["dof"] == 7 and "panda_finger_joint1" not in summary["joint_names"]
+
+
+@pytest.mark.parametrize("args, why", [
+    (["--format", "csv,ros1"], "--format"), (["--lock", "joint"], "--lock"), (["--lock", "a=nan"], "--lock"),
+    (["--lock", "a=1"], "only for a URDF robot"), (["--velocity-scaling", "0"], "--velocity-scaling"),
+    (["--acceleration-scaling", "1.5"], "--acceleration-scaling")])
+def test_bad_export_options_are_one_line(tmp_path, capsys, args, why):
+    r = dynamics.load_robot("iiwa7")
+    wp = _csv(tmp_path / "wp.csv", np.array([np.zeros(r.n), 0.3 * r.q_max]))
+    assert main(["plan", wp, "--robot", "iiwa7", "--out", str(tmp_path / "o"), *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert why in err and "\n" not in err
+    assert not (tmp_path / "o").exists()

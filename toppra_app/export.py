@@ -1,0 +1,77 @@
+"""A plan handed to a controller: ROS 2 `trajectory_msgs/msg/JointTrajectory` (YAML or JSON) and CSV with
+joint names, sampled from the exact time law (`TimeOptimalPlan.sample`).
+
+The JointTrajectory layout is the message's: ``header`` (``stamp`` zero: "start when received",
+``frame_id`` empty), ``joint_names`` and ``points``, each with ``positions``, ``velocities``,
+``accelerations``, ``effort`` and ``time_from_start`` as ``sec`` / ``nanosec`` (nanoseconds rounded, so a
+1 ms grid is exact). Units are SI: rad or m, rad/s or m/s, rad/s² or m/s², N·m or N. The YAML is the
+plain block form `ros2 topic pub` and launch parameter files read; it is written here, without a YAML
+library, because the structure is fixed and only holds numbers and quoted names."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+FORMATS = ("csv", "ros2-yaml", "ros2-json")
+
+
+def _duration(t: float) -> dict:
+    ns = int(round(t * 1e9))
+    return {"sec": ns // 1_000_000_000, "nanosec": ns % 1_000_000_000}
+
+
+def joint_trajectory(sample, joint_names) -> dict:
+    """A `trajectory_msgs/msg/JointTrajectory` as a dict (see the module doc) from a `TrajectorySample`."""
+    points = [{"positions": q.tolist(), "velocities": qd.tolist(), "accelerations": qdd.tolist(),
+               "effort": tau.tolist(), "time_from_start": _duration(float(t))}
+              for t, q, qd, qdd, tau in zip(sample.t, sample.q, sample.qd, sample.qdd, sample.tau)]
+    return {"header": {"stamp": {"sec": 0, "nanosec": 0}, "frame_id": ""}, "joint_names": list(joint_names),
+            "points": points}
+
+
+def _num(x: float) -> str:
+    if not math.isfinite(x):
+        raise ValueError(f"trajectory value {x} is not finite")
+    return repr(float(x))
+
+
+def joint_trajectory_yaml(message: dict) -> str:
+    """The message as YAML (block mappings, flow lists of numbers, names double-quoted)."""
+    lines = ["header:", "  stamp:", "    sec: 0", "    nanosec: 0", '  frame_id: ""', "joint_names:"]
+    lines += [f"  - {json.dumps(name)}" for name in message["joint_names"]]
+    lines.append("points:")
+    for p in message["points"]:
+        first = True
+        for key in ("positions", "velocities", "accelerations", "effort"):
+            lines.append(f"  {'- ' if first else '  '}{key}: [{', '.join(_num(v) for v in p[key])}]")
+            first = False
+        d = p["time_from_start"]
+        lines += ["    time_from_start:", f"      sec: {d['sec']}", f"      nanosec: {d['nanosec']}"]
+    return "\n".join(lines) + "\n"
+
+
+def trajectory_csv(sample, joint_names) -> str:
+    """t, then q, qd, qdd, tau of every joint (columns named ``q_<joint>`` …), every double exactly."""
+    import io
+    cols = ["t"] + [f"{k}_{j}" for k in ("q", "qd", "qdd", "tau") for j in joint_names]
+    buf = io.StringIO()
+    np.savetxt(buf, np.column_stack([sample.t, sample.q, sample.qd, sample.qdd, sample.tau]), delimiter=",",
+               header=",".join(cols), comments="", fmt="%.17g")
+    return buf.getvalue()
+
+
+def export_text(plan, fmt: str, dt: float = 1e-3, sample=None) -> tuple[str, str]:
+    """(file name, text) of `plan` in format `fmt` (one of `FORMATS`), sampled every `dt` seconds."""
+    if fmt not in FORMATS:
+        raise ValueError(f"format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
+    sample = plan.sample(dt) if sample is None else sample
+    names = list(plan.robot.joint_names)
+    if fmt == "csv":
+        return "trajectory.csv", trajectory_csv(sample, names)
+    message = joint_trajectory(sample, names)
+    if fmt == "ros2-json":
+        return "joint_trajectory.json", json.dumps(message) + "\n"
+    return "joint_trajectory.yaml", joint_trajectory_yaml(message)
