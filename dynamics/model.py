@@ -117,6 +117,9 @@ class RobotModel:
     frame_transforms: np.ndarray = field(default_factory=lambda: np.zeros((0, 4, 4)))
     tool_frame: str | None = None  # default frame for payloads and Cartesian paths
     rated_payload: float | None = None   # kg, manufacturer's rating (None: unknown)
+    realisable_inertias: bool = True     # every link's inertia is one a mass distribution can have (triangle
+    #   inequality; zero inertia without mass). False only for URDFs loaded as given (`from_urdf`): then only
+    #   what the algorithms need is checked (mass >= 0, inertia symmetric positive semi-definite)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -146,6 +149,7 @@ class RobotModel:
         frames: dict | None = None,
         tool_frame: str | None = None,
         rated_payload: float | None = None,
+        realisable_inertias: bool = True,
     ) -> "RobotModel":
         """Build and validate a model; every per-joint array has length n = len(parents).
 
@@ -203,6 +207,7 @@ class RobotModel:
             frame_transforms=_ro(np.asarray(transforms, dtype=float).reshape(-1, 4, 4)),
             tool_frame=tool_frame,
             rated_payload=rated_payload,
+            realisable_inertias=bool(realisable_inertias),
         )
         return model
 
@@ -302,7 +307,7 @@ def _validate(m: RobotModel) -> None:
     if np.abs(np.linalg.norm(m.axes, axis=1) - 1).max() > 1e-9:
         raise ModelError("axes: joint axes must be unit vectors (use RobotModel.create to normalise)")
     for i in range(n):
-        check_inertial(f"link '{m.link_names[i]}'", m.masses[i], m.inertias[i])
+        check_inertial(f"link '{m.link_names[i]}'", m.masses[i], m.inertias[i], realisable=m.realisable_inertias)
         if m.q_min[i] > m.q_max[i]:
             raise ModelError(f"joint '{m.joint_names[i]}': q_min {m.q_min[i]} is above q_max {m.q_max[i]}")
         for key in ("qd_max", "qdd_max", "tau_max"):
@@ -323,12 +328,13 @@ def _validate(m: RobotModel) -> None:
         raise ModelError(f"rated_payload: must be >= 0 kg, got {m.rated_payload}")
 
 
-def check_inertial(where: str, mass: float, inertia: np.ndarray, tol: float = 1e-9) -> None:
+def check_inertial(where: str, mass: float, inertia: np.ndarray, tol: float = 1e-9, *, realisable: bool = True) -> None:
     """Physical consistency of a rigid body's mass and inertia about its centre of mass.
 
     Mass positive (or exactly zero for a massless body, whose inertia must then be zero); inertia
     symmetric, positive semi-definite, principal moments satisfying the triangle inequality
-    I_a + I_b >= I_c (the density cannot be negative)."""
+    I_a + I_b >= I_c (the density cannot be negative). With ``realisable=False`` only what the dynamics
+    algorithms need: mass >= 0, inertia symmetric positive semi-definite (as Pinocchio accepts)."""
     I = np.asarray(inertia, dtype=float)
     if not np.isfinite(mass) or not np.isfinite(I).all():
         raise ModelError(f"{where}: mass and inertia must be finite numbers")
@@ -337,14 +343,14 @@ def check_inertial(where: str, mass: float, inertia: np.ndarray, tol: float = 1e
     scale = max(float(np.abs(I).max()), 1e-12)
     if np.abs(I - I.T).max() > tol * scale:
         raise ModelError(f"{where}: inertia must be symmetric, got {I.tolist()}")
-    if mass == 0:
+    if mass == 0 and realisable:
         if np.abs(I).max() > 0:
             raise ModelError(f"{where}: a massless link must have zero inertia")
         return
     ev = np.linalg.eigvalsh(0.5 * (I + I.T))
     if ev[0] < -tol * scale:
         raise ModelError(f"{where}: inertia must be positive semi-definite, principal moments {ev.tolist()}")
-    if ev[0] + ev[1] < ev[2] - tol * scale:
+    if realisable and ev[0] + ev[1] < ev[2] - tol * scale:
         raise ModelError(f"{where}: principal moments {ev.tolist()} violate the triangle inequality I1 + I2 >= I3")
 
 

@@ -101,12 +101,10 @@ class _Reader:
 
 def merge_inertials(parts):
     """Combine rigid bodies [(mass, com (3,), inertia about com (3, 3))] given in one frame into one:
-    (mass, com, inertia about the combined com). Massless parts contribute nothing."""
-    parts = [(float(m), np.asarray(c, float), np.asarray(I, float)) for m, c, I in parts if m > 0]
-    if not parts:
-        return 0.0, np.zeros(3), np.zeros((3, 3))
+    (mass, com, inertia about the combined com). A massless part adds only its inertia (as Pinocchio)."""
+    parts = [(float(m), np.asarray(c, float), np.asarray(I, float)) for m, c, I in parts]
     mass = sum(m for m, _, _ in parts)
-    com = sum(m * c for m, c, _ in parts) / mass
+    com = sum(m * c for m, c, _ in parts) / mass if mass > 0 else np.zeros(3)
     inertia = np.zeros((3, 3))
     for m, c, I in parts:
         r = c - com
@@ -118,9 +116,16 @@ MAX_URDF_BYTES = 64 << 20          # the largest example-robot-data URDF is a fe
 
 
 def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str | None = None,
-              gravity=(0.0, 0.0, -9.81)) -> RobotModel:
+              gravity=(0.0, 0.0, -9.81), strict: bool = False) -> RobotModel:
     """Model from a URDF file; ``locked_joints`` maps joint names to the positions they are held at
-    (a list of names locks them at 0). See the module docstring for what is read and how."""
+    (a list of names locks them at 0). See the module docstring for what is read and how.
+
+    Real descriptions are often a little off; unless ``strict``, these load with one `URDFWarning` each,
+    naming the links or joints: an inertia with a tiny negative principal moment (at most 1e-6 of the
+    largest or 1e-6 kg·m²: exporter rounding, or a negligible body) is clipped to positive semi-definite; an inertia no mass
+    distribution can have (triangle inequality, or inertia without mass) is kept as given, as Pinocchio
+    does — the dynamics only need it positive semi-definite; ``velocity="0"`` or ``effort="0"`` means no
+    limit. ``strict=True`` refuses each of these with a `ModelError`."""
     if not isinstance(path, (str, bytes, os.PathLike)):
         raise ModelError(f"from_urdf: path: expected a file name, got {type(path).__name__}")
     path = os.fspath(path)
@@ -147,7 +152,9 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
         locked = {str(j): 0.0 for j in locked_joints}
 
     # ------------------------------------------------------------------ links
+    notes = {"clipped": [], "unrealisable": [], "unlimited": []}    # what non-strict loading accepted
     links: dict[str, tuple[float, np.ndarray, np.ndarray]] = {}   # name -> (mass, com, inertia) in link frame
+    link_axes: dict[str, np.ndarray] = {}      # checked below, only for links that end up on a moving body
     order: list[str] = []
     for el in root.findall("link"):
         lname = rd.attr(el, "name", "<link>")
@@ -157,6 +164,7 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
         inertial = el.find("inertial")
         if inertial is None:
             links[lname] = (0.0, np.zeros(3), np.zeros((3, 3)))
+            link_axes[lname] = np.eye(3)
         else:
             mass = rd.number(rd.child(inertial, "mass", where + " <inertial>"), "value", where + " <inertial>")
             T = rd.origin(inertial, where + " <inertial>")
@@ -165,9 +173,9 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
             I = np.array([[entries["ixx"], entries["ixy"], entries["ixz"]],
                           [entries["ixy"], entries["iyy"], entries["iyz"]],
                           [entries["ixz"], entries["iyz"], entries["izz"]]])
-            check_inertial(f"{path}: link '{lname}' <inertial>", mass, I)
             R = T[:3, :3]
             links[lname] = (mass, T[:3, 3].copy(), R @ I @ R.T)
+            link_axes[lname] = R
         order.append(lname)
     if not links:
         raise ModelError(f"{path}: no <link> elements")
@@ -220,7 +228,10 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
                 j["velocity"] = rd.number(lim, "velocity", where + " <limit>")
                 j["effort"] = rd.number(lim, "effort", where + " <limit>")
                 for key in ("velocity", "effort"):
-                    if not j[key] > 0:
+                    if j[key] == 0 and not strict:
+                        j[key] = np.inf                       # "0" is written for "not given" by many exporters
+                        notes["unlimited"].append(f"{jname} {key}")
+                    elif not j[key] > 0:
                         raise rd.error(where, f"<limit {key}=\"{lim.get(key)}\">: must be positive")
             else:
                 j["velocity"] = j["effort"] = np.inf
@@ -304,6 +315,8 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
         if b < 0:
             continue
         m, c, I = links[lname]
+        R = link_axes[lname]                       # the <inertial> frame's axes in the link frame
+        I = R @ _lenient_inertia(f"{path}: link '{lname}' <inertial>", lname, m, R.T @ I @ R, strict, notes) @ R.T
         T = T_in_body[lname]
         parts[b].append((m, T[:3, :3] @ c + T[:3, 3], T[:3, :3] @ I @ T[:3, :3].T))
     merged = [merge_inertials(p) for p in parts]
@@ -317,6 +330,7 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
         raise ModelError(f"{path}: tool_frame '{tool_frame}': no such link on a moving body")
 
     js = [bd["joint"] for bd in bodies]
+    _warn(path, notes)
     try:
         return RobotModel.create(
             name=name or root.get("name") or os.path.splitext(os.path.basename(path))[0],
@@ -337,9 +351,54 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
             gravity=gravity,
             frames=frame_dict,
             tool_frame=tool_frame,
+            realisable_inertias=not notes["unrealisable"],
         )
     except ModelError as exc:
         raise ModelError(f"{path}: {exc}") from None
+
+
+class URDFWarning(UserWarning):
+    """A URDF was loaded with a correction or an assumption (named in the message); strict=True refuses it."""
+
+
+CLIP_TOL = 1e-6       # a negative principal moment up to this share of the largest, or up to
+CLIP_ABS = 1e-6       # this many kg·m² (a 10 g body 1 cm across), is exporter rounding or a negligible body
+
+
+def _lenient_inertia(where: str, lname: str, mass: float, I: np.ndarray, strict: bool, notes: dict) -> np.ndarray:
+    """The link's inertia as checked by `check_inertial`, or (not strict) clipped / accepted as noted."""
+    try:
+        check_inertial(where, mass, I)
+        return I
+    except ModelError:
+        if strict:
+            raise
+    S = 0.5 * (I + I.T)
+    ev, V = np.linalg.eigh(S)
+    top = max(float(np.abs(ev).max()), 1e-300)
+    if mass >= 0 and np.isfinite(S).all() and ev[0] < 0 and -ev[0] <= max(CLIP_TOL * top, CLIP_ABS):
+        S = (V * np.maximum(ev, 0.0)) @ V.T
+        notes["clipped"].append(f"{lname} ({ev[0]:.3g} kg·m² → 0)")
+    check_inertial(where, mass, S, realisable=False)           # what the algorithms need, else refused
+    try:
+        check_inertial(where, mass, S)
+    except ModelError:
+        notes["unrealisable"].append(lname)
+    return S
+
+
+def _warn(path: str, notes: dict) -> None:
+    import warnings
+    said = []
+    if notes["clipped"]:
+        said.append("negative principal moments clipped to 0 at link(s) " + ", ".join(notes["clipped"]))
+    if notes["unrealisable"]:
+        said.append("inertia no mass distribution can have (triangle inequality, or inertia without mass) kept "
+                    "as given at link(s) " + ", ".join(notes["unrealisable"]))
+    if notes["unlimited"]:
+        said.append("limit 0 read as no limit for " + ", ".join(notes["unlimited"]))
+    if said:
+        warnings.warn(f"{path}: " + "; ".join(said) + " (strict=True refuses)", URDFWarning, stacklevel=3)
 
 
 def _axis_angle(axis: np.ndarray, angle: float) -> np.ndarray:

@@ -1,6 +1,7 @@
 """Our recursive dynamics against pinocchio, on URDF robots loaded by both libraries, on the built-in
 robots and on random trees converted to pinocchio models (relative error ≤ 1e-9)."""
 
+import re
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -10,6 +11,7 @@ pin = pytest.importorskip("pinocchio")
 import dynamics as dyn  # noqa: E402
 from dynamics.robots import load_robot  # noqa: E402
 from dynamics.urdf import from_urdf  # noqa: E402
+from dynamics.model import ModelError  # noqa: E402
 from conftest import (PANDA_FINGERS, PinReference, assert_rel, random_robots, random_states,  # noqa: E402
                       to_pinocchio)
 
@@ -117,3 +119,62 @@ def test_tree_urdf_with_fixed_and_locked_joints(tmp_path):
     reduced = pin.buildReducedModel(full, [full.getJointId(j) for j in lock], q_ref)
     robot = from_urdf(path, locked_joints=lock)
     compare_all(robot, PinReference(reduced, robot), N=3, seed=9)
+
+
+# ------------------------------------------------------------------------------ real descriptions, as found
+_AS_FOUND = [  # (file in example-robot-data, what non-strict loading accepts, joints to lock in both)
+    ("double_pendulum_description/urdf/double_pendulum.urdf", "limit 0 read as no limit", ()),
+    ("allegro_hand_description/urdf/allegro_right_hand.urdf", "kept as given", ()),
+    ("bolt_description/robots/bolt.urdf", "kept as given at link(s) FL_FOOT", ()),
+    ("romeo_description/urdf/romeo_small.urdf", "kept as given at link(s) RShoulderYawLink", ()),
+    ("hyq_description/robots/hyq_no_sensors.urdf", "clipped to 0 at link(s) lf_foot", ()),
+    ("icub_description/robots/icub_reduced.urdf", "clipped to 0 at link(s) l_ankle_2", ()),
+]
+
+
+@pytest.mark.parametrize("rel, locked", [("tiago_description/robots/tiago_no_hand.urdf", ("wheel_left_joint", "wheel_right_joint")),
+                                         ("anymal_b_simple_description/robots/anymal.urdf", ()),
+                                         ("go1_description/urdf/go1.urdf", ())])
+def test_links_welded_to_the_fixed_base_are_not_judged(rel, locked):
+    """Their odd inertias (Tiago's −3.5e-8 moment, ANYmal's and Go1's rod-like base) never enter the
+    dynamics of a fixed-base model: the file loads even with strict=True, and matches Pinocchio."""
+    import warnings
+    from benchmarks.cases import erd_path
+    path = erd_path(f"robots/{rel}")
+    if path is None:
+        pytest.skip(f"example-robot-data {rel} not installed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        robot = from_urdf(path, locked_joints=list(locked), strict=True)
+    full = pin.buildModelFromUrdf(path)
+    model = full if not locked else pin.buildReducedModel(full, [full.getJointId(j) for j in locked],
+                                                          pin.neutral(full))
+    compare_all(robot, PinReference(model, robot), N=2, seed=3, frames=False)
+
+
+@pytest.mark.parametrize("rel, said, locked", _AS_FOUND, ids=[a[0].split("/")[0] for a in _AS_FOUND])
+def test_real_descriptions_load_with_a_warning_and_match_pinocchio(rel, said, locked):
+    """Descriptions a little off (inertias outside the triangle inequality or with a tiny negative
+    moment, limits written as 0) load with one warning and match Pinocchio, which reads them as given;
+    strict=True refuses them. A clipped moment (≤ 1e-6 kg·m²) is the only difference allowed."""
+    from benchmarks.cases import erd_path
+    from dynamics.urdf import URDFWarning
+    path = erd_path(f"robots/{rel}")
+    if path is None:
+        pytest.skip(f"example-robot-data {rel} not installed")
+    with pytest.warns(URDFWarning, match=re.escape(said)):
+        robot = from_urdf(path, locked_joints=list(locked))
+    with pytest.raises(ModelError):
+        from_urdf(path, locked_joints=list(locked), strict=True)
+    full = pin.buildModelFromUrdf(path)
+    model = full if not locked else pin.buildReducedModel(full, [full.getJointId(j) for j in locked],
+                                                          pin.neutral(full))
+    ref = PinReference(model, robot)
+    q, qd, qdd = random_states(robot, 3, 11)
+    M = ref.mass_matrix(q)
+    clipped = 1e-6 if "clipped" in said else 0.0
+    tol = TOL + 10 * clipped / np.abs(M).max()
+    assert_rel(dyn.mass_matrix(robot, q), M, tol, "M")
+    assert_rel(dyn.inverse_dynamics(robot, q, qd, qdd), ref.rnea(q, qd, qdd), tol, "rnea", scale=np.abs(M).max())
+    if robot.n <= 16:
+        assert_rel(dyn.christoffel(robot, q), ref.christoffel(q), tol, "christoffel", scale=np.abs(M).max())

@@ -232,7 +232,8 @@ def test_interrupt_leaves_nothing_behind(cell, sig, monkeypatch):
                 proc.kill()
                 pytest.skip("the run finished before it could be interrupted while writing")
         else:
-            time.sleep(1.5)
+            time.sleep(0.4)                      # still starting up or planning (a plan takes ~1 s with imports)
+            assert proc.poll() is None, "the run ended before it could be interrupted"
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=120)
         assert proc.returncode != 0, err

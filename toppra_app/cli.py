@@ -59,6 +59,14 @@ def main(argv=None) -> int:
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGHUP):
             previous[sig] = signal.signal(sig, _raise_terminated)
+    import warnings
+
+    def one_line(message, category, filename, lineno, file=None, line=None):
+        # a warning for the user (a URDF read with a correction, merged waypoints, ...) as one line
+        print(f"toppra-app {args.command}: warning: {message}", file=sys.stderr)
+
+    shown = warnings.showwarning
+    warnings.showwarning = one_line
     try:
         return int(args._run(args) or 0)
     except ValueError as exc:          # ModelError, InputError, InfeasiblePathError, OutputError, ...
@@ -79,6 +87,7 @@ def main(argv=None) -> int:
               f"for the limits)", file=sys.stderr)
         return 2
     finally:
+        warnings.showwarning = shown
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
