@@ -259,3 +259,30 @@ def test_friction_and_jerk_options_are_met_and_reported(tmp_path):
         smp = m.plan.sample(1e-3)
         jerk = np.abs(np.diff(smp.qdd, axis=0)) / np.diff(smp.t)[:, None]
         assert jerk.max() <= 5000.0 * 1.001
+
+
+def test_cell_file_takes_a_urdf_robot_with_locked_joints_tool_frame_and_rating(tmp_path, panda_urdf):
+    """[cell] urdf with locked_joints (the Panda's fingers), tool_frame and rated_payload, read into the
+    cell's robot (the gripper is mounted on the named flange)."""
+    from conftest import PANDA_FINGERS
+    text = DEFAULT_CELL.read_text().replace('robot = "iiwa7"', f'urdf = "{panda_urdf}"\nlocked_joints = '
+                                            + "{ " + ", ".join(f"{k} = {v}" for k, v in PANDA_FINGERS.items())
+                                            + ' }\ntool_frame = "panda_hand"\nrated_payload = 8.0')
+    text = text.replace('flange = "flange"', 'flange = "panda_link8"')
+    (tmp_path / "panda.toml").write_text(text)
+    cell = load_cell(tmp_path / "panda.toml", check_reach=False)
+    assert cell.base_robot.n == 7 and "panda_finger_joint1" not in cell.base_robot.joint_names
+    assert cell.base_robot.tool_frame == "panda_hand" and cell.base_robot.rated_payload == 8.0
+    assert cell.robot.rated_payload == pytest.approx(8.0 - cell.gripper.mass)
+
+
+@pytest.mark.parametrize("line, why", [
+    ('locked_joints = { a = 0.1 }', r"cell\.locked_joints: only for a URDF robot"),
+    ('tool_frame = "x"', r"cell\.tool_frame: only for a URDF robot"),
+    ('rated_payload = -1', r"cell\.rated_payload"),
+])
+def test_cell_robot_options_are_checked(tmp_path, line, why):
+    text = DEFAULT_CELL.read_text().replace('robot = "iiwa7"', 'robot = "iiwa7"\n' + line)
+    (tmp_path / "c.toml").write_text(text)
+    with pytest.raises(InputError, match=why):
+        load_cell(tmp_path / "c.toml", check_reach=False)

@@ -19,7 +19,8 @@ from .moves import check_reachable
 from .pattern import check_slots, make_slots
 
 _SCHEMA = {
-    "cell": {"name", "robot", "urdf", "flange", "preferred_posture_deg"},
+    "cell": {"name", "robot", "urdf", "locked_joints", "tool_frame", "rated_payload", "flange",
+             "preferred_posture_deg"},
     "gripper": {"mass", "com", "size", "inertia", "tcp_offset"},
     "pick": {"position", "yaw_deg"},
     "pallet": {"position", "size", "yaw_deg"},
@@ -159,22 +160,37 @@ def default_preferred_posture(robot: RobotModel, pick: np.ndarray) -> np.ndarray
 
 
 def _load_robot(source, r: _Reader, base_dir: Path) -> tuple[str, RobotModel]:
+    """[cell] robot (built-in) or urdf (file, relative to the cell file) with locked_joints
+    (a table joint = position, rad or m), tool_frame and rated_payload (kg)."""
     from dynamics.robots import load_robot
     if r.has("urdf") and r.has("robot"):
         raise r.error("urdf", "give either 'robot' (a built-in name) or 'urdf' (a file), not both")
+    for key in ("locked_joints", "tool_frame"):
+        if r.has(key) and not r.has("urdf"):
+            raise r.error(key, "only for a URDF robot ('urdf = \"FILE.urdf\"')")
     if r.has("urdf"):
         path = base_dir / r.string("urdf")
         if not path.is_file():
             raise r.error("urdf", f"no such file: {path}")
+        locked = r.table.get("locked_joints", {})
+        if not isinstance(locked, dict) or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) for v in locked.values()):
+            raise r.error("locked_joints", f"expected a table of joint = position (finite numbers), got "
+                                           f"{short_repr(locked)}")
         try:
-            return path.stem, RobotModel.from_urdf(str(path))
+            name, robot = path.stem, RobotModel.from_urdf(str(path), locked_joints=dict(locked) or None,
+                                                          tool_frame=r.string("tool_frame") if r.has("tool_frame") else None)
         except ValueError as exc:
             raise r.error("urdf", str(exc)) from None
-    name = r.string("robot", "iiwa7")
-    try:
-        return name, load_robot(name)
-    except ModelError as exc:
-        raise r.error("robot", str(exc)) from None
+    else:
+        name = r.string("robot", "iiwa7")
+        try:
+            robot = load_robot(name)
+        except ModelError as exc:
+            raise r.error("robot", str(exc)) from None
+    if r.has("rated_payload"):
+        robot = robot.replace(rated_payload=r.number("rated_payload", lo=0.0))
+    return name, robot
 
 
 def _grid(rm: "_Reader") -> int | None:
