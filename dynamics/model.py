@@ -242,6 +242,12 @@ class RobotModel:
         given = dict(q_min=q_min, q_max=q_max, qd_max=qd_max, qdd_max=qdd_max, tau_max=tau_max)
         return self.replace(**{k: v for k, v in given.items() if v is not None})
 
+    def to_urdf(self, path=None) -> str:
+        """The model as URDF text, or written to a new file `path` (never overwriting); see
+        `dynamics.urdf_export` for what URDF can and cannot hold."""
+        from .urdf_export import to_urdf, to_urdf_text
+        return to_urdf_text(self) if path is None else to_urdf(self, path)
+
     def joint_index(self, name: str) -> int:
         try:
             return self.joint_names.index(name)

@@ -178,3 +178,45 @@ def test_real_descriptions_load_with_a_warning_and_match_pinocchio(rel, said, lo
     assert_rel(dyn.inverse_dynamics(robot, q, qd, qdd), ref.rnea(q, qd, qdd), tol, "rnea", scale=np.abs(M).max())
     if robot.n <= 16:
         assert_rel(dyn.christoffel(robot, q), ref.christoffel(q), tol, "christoffel", scale=np.abs(M).max())
+
+
+# ------------------------------------------------------------------------------ to_urdf
+@pytest.mark.parametrize("name", ["iiwa7", "panda", "ur5e", "puma560", "planar4"])
+def test_builtin_to_urdf_round_trips_through_our_loader_and_pinocchio(name, tmp_path):
+    """robot.to_urdf: read back by `from_urdf` it is the same model (limits, friction, frames, tool
+    frame; URDF has no q̈_max), and Pinocchio's own URDF parser gives the same dynamics."""
+    import warnings
+    robot = load_robot(name)
+    path = robot.to_urdf(tmp_path / f"{name}.urdf")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                  # unlimited velocity/effort are written as 0
+        back = from_urdf(path)
+    assert back.joint_names == robot.joint_names and back.link_names == robot.link_names
+    assert back.tool_frame == robot.tool_frame and set(robot.frame_names) <= set(back.frame_names)
+    for key in ("q_min", "q_max", "qd_max", "tau_max", "coulomb", "viscous"):
+        assert np.array_equal(getattr(back, key), getattr(robot, key)), key
+    for key in ("masses", "coms", "inertias", "placement_rotations", "placement_translations", "axes"):
+        assert np.allclose(getattr(back, key), getattr(robot, key), rtol=1e-14, atol=1e-15), key
+    q, qd, qdd = random_states(robot, 3, 4)
+    assert_rel(dyn.mass_matrix(back, q), dyn.mass_matrix(robot, q), 1e-14, "M")
+    assert_rel(dyn.inverse_dynamics(back, q, qd, qdd), dyn.inverse_dynamics(robot, q, qd, qdd), 1e-13, "rnea",
+               scale=np.abs(dyn.mass_matrix(robot, q)).max())
+    for f in robot.frame_names:
+        assert_rel(dyn.frame_pose(back, q[0], f), dyn.frame_pose(robot, q[0], f), 1e-14, f)
+    compare_all(robot, PinReference(pin.buildModelFromUrdf(path), robot), N=3, seed=9, frames=False)
+    with pytest.raises(ModelError, match="exists already"):
+        robot.to_urdf(path)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_robots(max_n=6))
+def test_random_trees_round_trip_through_urdf(robot):
+    robot = robot.with_limits(q_min=-3.0, q_max=3.0).replace(gravity=np.array([0.0, 0.0, -9.81]))  # URDF: fixed g
+    text = robot.to_urdf()
+    model = pin.buildModelFromXML(text)
+    compare_all(robot, PinReference(model, robot), N=2, seed=1, frames=False)
+
+
+def test_to_urdf_refuses_what_urdf_cannot_hold():
+    with pytest.raises(ModelError, match="prismatic joint 'd1' has no position limits"):
+        load_robot("charmie").to_urdf()
