@@ -125,35 +125,38 @@ def _draw_profile(path, t, qd, tau, qd_max, tau_max, joint_names, title) -> None
     _save(fig, path, tight=False)
 
 
-class ProfilePlotter:
-    """Draws move profiles in one separate process while the caller goes on planning (the figures
-    cost about as much as the plans). Only the arrays a figure needs travel; nothing is kept here."""
+class BackgroundFigures:
+    """Draws move profiles (PNG) and report sections (HTML text) in one separate process while the caller
+    goes on planning (the figures cost about as much as the plans). Only what a figure needs travels;
+    nothing is kept here but the sections' text."""
 
     def __init__(self):
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
         self.pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
-        self.futures = []
-        self.seconds = 0.0
+        self.futures, self.sections = [], []
 
-    def submit(self, path, sample, robot, title: str) -> None:
+    def submit_png(self, path, sample, robot, title: str) -> None:
         self.futures.append(self.pool.submit(_draw_profile, str(path), sample.t, sample.qd, sample.tau,
                                              np.asarray(robot.qd_max), np.asarray(robot.tau_max),
                                              tuple(robot.joint_names), title))
 
-    def finish(self) -> float:
-        """Wait for every figure (errors re-raised); returns the seconds spent waiting."""
-        import time
-        t0 = time.perf_counter()
+    def submit_section(self, move, sample) -> None:
+        """The move's report section (`scenarios.report_html.move_section`), kept in submission order."""
+        from scenarios.report_html import move_section
+        self.sections.append(self.pool.submit(move_section, move, sample))
+
+    def finish(self) -> list:
+        """Wait for every figure (errors re-raised); returns the report sections."""
         try:
             for f in self.futures:
                 f.result()
+            return [f.result() for f in self.sections]
         finally:
             self.close()
-        return time.perf_counter() - t0
 
     def close(self) -> None:
-        for f in self.futures:
+        for f in self.futures + self.sections:
             f.cancel()
         self.pool.shutdown(wait=True, cancel_futures=True)
 

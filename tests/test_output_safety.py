@@ -53,7 +53,7 @@ def snapshot(root: Path) -> dict:
 
 
 def plan(*args) -> int:
-    return main(["plan", "wp.csv", "--no-plots", *args])
+    return main(["plan", "wp.csv", "--no-plots", "--no-report", *args])
 
 
 def leftovers(root: Path) -> list[str]:

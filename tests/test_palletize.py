@@ -136,7 +136,7 @@ def test_payload_sweep_reuses_problem(cell):
 # ------------------------------------------------------------------------------ command line
 def test_cli_palletize_quick_writes_everything(tmp_path, capsys):
     out = tmp_path / "out"
-    assert main(["palletize", "--quick", "--out", str(out)]) == 0
+    assert main(["palletize", "--quick", "--out", str(out), "--move-png"]) == 0
     text = capsys.readouterr().out
     assert "total:" in text and "exceeds its limit" in text
     summary = json.loads((out / "summary.json").read_text())
@@ -149,9 +149,10 @@ def test_cli_palletize_quick_writes_everything(tmp_path, capsys):
     assert np.allclose(np.diff(data[:-1, 0]), 1e-3)
     assert (out / "pallet_top.png").exists() and (out / "pallet_3d.png").exists()
     assert len(list(out.glob("move*.png"))) == 4
+    assert (out / "report.html").stat().st_size > 1e6
     # a second run replaces the directory as a whole; no temporary directories are left behind
-    assert main(["palletize", "--boxes", "1", "--no-plots", "--out", str(out)]) == 0
-    assert not list(out.glob("*.png"))
+    assert main(["palletize", "--boxes", "1", "--no-plots", "--no-report", "--out", str(out)]) == 0
+    assert not list(out.glob("*.png")) and not (out / "report.html").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 

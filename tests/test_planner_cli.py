@@ -30,7 +30,7 @@ def test_plan_writes_summary_trajectory_and_plots(tmp_path, capsys):
                "--payload-com", "0", "0", "0.05"])
     assert rc == 0
     files = sorted(os.listdir(out))
-    assert files == sorted(["summary.json", "trajectory.csv", "torques.png", "velocities.png",
+    assert files == sorted(["summary.json", "trajectory.csv", "report.html", "torques.png", "velocities.png",
                             "accelerations.png", "phase_plane.png", ".toppra-app-manifest.json"])
     summary = json.loads((out / "summary.json").read_text())
     assert summary["robot"] == "panda" and summary["payload_mass"] == 1.5
@@ -51,9 +51,9 @@ def test_plan_writes_summary_trajectory_and_plots(tmp_path, capsys):
 def test_plan_replaces_its_own_output_directory_only(tmp_path):
     csv_file = write_csv(tmp_path / "wp.csv", BENCH_PATHS["iiwa7"]["straight"])
     out = tmp_path / "out"
-    assert main(["plan", csv_file, "--out", str(out), "--no-plots"]) == 0
+    assert main(["plan", csv_file, "--out", str(out), "--no-plots", "--no-report"]) == 0
     (out / "summary.json").write_text("stale")                   # ours (in the manifest): replaced
-    assert main(["plan", csv_file, "--out", str(out), "--no-plots", "--grid", "150", "--sd-end", "0.2"]) == 0
+    assert main(["plan", csv_file, "--out", str(out), "--no-plots", "--no-report", "--grid", "150", "--sd-end", "0.2"]) == 0
     assert sorted(os.listdir(out)) == [".toppra-app-manifest.json", "summary.json", "trajectory.csv"]
     (out / "stale.txt").write_text("old")                        # the user's: the directory is refused
     assert main(["plan", csv_file, "--out", str(out), "--no-plots"]) == 2

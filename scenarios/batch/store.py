@@ -8,7 +8,7 @@ be resumed (docs/safety.md, "Batch output"):
   after the move's trajectory file is in place. A torn last line (a run killed while writing) is cut off
   when the batch resumes.
 * ``trajectories/CELL/moveNNN_boxNNN_KIND.csv``: each written to a temporary name and renamed.
-* ``batch_summary.json`` (renamed into place) when the batch ends.
+* ``batch_summary.json`` and ``report.html`` (renamed into place) when the batch ends.
 
 Nothing outside DIR is touched, and inside it only files this module names."""
 
@@ -28,6 +28,7 @@ from .tasks import COLUMNS
 MARKER = ".toppra-app-batch.json"
 MOVES = "moves.csv"
 SUMMARY = "batch_summary.json"
+REPORT = "report.html"
 TRAJECTORIES = "trajectories"
 TOOL = "toppra-app batch"
 
@@ -137,6 +138,10 @@ class BatchStore:
 
     def write_summary(self, summary: dict) -> None:
         self._atomic_text(SUMMARY, json.dumps(summary, indent=2, default=float) + "\n")
+
+    def write_text(self, name: str, text: str) -> None:
+        """One of this module's files (`REPORT`), renamed into place."""
+        self._atomic_text(name, text)
 
     def close(self) -> None:
         if getattr(self, "_moves", None) is not None:

@@ -28,6 +28,7 @@ def add_parser(sub):
     where.add_argument("--serial", action="store_true", help="plan in this process, without Dask")
     p.add_argument("--dt", type=float, default=1e-3, help="sampling period of the trajectories [s] (default 0.001)")
     p.add_argument("--no-trajectories", action="store_true", help="write moves.csv and the summary only")
+    p.add_argument("--no-report", action="store_true", help="skip report.html (the interactive report)")
     return p
 
 
@@ -59,7 +60,7 @@ def run(args) -> int:
 def _run(args, spec, store, loaded, failed_cells, client, t0) -> int:
     from toppra_app.output import _version
     from scenarios.batch.run import Progress, Task, run_tasks, summarise
-    from scenarios.batch.store import MOVES
+    from scenarios.batch.store import MOVES, REPORT
     done = store.open(_version())
     tasks, skipped = [], 0
     for cs, cell, boxes in loaded:
@@ -95,6 +96,11 @@ def _run(args, spec, store, loaded, failed_cells, client, t0) -> int:
                     scheduler=args.scheduler, client_write_s=write_s[0])
         summary = summarise(store.path / MOVES, spec, info, store.fingerprint)
         store.write_summary(summary)
+        if not args.no_report:
+            import csv
+            from scenarios.report_html import batch_report
+            with open(store.path / MOVES, encoding="utf-8", newline="") as fh:
+                store.write_text(REPORT, batch_report(summary, list(csv.DictReader(fh))))
     except KeyboardInterrupt as exc:                  # Ctrl-C, SIGTERM (cli.Terminated): keep what is finished
         progress.close()
         print(f"toppra-app batch: interrupted; {progress.done} moves of this run are in {args.out}/moves.csv "

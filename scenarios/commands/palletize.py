@@ -23,6 +23,9 @@ def add_parser(sub):
     p.add_argument("--boxes", default=None, metavar="LIST", help="box numbers to plan, e.g. 1,2,5 (default all)")
     p.add_argument("--dt", type=float, default=1e-3, help="sampling period of the trajectory CSVs [s] (default 0.001)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
+    p.add_argument("--move-png", action="store_true",
+                   help="also a PNG of every move's profiles (report.html has them, zoomable)")
+    p.add_argument("--no-report", action="store_true", help="skip report.html (the interactive report)")
     p.add_argument("--no-compare", action="store_true",
                    help="skip the empty-gripper plan of each loaded move executed with the box (the comparison)")
     return p
@@ -74,16 +77,19 @@ def run(args) -> int:
     # the output is written while planning (atomically: all or nothing); profile figures are drawn in a
     # second process meanwhile, and nothing of a move but its plan is kept
     with atomic_directory(args.out, inputs, args.force, target) as tmp:
-        plotter = None if args.no_plots else rp.ProfilePlotter()
+        move_png = args.move_png and not args.no_plots
+        figures = None if not move_png and args.no_report else rp.BackgroundFigures()
         try:
             def on_move(m):
                 t1 = time.perf_counter()
                 smp = m.plan.sample(args.dt)
                 rp.write_trajectory_csv(tmp / f"move{m.index + 1:02d}_{m.label}.csv", smp, robot.joint_names)
-                if plotter is not None:
+                if move_png:
                     title = (f"move {m.index + 1}: {m.label} ({m.slot.label}, payload "
                              f"{0.0 if m.payload is None else m.payload.mass:g} kg), {m.duration:.3f} s")
-                    plotter.submit(tmp / f"move{m.index + 1:02d}_{m.label}.png", smp, m.plan.robot, title)
+                    figures.submit_png(tmp / f"move{m.index + 1:02d}_{m.label}.png", smp, m.plan.robot, title)
+                if not args.no_report:
+                    figures.submit_section(m, smp)
                 times["trajectories_s"] += time.perf_counter() - t1
 
             bar = rp.ProgressBar("planning")
@@ -95,17 +101,21 @@ def run(args) -> int:
             summary = report.summary()
             _print_summary(report, summary)
             t1 = time.perf_counter()
-            if plotter is not None:
+            if not args.no_plots:
                 top, view3d = rp.pallet_figures(report)
                 rp.save_figure(top, tmp / "pallet_top.png")
                 rp.save_figure(view3d, tmp / "pallet_3d.png")
                 rp.save_figure(rp.cycle_figure(report), tmp / "cycle_times.png")
-                plotter.finish()
-                plotter = None
+            if figures is not None:
+                sections = figures.finish()
+                figures = None
+                if not args.no_report:
+                    from scenarios.report_html import pallet_report
+                    (tmp / "report.html").write_text(pallet_report(report, sections), encoding="utf-8")
             times["plots_s"] = time.perf_counter() - t1
         finally:
-            if plotter is not None:
-                plotter.close()
+            if figures is not None:
+                figures.close()
         times.update(ik_s=report.seconds["ik_s"], planning_s=report.seconds["planning_s"])
         times["total_s"] = time.perf_counter() - STARTED
         summary["wall_time_s"] = time.perf_counter() - t0
@@ -114,9 +124,9 @@ def run(args) -> int:
         rp.write_json(tmp / "summary.json", summary)
     total = time.perf_counter() - STARTED
     print(f"wrote {args.out}/ (summary.json, {len(report.moves)} trajectory CSVs"
-          f"{'' if args.no_plots else ', plots'}) in {total:.1f} s: start-up and imports {times['startup_s']:.1f} s, "
+          f"{'' if args.no_plots else ', plots'}{'' if args.no_report else ', report.html'}) in {total:.1f} s: start-up and imports {times['startup_s']:.1f} s, "
           f"cell {times['cell_s']:.1f} s, IK {times['ik_s']:.1f} s, planning {times['planning_s']:.1f} s, "
-          f"trajectories {times['trajectories_s']:.1f} s, waiting for plots {times['plots_s']:.1f} s")
+          f"trajectories {times['trajectories_s']:.1f} s, waiting for figures and the report {times['plots_s']:.1f} s")
     return 0
 
 

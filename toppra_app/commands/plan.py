@@ -5,7 +5,8 @@ blank lines and lines starting with ``#`` are skipped. An optional header row na
 column named ``s`` (or ``theta``) gives the path parameter of each waypoint (default uniform on [0, 1]).
 Strict rules (no silently dropped waypoint): `toppra_app.waypoints`.
 
-DIR receives summary.json, trajectory.csv (t, q, q̇, q̈, τ at 1 kHz by default) and PNG plots
+DIR receives summary.json, trajectory.csv (t, q, q̇, q̈, τ at 1 kHz by default), report.html (interactive:
+the robot along the path, zoomable profiles, phase plane) and PNG plots
 (torques, velocities, accelerations against time with limits; phase plane). Everything is written into
 a temporary directory next to DIR and renamed at the end, so DIR is complete or untouched; an existing DIR
 is replaced only if this tool wrote it (`toppra_app.output`, docs/safety.md).
@@ -49,6 +50,7 @@ def add_parser(sub):
     p.add_argument("--sd-end", type=float, default=0.0, metavar="V", help="path speed dθ/dt at the end (default 0)")
     p.add_argument("--dt", type=float, default=1e-3, metavar="SECONDS", help="trajectory.csv sample time (default 0.001)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--no-report", action="store_true", help="skip report.html (the interactive report)")
     p.add_argument("--format", default="csv", metavar="LIST",
                    help="trajectory files, comma-separated: csv (trajectory.csv), ros2-yaml, ros2-json "
                         "(trajectory_msgs/JointTrajectory; docs/export.md) (default csv)")
@@ -150,7 +152,8 @@ def _finite(obj):
     return obj
 
 
-def write_outputs(directory: str, plan, sample, source: str, plots: bool = True, formats=("csv",)) -> list[str]:
+def write_outputs(directory: str, plan, sample, source: str, plots: bool = True, formats=("csv",),
+                  report: bool = True) -> list[str]:
     """summary.json, the trajectory files (`toppra_app.export`) and the plots into an existing (temporary)
     directory."""
     from toppra_app.export import export_text
@@ -163,6 +166,11 @@ def write_outputs(directory: str, plan, sample, source: str, plots: bool = True,
         with open(os.path.join(directory, name), "w", encoding="utf-8") as fh:
             fh.write(text)
         files.append(name)
+    if report:
+        from toppra_app.html_report import plan_report
+        with open(os.path.join(directory, "report.html"), "w", encoding="utf-8") as fh:
+            fh.write(plan_report(plan, sample, f"{robot.name}: {os.path.basename(source)}"))
+        files.append("report.html")
     if plots:
         from toppra_app.plots import plot_plan
         files += [os.path.basename(f) for f in plot_plan(plan, directory, sample=sample)]
@@ -208,7 +216,8 @@ def run(args) -> int:
     sample = plan.sample(args.dt)
     out = str(target.path)
     with atomic_directory(out, inputs, args.force, target) as tmp:
-        files = write_outputs(str(tmp), plan, sample, args.waypoints, plots=not args.no_plots, formats=formats)
+        files = write_outputs(str(tmp), plan, sample, args.waypoints, plots=not args.no_plots, formats=formats,
+                              report=not args.no_report)
     worst = ", ".join(f"{k} {100 * w.ratio:.2f} %" for k, w in plan.worst.items() if w.joint >= 0)
     print(f"{robot.name}: {len(waypoints)} waypoints, duration {plan.duration:.4f} s, worst value/limit: {worst}")
     print(f"wrote {out}: {', '.join(files)}")

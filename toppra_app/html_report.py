@@ -1,0 +1,210 @@
+"""An interactive report as one self-contained HTML file (plotly.js inline: it opens offline, years
+later, with nothing else): zoomable joint profiles against their limits, the phase plane with its limit
+curves, and the robot animated along the planned trajectory with play/pause and a time slider.
+
+Plotly earns its place here: zoom, hover and 3-D (WebGL) in any browser from one file, with no server
+and no JavaScript of ours beyond two lines that record rendering and errors for the tests
+(``<html data-rendered="N" data-errors="K">``). This module builds generic pieces (`page`,
+`profiles_figure`, `phase_plane_figure`, `robot_lines`, `animation`); the scenarios add their cell."""
+
+from __future__ import annotations
+
+import functools
+import html
+
+import numpy as np
+
+MAX_POINTS = 300           # per trace in the profile plots (extremes kept): zoomable, yet a small file
+COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+           "#17becf"]
+
+
+@functools.lru_cache(maxsize=1)
+def plotly_js() -> str:
+    import plotly.offline
+    return plotly.offline.get_plotlyjs()
+
+
+def figure_html(fig, div_id: str) -> str:
+    """A figure (a plotly Figure, or a plain dict with data, layout, frames: not validated, fast) as a
+    <div> and its script."""
+    import plotly.io
+    return plotly.io.to_html(fig, full_html=False, include_plotlyjs=False, div_id=div_id, validate=False,
+                             config={"displaylogo": False, "responsive": True})
+
+
+def table_html(headers, rows) -> str:
+    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def page(title: str, sections) -> str:
+    """The whole document: `sections` is a list of (heading or None, HTML)."""
+    parts = [f"<h2>{html.escape(h)}</h2>\n{body}" if h else body for h, body in sections]
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<script>window.reportErrors=[];window.addEventListener('error',function(e){{window.reportErrors.push(String(e.message));
+document.documentElement.setAttribute('data-errors',window.reportErrors.length);}});</script>
+<script>{plotly_js()}</script>
+<style>body{{font-family:sans-serif;margin:1em 2em;color:#222}} table{{border-collapse:collapse;margin:0.5em 0}}
+td,th{{border:1px solid #ccc;padding:2px 8px;text-align:right}} th{{background:#f3f3f3}} h2{{margin-top:1.5em}}
+.note{{color:#555;font-size:90%}}</style></head>
+<body><h1>{html.escape(title)}</h1>
+{chr(10).join(parts)}
+<script>document.documentElement.setAttribute('data-rendered',document.querySelectorAll('.js-plotly-plot').length);</script>
+</body></html>
+"""
+
+
+def _keep(values: np.ndarray, limit: int = MAX_POINTS) -> np.ndarray:
+    """Indices of at most ~`limit` samples: evenly spaced, plus every column's extremes."""
+    m = values.shape[0]
+    if m <= limit:
+        return np.arange(m)
+    idx = set(np.linspace(0, m - 1, limit).astype(int).tolist())
+    idx.update(np.argmax(values, axis=0).tolist())
+    idx.update(np.argmin(values, axis=0).tolist())
+    return np.array(sorted(idx))
+
+
+def profiles_figure(sample, robot, title: str = "") -> dict:
+    """Torque, velocity and acceleration of every joint over time as fractions of their limits (±1
+    dashed), the values in units on hover; one row each, sharing the time axis (a plain figure dict)."""
+    rows = [("τ", "tau", robot.tau_max, "N·m"), ("q̇", "qd", robot.qd_max, "rad/s"), ("q̈", "qdd", robot.qdd_max, "rad/s²")]
+    rows = [r for r in rows if np.isfinite(r[2]).any()]
+    t = np.asarray(sample.t)
+    gap, height = 0.05, (1.0 - 0.05 * (len(rows) - 1)) / len(rows)
+    data, layout = [], dict(title=dict(text=title), height=220 * len(rows) + 100, margin=dict(l=50, r=20, t=60, b=40),
+                            legend=dict(orientation="h", y=1.08), shapes=[], annotations=[],
+                            xaxis=dict(title=dict(text="t [s]"), anchor=f"y{len(rows)}"))
+    for r, (sym, key, lim, unit) in enumerate(rows, start=1):
+        top = 1.0 - (r - 1) * (height + gap)
+        yname = "y" if r == 1 else f"y{r}"
+        layout["yaxis" if r == 1 else f"yaxis{r}"] = dict(domain=[top - height, top], range=[-1.15, 1.15], anchor="x",
+                                                          title=dict(text=f"{sym} / {sym}max"))
+        values = np.asarray(getattr(sample, key))
+        lim = np.where(np.isfinite(lim), lim, np.nan)
+        keep = _keep(np.abs(values))
+        for j in range(robot.n):
+            data.append(dict(
+                type="scatter", x=t[keep], y=values[keep, j] / lim[j], customdata=values[keep, j], mode="lines",
+                xaxis="x", yaxis=yname, name=robot.joint_names[j], legendgroup=robot.joint_names[j],
+                showlegend=r == 1, line=dict(width=1.3, color=COLOURS[j % len(COLOURS)]),
+                hovertemplate=f"{robot.joint_names[j]}<br>t = %{{x:.4f}} s<br>{sym} = %{{customdata:.4g}} {unit}"
+                              f"<br>%{{y:.1%}} of the limit<extra></extra>"))
+        for y in (-1.0, 1.0):
+            layout["shapes"].append(dict(type="line", xref="paper", x0=0, x1=1, yref=yname, y0=y, y1=y,
+                                         line=dict(color="black", dash="dash", width=1)))
+    return dict(data=data, layout=layout)
+
+
+def phase_plane_figure(plan, title: str = ""):
+    """θ̇ against θ: the plan and its limit curves (velocity limits; torque and acceleration limits)."""
+    import plotly.graph_objects as go
+    from .plots import phase_plane_curves
+    curves = phase_plane_curves(plan)
+    top = max(float(np.max(plan.sd)), 1e-9)
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=plan.s, y=plan.sd, name=f"plan (T = {plan.duration:.4f} s)", line=dict(width=2.5)))
+    for key, name, colour in (("sd_velocity", "velocity limits", "#ff7f0e"),
+                              ("sd_dynamics", "torque / acceleration limits", "#d62728")):
+        y = np.where(np.isfinite(curves[key]), np.minimum(curves[key], 3 * top), np.nan)
+        fig.add_trace(go.Scatter(x=curves["theta"], y=y, name=name, line=dict(dash="dash", color=colour)))
+    fig.update_layout(title=title, xaxis_title="path parameter θ", yaxis_title="θ̇ [1/s]", height=360,
+                      yaxis=dict(range=[0, 1.3 * top]), margin=dict(l=50, r=20, t=50, b=40))
+    return fig
+
+
+def robot_lines(robot, q, tool_frame: str | None = None) -> np.ndarray:
+    """(K, m, 3) polyline points of the robot at K configurations: base, each body's origin along the
+    kinematic tree (a branch restarts at its parent, NaN-separated), and the tool frame's origin."""
+    from dynamics.forward_kinematics import forward_kinematics
+    q = np.atleast_2d(q)
+    T = forward_kinematics(robot, q)                          # (K, n, 4, 4)
+    P = T[..., :3, 3]
+    nan = np.full((q.shape[0], 1, 3), np.nan)
+    pts, prev = [np.zeros((q.shape[0], 1, 3))], -1
+    for i in range(robot.n):
+        parent = int(robot.parents[i])
+        if parent != prev:                                    # a new branch: start at the parent
+            pts += [nan, np.zeros((q.shape[0], 1, 3)) if parent < 0 else P[:, parent:parent + 1]]
+        pts.append(P[:, i:i + 1])
+        prev = i
+    if tool_frame is not None or robot.tool_frame is not None:
+        body, X = robot.frame(tool_frame)
+        if body != prev:
+            pts += [nan, P[:, body:body + 1]]
+        pts.append((T[:, body] @ X)[:, None, :3, 3])
+    return np.concatenate(pts, axis=1)
+
+
+def animation(times, moving, static=(), *, title: str = "", ranges=None, height: int = 640, max_steps: int = 25) -> dict:
+    """A 3-D figure (a plain dict, for `figure_html`) animated over `times` (K,): `moving(k)` returns the
+    moving traces at frame k (the same number and kinds every frame), `static` traces stay. Play/pause
+    buttons and a time slider. Traces are dicts (``lines3d``): plotly's validation of thousands of
+    frame traces would cost seconds."""
+    first = list(moving(0))
+    ids = list(range(len(static), len(static) + len(first)))
+    frames = [dict(data=list(moving(k)), traces=ids, name=f"{t:.3f}") for k, t in enumerate(times)]
+    every = max(1, int(np.ceil(len(times) / max_steps)))
+    steps = [dict(method="animate", label=f"{times[k]:.2f}",
+                  args=[[f"{times[k]:.3f}"], dict(mode="immediate", frame=dict(duration=0, redraw=True),
+                                                  transition=dict(duration=0))])
+             for k in range(0, len(times), every)]
+    dt_ms = 1000.0 * float(np.median(np.diff(times))) if len(times) > 1 else 50.0
+    scene = dict(aspectmode="data")
+    if ranges is not None:
+        scene.update({ax: dict(range=[float(a), float(b)], autorange=False)
+                      for ax, (a, b) in zip(("xaxis", "yaxis", "zaxis"), ranges)})
+    layout = dict(
+        title=dict(text=title), height=height, margin=dict(l=0, r=0, t=40, b=0), scene=scene,
+        updatemenus=[dict(type="buttons", x=0.02, y=0.02, xanchor="left", yanchor="bottom", direction="left",
+                          buttons=[dict(label="▶ play", method="animate",
+                                        args=[None, dict(frame=dict(duration=dt_ms, redraw=True), fromcurrent=True,
+                                                         transition=dict(duration=0))]),
+                                   dict(label="❚❚ pause", method="animate",
+                                        args=[[None], dict(mode="immediate", frame=dict(duration=0, redraw=False),
+                                                           transition=dict(duration=0))])])],
+        sliders=[dict(active=0, x=0.2, len=0.78, y=0.02, currentvalue=dict(prefix="t = ", suffix=" s"),
+                      steps=steps)])
+    return dict(data=list(static) + first, layout=layout, frames=frames)
+
+
+def lines3d(points, name: str, colour: str, width: float = 4, dash: str | None = None, markers: bool = False) -> dict:
+    """A 3-D polyline trace (NaN rows break it) as a plain dict."""
+    p = np.asarray(points, dtype=float)
+    trace = dict(type="scatter3d", x=p[:, 0], y=p[:, 1], z=p[:, 2], mode="lines+markers" if markers else "lines",
+                 name=name, hoverinfo="skip", line=dict(width=width, color=colour, **({"dash": dash} if dash else {})))
+    if markers:
+        trace["marker"] = dict(size=3, color=colour)
+    return trace
+
+
+def frame_times(duration: float, max_frames: int = 400, fps: float = 30.0) -> np.ndarray:
+    """Animation times: `fps` frames a second, at most `max_frames` in all, ending exactly at `duration`."""
+    k = int(min(max_frames - 1, max(1, np.ceil(duration * fps))))
+    return np.linspace(0.0, duration, k + 1)
+
+
+def robot_trace(points, name: str = "robot", colour: str = "#444") -> dict:
+    return lines3d(points, name, colour, width=7, markers=True)
+
+
+def plan_report(plan, sample, title: str) -> str:
+    """The report of one plan (`toppra-app plan`): the robot along the path, profiles, phase plane."""
+    robot = plan.robot
+    times = frame_times(plan.duration)
+    pts = robot_lines(robot, plan.eval(times))
+    tip = pts[:, -1]
+    lo, hi = np.nanmin(pts.reshape(-1, 3), axis=0), np.nanmax(pts.reshape(-1, 3), axis=0)
+    pad = 0.1 * max(float(np.max(hi - lo)), 0.1)
+    path = lines3d(tip, "tool path", "#1f77b4", width=2, dash="dot")
+    fig = animation(times, lambda k: [robot_trace(pts[k])], [path], title=f"{robot.name} along the path",
+                    ranges=list(zip(lo - pad, hi + pad)))
+    worst = ", ".join(f"{k} {100 * w.ratio:.2f} %" for k, w in plan.worst.items() if w.joint >= 0)
+    facts = table_html(["duration s", "grid points", "solver", "worst value / limit"],
+                       [[f"{plan.duration:.4f}", plan.s.size, plan.solver, worst]])
+    return page(title, [(None, figure_html(fig, "view3d")), ("Plan", facts),
+                        ("Joint profiles", figure_html(profiles_figure(sample, robot), "profiles")),
+                        ("Phase plane", figure_html(phase_plane_figure(plan), "phase"))])
