@@ -67,6 +67,16 @@ def cell_figure(report, max_frames: int = 600):
                "tool paths", "#9ecae1", 1, "dot"),
     ]
 
+    near = [m for m in report.moves if m.clearance is not None and np.isfinite(m.clearance.distance)]
+    if near:                                                  # the closest approach of every move
+        pts = np.vstack([np.vstack([m.clearance.points, np.full((1, 3), np.nan)]) for m in near])
+        text = [f"move {m.index + 1} ({m.label}): {1000 * m.clearance.distance:.1f} mm between the "
+                f"{m.clearance.bodies[0]} and the {m.clearance.bodies[1]} at t = {m.clearance.time:.3f} s"
+                for m in near for _ in range(3)]
+        static.append(dict(type="scatter3d", x=pts[:, 0], y=pts[:, 1], z=pts[:, 2], mode="lines+markers",
+                           name="closest approach per move", text=text, hoverinfo="text",
+                           line=dict(color="#e41a1c", width=3), marker=dict(size=4, color="#e41a1c")))
+
     def moving(k):
         m = report.moves[which[k]]
         done = [mm.box for mm in report.moves[:which[k]] if mm.kind == "loaded"]
@@ -102,11 +112,14 @@ def pallet_report(report, move_sections, title: str | None = None) -> str:
     summary_rows = [[c["box"], c["slot"], c["box_type"], f"{c['loaded_s']:.3f}", f"{c['return_s']:.3f}",
                      f"{c['cycle_s']:.3f}"] for c in report.cycle_times()]
     moves_rows = [[m.index + 1, m.label, m.slot.label, f"{0.0 if m.payload is None else m.payload.mass:g}",
-                   f"{m.duration:.3f}", f"{100 * (m.plan.worst_ratio - 1):+.3f}"] for m in report.moves]
+                   f"{m.duration:.3f}", f"{100 * (m.plan.worst_ratio - 1):+.3f}",
+                   "—" if m.clearance is None else f"{1000 * m.clearance.distance:.1f} ({m.clearance.bodies[0]} – "
+                                                   f"{m.clearance.bodies[1]})"] for m in report.moves]
     sections = [(None, figure_html(cell_figure(report), "view3d")),
                 ("Cycle times", table_html(["box", "slot", "type", "loaded s", "return s", "cycle s"], summary_rows)
                  + f"<p>total {report.total_time:.3f} s for {len(report.boxes_planned)} boxes</p>"),
-                ("Moves", table_html(["#", "move", "slot", "payload kg", "time s", "worst vs limit %"], moves_rows))]
+                ("Moves", table_html(["#", "move", "slot", "payload kg", "time s", "worst vs limit %",
+                                     "closest approach mm"], moves_rows))]
     return page(title or f"{report.cell.name}: palletizing report", sections + list(move_sections))
 
 

@@ -54,7 +54,7 @@ def _failed_box(cell_id, cell, b, exc) -> BoxOutcome:
     rows = [dict(cell=cell_id, move=2 * b + 1 + k, box=b + 1, kind=kind, slot=slot.label, box_type=slot.box.name,
                  payload_kg=slot.box.mass if kind == "loaded" else 0.0, duration_s="", worst_ratio="",
                  status="failed", error=f"{type(exc).__name__}: {str(exc).splitlines()[0]}", plan_s="", ik_s="",
-                 nominal_duration_s="", nominal_torque_ratio="")
+                 nominal_duration_s="", nominal_torque_ratio="", min_distance_m="")
             for k, kind in enumerate(("loaded", "return"))]
     return BoxOutcome(cell_id, b, rows, {}, tuple(cell.robot.joint_names), 0.0)
 

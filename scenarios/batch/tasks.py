@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 COLUMNS = ("cell", "move", "box", "kind", "slot", "box_type", "payload_kg", "duration_s", "worst_ratio", "status",
-           "error", "plan_s", "ik_s", "nominal_duration_s", "nominal_torque_ratio")
+           "error", "plan_s", "ik_s", "nominal_duration_s", "nominal_torque_ratio", "min_distance_m")
 
 
 @dataclass
@@ -66,7 +66,7 @@ def plan_box_task(cell_id: str, cell, box: int, nominal: bool, dt: float, trajec
         error = f"{type(exc).__name__}: {_one_line(exc)}"
         rows = [dict(base, move=first + k, kind=kind, payload_kg=slot.box.mass if kind == "loaded" else 0.0,
                      duration_s="", worst_ratio="", status="failed", error=error, plan_s="", ik_s="",
-                     nominal_duration_s="", nominal_torque_ratio="")
+                     nominal_duration_s="", nominal_torque_ratio="", min_distance_m="")
                 for k, kind in enumerate(("loaded", "return"))]
         return BoxOutcome(cell_id, box, rows, {}, tuple(cell.robot.joint_names), time.perf_counter() - t0)
     rows, files = [], {}
@@ -80,5 +80,6 @@ def plan_box_task(cell_id: str, cell, box: int, nominal: bool, dt: float, trajec
                          duration_s=m.duration, worst_ratio=float(m.plan.worst_ratio), status="ok", error="",
                          plan_s=m.plan_seconds, ik_s=m.ik_seconds,
                          nominal_duration_s=check.nominal_duration if loaded and check else "",
-                         nominal_torque_ratio=check.torque_ratio if loaded and check else ""))
+                         nominal_torque_ratio=check.torque_ratio if loaded and check else "",
+                         min_distance_m="" if m.clearance is None else m.clearance.distance))
     return BoxOutcome(cell_id, box, rows, files, tuple(cell.robot.joint_names), time.perf_counter() - t0)

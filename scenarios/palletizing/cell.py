@@ -108,6 +108,11 @@ class Cell:
     torque_rate_max: np.ndarray | None = None  # [limits] N·m/s per joint (inf: none), None: none
     jerk_max: np.ndarray | None = None       # [limits] rad/s³ per joint (inf: none), None: none
     reference_robot: object | None = None    # the robot without the cell's [friction] (None: no [friction])
+    flange: str = ""                         # robot frame the gripper is mounted on
+    tcp_offset: np.ndarray = field(default_factory=lambda: np.zeros(3))   # TCP in the flange frame
+    gripper_size: np.ndarray = field(default_factory=lambda: np.full(3, 0.05))
+    link_radius: float | None = None         # [collision] capsule radius of the arm's links (None: by robot)
+    check_collisions: bool = True            # [collision] enabled
 
     def planner_options(self) -> dict:
         """Planner keyword options for the cell's optional Cartesian limits of the TCP and time–energy

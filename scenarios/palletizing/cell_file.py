@@ -30,6 +30,7 @@ _SCHEMA = {
     "limits": {"tool_speed_max", "collaborative", "torque_rate_max", "jerk_max"},   # optional extra limits
     "friction": {"coulomb", "viscous"},                 # optional joint friction of the robot model
     "thermal": {"tau_rms", "tau_rms_fraction", "box"},  # optional RMS-torque rating over one box's cycle
+    "collision": {"enabled", "link_radius"},           # optional: collision checking of every move
     "boxes": None,        # a table of box types
 }
 _BOX_KEYS = {"size", "mass", "com_offset", "inertia"}
@@ -325,6 +326,7 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
     cell = Cell(
         source=source, name=rc.string("name", default_name), robot_name=robot_name, base_robot=base, robot=robot,
         gripper=gripper, pick=pick, pallet_pose=pallet_pose, pallet_size=pallet_size, layers=layers, rows=rows,
+        flange=flange, tcp_offset=tcp[:3, 3].copy(), gripper_size=g_size,
         columns=columns, gap=gap, alternate=alternate, layer_boxes=layer_boxes, boxes=boxes,
         approach_height=rm.number("approach_height", 0.08, positive=True, hi=MAX_DISTANCE),
         clearance=rm.number("clearance", 0.05, lo=0.0, hi=MAX_DISTANCE),
@@ -346,6 +348,13 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
         cell.q_preferred = qp
     else:
         cell.q_preferred = default_preferred_posture(robot, pick)
+    rk = _Reader(source, _table(source, doc, "collision", required=False), "collision")
+    rk.check_keys(_SCHEMA["collision"])
+    enabled = rk.table.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise rk.error("enabled", f"expected true or false, got {short_repr(enabled)}")
+    cell.check_collisions = enabled
+    cell.link_radius = rk.number("link_radius", lo=0.0, hi=1.0) if rk.has("link_radius") else None
     _read_limits(source, doc, cell)
     _read_friction(source, doc, cell)
     cell.slots = make_slots(cell)

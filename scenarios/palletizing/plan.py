@@ -57,6 +57,7 @@ class BoxPlans:
     ik_s: float
     plan_s: float
     reference_s: float           # plans without the cell's options (comparison)
+    collision_s: float = 0.0     # checking both moves for collisions
 
 
 def _reversible(robot, opts: dict) -> bool:
@@ -133,7 +134,14 @@ def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, 
     t_plan += dt_plan
     ret = MoveResult(first_index + 1, b, "return", slot, None, rpath, rplan, dt_plan, rplan.reused_problem, rcart,
                      0.0, _path_deviation(cell, rpath, rcart), unlimited(rpath, None))
-    return BoxPlans([loaded, ret], check, t_ik, t_plan, t_ref)
+    t_col = 0.0
+    if cell.check_collisions:                              # every move against the pallet, stack and conveyor
+        from .collisions import check_move
+        t0 = time.perf_counter()
+        for m in (loaded, ret):
+            m.clearance = check_move(cell, m, m.plan.sample(1e-3))
+        t_col = time.perf_counter() - t0
+    return BoxPlans([loaded, ret], check, t_ik, t_plan, t_ref, t_col)
 
 
 def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, planner_options=None,
@@ -151,11 +159,11 @@ def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, p
     total_moves = 2 * len(chosen)
     moves, checks = [], []
     t_all = time.perf_counter()
-    t_ik = t_plan = t_ref = 0.0
+    t_ik = t_plan = t_ref = t_col = 0.0
     pick_posture(cell)
     for b in chosen:
         box = plan_box(cell, b, len(moves), nominal=nominal, planner_options=planner_options)
-        t_ik, t_plan, t_ref = t_ik + box.ik_s, t_plan + box.plan_s, t_ref + box.reference_s
+        t_ik, t_plan, t_ref, t_col = t_ik + box.ik_s, t_plan + box.plan_s, t_ref + box.reference_s, t_col + box.collision_s
         if box.check is not None:
             checks.append(box.check)
         for m in box.moves:
@@ -175,7 +183,7 @@ def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, p
         thermal = plan_cycle_with_rms_limit(cell.robot, [m.path for m in ms], cell.tau_rms,
                                             payloads=[m.payload for m in ms], grid=cell.grid, **opts)
         t_plan += time.perf_counter() - t0
-    seconds = dict(ik_s=t_ik, planning_s=t_plan, total_s=time.perf_counter() - t_all)
+    seconds = dict(ik_s=t_ik, planning_s=t_plan, collisions_s=t_col, total_s=time.perf_counter() - t_all)
     if compare:
         seconds["planning_without_cell_options_s"] = t_ref
     if thermal is not None:

@@ -27,6 +27,7 @@ class MoveResult:
     ik_seconds: float = 0.0
     path_error: float = 0.0      # max TCP deviation of the joint spline from the Cartesian path (m)
     reference_plan: object | None = None   # the same move without the cell's optional planner options
+    clearance: object | None = None        # collisions.Clearance: the closest approach (None: not checked)
 
     @property
     def duration(self) -> float:
@@ -49,6 +50,7 @@ class MoveResult:
                     worst=w, plan_seconds=self.plan_seconds, ik_seconds=self.ik_seconds,
                     reused_compiled_problem=bool(self.reused_problem), solver=self.plan.solver,
                     iterations=int(self.plan.iterations), path_deviation_m=self.path_error,
+                    **({} if self.clearance is None else dict(clearance=self.clearance.as_dict())),
                     **({} if self.unlimited_duration is None else
                        dict(duration_without_cell_options_s=self.unlimited_duration)))
 

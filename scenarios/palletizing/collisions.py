@@ -1,0 +1,206 @@
+"""Collision checking of every move against the cell (coal, the collision library Pinocchio uses).
+
+Moving bodies: each arm link as a capsule from its body's origin to the next body's origin (the last
+link to the flange), radius `Cell.link_radius` (default by robot, `LINK_RADIUS`); the gripper as a
+cylinder from the flange to 5 mm above the TCP (the suction cup's compliance), radius half its width; on
+loaded moves the carried box, hanging below the TCP. Obstacles: the pallet (a 15 cm slab under its top),
+the conveyor (a 5 cm slab under the waiting box) and every box already placed — the pallet is built in
+slot order, so for box k the slots before k are there (whether planned in this run or not).
+
+The carried box rests on its supports at both ends of a loaded move (the conveyor; the pallet or the boxes
+directly below its slot): for these pairs contact is allowed and only penetration deeper than `CONTACT`
+counts. The minimum distance reported excludes them.
+
+**Certified between checks** (conservative advancement): with V a bound on the speed of any point of the
+moving bodies over the move (Σ_j |q̇_j| R_j, R_j the largest distance of a moving point from joint j's
+axis origin, +5 %), a check at time t with distance d clears the interval [t, t + d / V]; the next check
+is there (at least the next 1 ms sample). Between consecutive samples the bound is V·Δt / 2."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from toppra_app.errors import InfeasiblePathError
+
+LINK_RADIUS = {"iiwa7": 0.07, "panda": 0.06, "ur5e": 0.06, "ur5": 0.06, "ur10": 0.07, "puma560": 0.08}
+DEFAULT_RADIUS = 0.06
+CONTACT = 1e-4            # m: allowed penetration of a carried box into its support (IK and rounding)
+PALLET_THICKNESS = 0.15
+CONVEYOR = (0.6, 0.1, 0.05)   # length along the pick yaw, extra width, thickness (m)
+
+
+class CollisionError(InfeasiblePathError):
+    """A move collides: the box, the move, the time and the two bodies."""
+
+
+@dataclass
+class Clearance:
+    distance: float          # m, smallest distance between a moving body and an obstacle (supports excluded)
+    time: float              # s into the move
+    bodies: tuple            # (moving body, obstacle)
+    points: np.ndarray       # (2, 3) the nearest points
+    checks: int              # distance evaluations (time samples checked)
+
+    def as_dict(self) -> dict:
+        return dict(min_distance_m=self.distance, at_s=self.time, bodies=list(self.bodies), checks=self.checks)
+
+
+def _coal():
+    import coal
+    return coal
+
+
+def _box_object(size, T):
+    coal = _coal()
+    return coal.CollisionObject(coal.Box(*map(float, size)), coal.Transform3s(T[:3, :3].copy(), T[:3, 3].copy()))
+
+
+def _yaw_pose(centre, yaw):
+    T = np.eye(4)
+    c, s = np.cos(yaw), np.sin(yaw)
+    T[:3, :3] = [[c, -s, 0], [s, c, 0], [0, 0, 1]]
+    T[:3, 3] = centre
+    return T
+
+
+def obstacles(cell, box: int, kind: str):
+    """[(name, CollisionObject, bounding-sphere centre, radius, top z, footprint centre xy)] around a move."""
+    out = []
+    P = cell.pallet_pose.copy()
+    P[:3, 3] = P[:3, :3] @ [0.0, 0.0, -0.5 * PALLET_THICKNESS] + P[:3, 3]
+    size = (*cell.pallet_size, PALLET_THICKNESS)
+    out.append(("pallet", _box_object(size, P), P[:3, 3], 0.5 * np.linalg.norm(size), cell.pallet_pose[2, 3]))
+    first = cell.layer_boxes[0]
+    C = cell.pick.copy()
+    C[:3, :3] = _yaw_pose(np.zeros(3), np.arctan2(cell.pick[1, 0], cell.pick[0, 0]))[:3, :3]
+    top = cell.pick[2, 3] - first.size[2]
+    C[:3, 3] = [cell.pick[0, 3], cell.pick[1, 3], top - 0.5 * CONVEYOR[2]]
+    size = (CONVEYOR[0], first.size[1] + CONVEYOR[1], CONVEYOR[2])
+    out.append(("conveyor", _box_object(size, C), C[:3, 3], 0.5 * np.linalg.norm(size), top))
+    placed = range(box) if kind == "loaded" else range(box + 1)
+    for k in placed:
+        s = cell.slots[k]
+        out.append((f"box {k + 1} ({s.label})", _box_object(s.box.size, _yaw_pose(s.centre, s.yaw)), s.centre,
+                    0.5 * np.linalg.norm(s.box.size), s.centre[2] + 0.5 * s.box.size[2]))
+    return out
+
+
+def _segments(cell, q):
+    """Moving bodies at samples q (K, n): [(name, kind, a (K, 3), b (K, 3), radius)] for capsules and the
+    gripper cylinder, plus the TCP poses (K, 4, 4)."""
+    from dynamics.forward_kinematics import forward_kinematics, frame_pose
+    robot = cell.robot
+    T = forward_kinematics(robot, q)
+    P = T[..., :3, 3]
+    r = cell.link_radius if cell.link_radius is not None else LINK_RADIUS.get(cell.robot_name, DEFAULT_RADIUS)
+    fl = frame_pose(robot, q, cell.flange)[..., :3, 3] if cell.flange else P[:, -1]
+    tcp = frame_pose(robot, q, "tcp")
+    children = {i: [c for c in range(robot.n) if robot.parents[c] == i] for i in range(robot.n)}
+    segs = []
+    for i in range(robot.n):
+        ends = [P[:, c] for c in children[i]] or [fl]
+        for e in ends:
+            segs.append((robot.link_names[i], "capsule", P[:, i], e, r))
+    down = tcp[:, :3, 2]                                       # tool z points away from the flange
+    width = 0.5 * float(max(cell.gripper_size[:2]))
+    segs.append(("gripper", "cylinder", fl, tcp[:, :3, 3] - 0.005 * down, width))
+    return segs, tcp
+
+
+def _poses_along(a, b):
+    """Rotations (K, 3, 3) putting a z-axis-centred shape on the segments a → b (K, 3), and the centres."""
+    d = b - a
+    L = np.linalg.norm(d, axis=1, keepdims=True)
+    z = np.where(L > 1e-9, d / np.where(L > 1e-9, L, 1.0), [0.0, 0.0, 1.0])
+    ref = np.where(np.abs(z[:, :1]) < 0.9, [[1.0, 0.0, 0.0]], [[0.0, 1.0, 0.0]])
+    x = np.cross(z, ref)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    return np.stack([x, np.cross(z, x), z], axis=2), 0.5 * (a + b)
+
+
+def check_move(cell, move, sample) -> Clearance:
+    """Check one move (`MoveResult` with its `TrajectorySample`); `CollisionError` on a collision."""
+    coal = _coal()
+    q, qd, t = sample.q, sample.qd, sample.t
+    segs, tcp = _segments(cell, q)
+    obs = obstacles(cell, move.box, move.kind)
+    carried = move.kind == "loaded"
+    slot = move.slot
+    bottom = slot.centre[2] - 0.5 * slot.box.size[2]
+    supports = {"conveyor"} | {name for name, _, c, _, top in obs
+                               if carried and name != "conveyor" and abs(top - bottom) < 1e-6
+                               and np.linalg.norm(np.asarray(c[:2]) - slot.centre[:2]) < 1.0}
+    # moving geometry: (name, shape, transform(k), bounding radius about its centre, centre(k))
+    moving = []
+    for name, kind, a, b, r in segs:
+        L = float(np.linalg.norm(b[0] - a[0]))            # a rigid link: the same length at every sample
+        shape = coal.Capsule(r, max(L, 1e-6)) if kind == "capsule" else coal.Cylinder(r, max(L, 1e-6))
+        moving.append((name, shape, a, b, r, 0.5 * L + r))
+    if carried:
+        size = slot.box.size
+        box_T = tcp.copy()
+        box_T[:, :3, 3] = tcp[:, :3, 3] + 0.5 * size[2] * tcp[:, :3, 2]
+        moving.append(("carried box", coal.Box(*map(float, size)), box_T, None, None, 0.5 * np.linalg.norm(size)))
+    # speed bound: Σ_j |q̇_j| R_j with R_j from joint j's origin to the farthest moving point (+ radius)
+    from dynamics.forward_kinematics import forward_kinematics
+    O = forward_kinematics(cell.robot, q)[..., :3, 3]                          # (K, n, 3)
+    pts = [x for _, _, a, b, r, _ in moving if b is not None for x in (a, b)]
+    far = np.max([np.linalg.norm(p[:, None, :] - O, axis=2) for p in pts], axis=0)   # (K, n)
+    far += max(r for *_, r, _ in moving if r is not None)
+    if carried:
+        far += np.linalg.norm(slot.box.size)
+    V = 1.05 * float(np.max(np.sum(np.abs(qd) * far.max(axis=0), axis=1))) + 1e-9
+    req, res = coal.DistanceRequest(), coal.DistanceResult()
+    names, objs, Rs, cs, rads = [], [], [], [], []
+    for name, shape, a, b, _, rad in moving:
+        if b is None:                                       # the carried box: a (K, 4, 4) pose
+            R, c = a[:, :3, :3], a[:, :3, 3]
+        else:
+            R, c = _poses_along(a, b)
+        names.append(name)
+        objs.append(coal.CollisionObject(shape, coal.Transform3s()))
+        Rs.append(np.ascontiguousarray(R))
+        cs.append(c)
+        rads.append(rad)
+    C, rad = np.stack(cs, axis=1), np.array(rads)                           # (K, M, 3), (M,)
+    oc = np.array([o[2] for o in obs])
+    orad = np.array([o[3] for o in obs])
+    support = np.array([[nm == "carried box" and o[0] in supports for o in obs] for nm in names])   # (M, O)
+    best = Clearance(np.inf, 0.0, ("", ""), np.zeros((2, 3)), 0)
+    dt = float(np.median(np.diff(t))) if len(t) > 1 else 1e-3
+    k, checks = 0, 0
+    while k < len(t):
+        lower = np.linalg.norm(C[k][:, None, :] - oc[None], axis=2) - rad[:, None] - orad[None]   # (M, O)
+        d_step, placed = np.inf, set()                      # d_step: a lower bound of every distance here
+        for flat in np.argsort(lower, axis=None):
+            i, j = divmod(int(flat), len(obs))
+            if lower[i, j] > d_step:
+                break                                       # no remaining pair can be nearer
+            if i not in placed:
+                objs[i].setTransform(coal.Transform3s(Rs[i][k], C[k, i]))
+                placed.add(i)
+            res.clear()
+            d = coal.distance(objs[i], obs[j][1], req, res)
+            if support[i, j]:
+                if d < -CONTACT:
+                    raise CollisionError(_message(cell, move, t[k], names[i], obs[j][0], d))
+                d_step = min(d_step, d + CONTACT)
+                continue
+            if d <= 0.0:
+                raise CollisionError(_message(cell, move, t[k], names[i], obs[j][0], d))
+            d_step = min(d_step, d)
+            if d < best.distance:
+                best = Clearance(float(d), float(t[k]), (names[i], obs[j][0]),
+                                 np.array([res.getNearestPoint1(), res.getNearestPoint2()]), 0)
+        checks += 1
+        k += max(1, int(d_step / (V * dt))) if np.isfinite(d_step) else len(t)
+    best.checks = checks
+    return best
+
+
+def _message(cell, move, t, a, b, d) -> str:
+    return (f"{cell.source}: box {move.box + 1} ({move.slot.label}), move {move.index + 1} ({move.kind}): the "
+            f"{a} collides with the {b} at t = {t:.3f} s (penetration {1000 * max(-d, 0.0):.1f} mm); raise "
+            f"[motion] clearance or approach_height, or move the pallet")
