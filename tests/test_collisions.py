@@ -5,6 +5,7 @@ the box, move, time and bodies; summary and report carry the clearance."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -89,3 +90,63 @@ def test_collision_checking_can_be_switched_off(tmp_path):
     cell = load_cell(tmp_path / "c.toml")
     report = plan_pallet(cell, boxes=[1])
     assert all(m.clearance is None for m in report.moves)
+
+
+# ------------------------------------------------------------------------------ URDF collision geometry
+def _ur5_cell(tmp_path, ur5):
+    text = DEFAULT_CELL.read_text().replace('robot = "iiwa7"', f'urdf = "{ur5}"\nrated_payload = 8.0')
+    (tmp_path / "ur5.toml").write_text(text.replace('flange = "flange"', 'flange = "tool0"'))
+    return tmp_path / "ur5.toml"
+
+
+def test_urdf_collision_meshes_are_placed_as_pinocchio_places_them(tmp_path):
+    """The UR5's collision meshes (package:// names resolved without settings) at random configurations:
+    each one's distance to a box equals that of Pinocchio's own geometry model (buildGeomFromUrdf)."""
+    pin = pytest.importorskip("pinocchio")
+    from pathlib import Path
+    from types import SimpleNamespace
+    from benchmarks.cases import erd_path
+    ur5 = erd_path("robots/ur_description/urdf/ur5_robot.urdf")
+    if ur5 is None:
+        pytest.skip("example-robot-data not installed")
+    cell = load_cell(_ur5_cell(tmp_path, ur5), check_reach=False)
+    model = pin.buildModelFromUrdf(ur5)
+    geom = pin.buildGeomFromUrdf(model, ur5, pin.GeometryType.COLLISION, package_dirs=[str(Path(ur5).parents[4])])
+    data, gdata = model.createData(), pin.GeometryData(geom)
+    q = np.random.default_rng(4).uniform(-2.5, 2.5, (5, cell.robot.n))
+    ours, _ = cl.moving_bodies(cell, SimpleNamespace(kind="return"), q)
+    ours = {name: (g, R, t) for name, g, R, t, _, _ in ours}
+    box = coal.CollisionObject(coal.Box(0.3, 0.2, 0.1), coal.Transform3s(np.eye(3), np.array([0.4, -0.3, 0.2])))
+    req, res = coal.DistanceRequest(), coal.DistanceResult()
+    compared = 0
+    for k in range(len(q)):
+        qp = np.zeros(model.nq)
+        for i, name in enumerate(cell.robot.joint_names):
+            qp[model.joints[model.getJointId(name)].idx_q] = q[k, i]
+        pin.updateGeometryPlacements(model, data, geom, gdata, qp)
+        for j, go in enumerate(geom.geometryObjects):
+            link = model.frames[go.parentFrame].name
+            if link not in ours:
+                continue                                         # the fixed base_link is not moving
+            res.clear()
+            ref = coal.distance(coal.CollisionObject(go.geometry, coal.Transform3s(gdata.oMg[j].rotation,
+                                                                                    gdata.oMg[j].translation)),
+                                box, req, res)
+            g, R, t = ours[link]
+            res.clear()
+            d = coal.distance(coal.CollisionObject(g, coal.Transform3s(np.ascontiguousarray(R[k]), t[k])), box, req, res)
+            assert d == pytest.approx(ref, abs=1e-9), link
+            compared += 1
+    assert compared >= 5 * 6
+
+
+def test_a_urdf_robot_is_checked_with_its_own_geometry(tmp_path, capsys):
+    """The UR5 in the iiwa's cell: its upper arm and forearm pass through the conveyor at the pick."""
+    from benchmarks.cases import erd_path
+    ur5 = erd_path("robots/ur_description/urdf/ur5_robot.urdf")
+    if ur5 is None:
+        pytest.skip("example-robot-data not installed")
+    assert main(["palletize", str(_ur5_cell(tmp_path, ur5)), "--boxes", "1", "--no-plots", "--no-report",
+                 "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert re.search(r"move 1 \(loaded\): the (upper_arm|forearm)_link collides with the conveyor at t = 0.000 s", err)

@@ -113,6 +113,8 @@ class Cell:
     gripper_size: np.ndarray = field(default_factory=lambda: np.full(3, 0.05))
     link_radius: float | None = None         # [collision] capsule radius of the arm's links (None: by robot)
     check_collisions: bool = True            # [collision] enabled
+    urdf_path: str | None = None             # [cell] urdf: its collision elements are the arm's shapes
+    package_paths: tuple = ()                # [cell] package_paths: where package:// mesh names are found
 
     def planner_options(self) -> dict:
         """Planner keyword options for the cell's optional Cartesian limits of the TCP and time–energy

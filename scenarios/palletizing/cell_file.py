@@ -19,7 +19,7 @@ from .moves import check_reachable
 from .pattern import check_slots, make_slots
 
 _SCHEMA = {
-    "cell": {"name", "robot", "urdf", "locked_joints", "tool_frame", "rated_payload", "flange",
+    "cell": {"name", "robot", "urdf", "locked_joints", "tool_frame", "rated_payload", "package_paths", "flange",
              "preferred_posture_deg"},
     "gripper": {"mass", "com", "size", "inertia", "tcp_offset"},
     "pick": {"position", "yaw_deg"},
@@ -191,7 +191,21 @@ def _load_robot(source, r: _Reader, base_dir: Path) -> tuple[str, RobotModel]:
             raise r.error("robot", str(exc)) from None
     if r.has("rated_payload"):
         robot = robot.replace(rated_payload=r.number("rated_payload", lo=0.0))
-    return name, robot
+    return name, robot, (str(path) if r.has("urdf") else None)
+
+
+def _package_paths(r: _Reader, base_dir: Path) -> tuple:
+    """[cell] package_paths: directories (relative to the cell file) in which package:// names are found."""
+    value = r.table.get("package_paths", [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise r.error("package_paths", f"expected a list of directories, got {short_repr(value)}")
+    out = []
+    for v in value:
+        d = base_dir / v
+        if not d.is_dir():
+            raise r.error("package_paths", f"no such directory: {d}")
+        out.append(str(d))
+    return tuple(out)
 
 
 def _grid(rm: "_Reader") -> int | None:
@@ -241,7 +255,8 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
 
     rc = _Reader(source, _table(source, doc, "cell"), "cell")
     rc.check_keys(_SCHEMA["cell"])
-    robot_name, base = _load_robot(source, rc, base_dir)
+    robot_name, base, urdf_path = _load_robot(source, rc, base_dir)
+    package_paths = _package_paths(rc, base_dir)
     flange = rc.string("flange", base.tool_frame or base.link_names[-1])
     try:
         flange_body, T_body_flange = base.frame(flange)
@@ -326,7 +341,8 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
     cell = Cell(
         source=source, name=rc.string("name", default_name), robot_name=robot_name, base_robot=base, robot=robot,
         gripper=gripper, pick=pick, pallet_pose=pallet_pose, pallet_size=pallet_size, layers=layers, rows=rows,
-        flange=flange, tcp_offset=tcp[:3, 3].copy(), gripper_size=g_size,
+        flange=flange, tcp_offset=tcp[:3, 3].copy(), gripper_size=g_size, urdf_path=urdf_path,
+        package_paths=package_paths,
         columns=columns, gap=gap, alternate=alternate, layer_boxes=layer_boxes, boxes=boxes,
         approach_height=rm.number("approach_height", 0.08, positive=True, hi=MAX_DISTANCE),
         clearance=rm.number("clearance", 0.05, lo=0.0, hi=MAX_DISTANCE),

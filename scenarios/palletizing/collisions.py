@@ -120,11 +120,74 @@ def _poses_along(a, b):
     return np.stack([x, np.cross(z, x), z], axis=2), 0.5 * (a + b)
 
 
+def _geometry(shape):
+    """A coal geometry for a `dynamics.urdf_collision.Shape` (meshes loaded once per file and scale)."""
+    coal = _coal()
+    if shape.kind == "box":
+        return coal.Box(*shape.size)
+    if shape.kind == "cylinder":
+        return coal.Cylinder(*shape.size)
+    if shape.kind == "capsule":
+        return coal.Capsule(*shape.size)
+    if shape.kind == "sphere":
+        return coal.Sphere(shape.size[0])
+    return _mesh(shape.file, shape.size)
+
+
+_MESHES: dict = {}
+
+
+def _mesh(path, scale):
+    key = (path, tuple(scale))
+    if key not in _MESHES:
+        coal = _coal()
+        _MESHES[key] = coal.MeshLoader().load(path, np.asarray(scale, dtype=float))
+    return _MESHES[key]
+
+
+def _urdf_shapes(cell):
+    """The URDF robot's collision shapes (None for built-ins, or a URDF without any)."""
+    if not getattr(cell, "urdf_path", None):
+        return None
+    from dynamics.urdf_collision import collision_shapes
+    shapes = collision_shapes(cell.urdf_path, cell.base_robot, cell.package_paths)
+    return shapes or None
+
+
+def moving_bodies(cell, move, q):
+    """[(name, coal geometry, R (K, 3, 3), t (K, 3), bounding centre (K, 3), bounding radius)] of the
+    arm (URDF collision shapes, or capsules), the gripper and the carried box at samples q; and the TCP."""
+    from dynamics.forward_kinematics import forward_kinematics
+    coal = _coal()
+    out = []
+    segs, tcp = _segments(cell, q)
+    shapes = _urdf_shapes(cell)
+    if shapes is not None:
+        T = forward_kinematics(cell.robot, q)                                     # (K, n, 4, 4)
+        for sh in shapes:
+            geom = _geometry(sh)
+            geom.computeLocalAABB()
+            W = T[:, sh.body] @ sh.T
+            R, t = W[:, :3, :3], W[:, :3, 3]
+            out.append((sh.link, geom, R, t, t + R @ np.asarray(geom.aabb_center), float(geom.aabb_radius)))
+        segs = [sg for sg in segs if sg[0] == "gripper"]
+    for name, kind, a, b, r in segs:
+        L = max(float(np.linalg.norm(b[0] - a[0])), 1e-6)  # a rigid link: the same length at every sample
+        geom = coal.Capsule(r, L) if kind == "capsule" else coal.Cylinder(r, L)
+        R, c = _poses_along(a, b)
+        out.append((name, geom, R, c, c, 0.5 * L + r))
+    if move.kind == "loaded":
+        size = move.slot.box.size
+        c = tcp[:, :3, 3] + 0.5 * size[2] * tcp[:, :3, 2]
+        out.append(("carried box", coal.Box(*map(float, size)), tcp[:, :3, :3], c, c, 0.5 * float(np.linalg.norm(size))))
+    return out, tcp
+
+
 def check_move(cell, move, sample) -> Clearance:
     """Check one move (`MoveResult` with its `TrajectorySample`); `CollisionError` on a collision."""
     coal = _coal()
     q, qd, t = sample.q, sample.qd, sample.t
-    segs, tcp = _segments(cell, q)
+    moving, tcp = moving_bodies(cell, move, q)
     obs = obstacles(cell, move.box, move.kind)
     carried = move.kind == "loaded"
     slot = move.slot
@@ -132,38 +195,18 @@ def check_move(cell, move, sample) -> Clearance:
     supports = {"conveyor"} | {name for name, _, c, _, top in obs
                                if carried and name != "conveyor" and abs(top - bottom) < 1e-6
                                and np.linalg.norm(np.asarray(c[:2]) - slot.centre[:2]) < 1.0}
-    # moving geometry: (name, shape, transform(k), bounding radius about its centre, centre(k))
-    moving = []
-    for name, kind, a, b, r in segs:
-        L = float(np.linalg.norm(b[0] - a[0]))            # a rigid link: the same length at every sample
-        shape = coal.Capsule(r, max(L, 1e-6)) if kind == "capsule" else coal.Cylinder(r, max(L, 1e-6))
-        moving.append((name, shape, a, b, r, 0.5 * L + r))
-    if carried:
-        size = slot.box.size
-        box_T = tcp.copy()
-        box_T[:, :3, 3] = tcp[:, :3, 3] + 0.5 * size[2] * tcp[:, :3, 2]
-        moving.append(("carried box", coal.Box(*map(float, size)), box_T, None, None, 0.5 * np.linalg.norm(size)))
-    # speed bound: Σ_j |q̇_j| R_j with R_j from joint j's origin to the farthest moving point (+ radius)
+    # speed bound: Σ_j |q̇_j| R_j, R_j from joint j's origin to the farthest point of any moving body
     from dynamics.forward_kinematics import forward_kinematics
     O = forward_kinematics(cell.robot, q)[..., :3, 3]                          # (K, n, 3)
-    pts = [x for _, _, a, b, r, _ in moving if b is not None for x in (a, b)]
-    far = np.max([np.linalg.norm(p[:, None, :] - O, axis=2) for p in pts], axis=0)   # (K, n)
-    far += max(r for *_, r, _ in moving if r is not None)
-    if carried:
-        far += np.linalg.norm(slot.box.size)
+    far = np.max([np.linalg.norm(c[:, None, :] - O, axis=2) + r for *_, c, r in moving], axis=0)   # (K, n)
     V = 1.05 * float(np.max(np.sum(np.abs(qd) * far.max(axis=0), axis=1))) + 1e-9
     req, res = coal.DistanceRequest(), coal.DistanceResult()
-    names, objs, Rs, cs, rads = [], [], [], [], []
-    for name, shape, a, b, _, rad in moving:
-        if b is None:                                       # the carried box: a (K, 4, 4) pose
-            R, c = a[:, :3, :3], a[:, :3, 3]
-        else:
-            R, c = _poses_along(a, b)
-        names.append(name)
-        objs.append(coal.CollisionObject(shape, coal.Transform3s()))
-        Rs.append(np.ascontiguousarray(R))
-        cs.append(c)
-        rads.append(rad)
+    names = [m[0] for m in moving]
+    objs = [coal.CollisionObject(m[1], coal.Transform3s()) for m in moving]
+    Rs = [np.ascontiguousarray(m[2]) for m in moving]
+    ts = [np.ascontiguousarray(m[3]) for m in moving]
+    cs = [m[4] for m in moving]
+    rads = [m[5] for m in moving]
     C, rad = np.stack(cs, axis=1), np.array(rads)                           # (K, M, 3), (M,)
     oc = np.array([o[2] for o in obs])
     orad = np.array([o[3] for o in obs])
@@ -179,7 +222,7 @@ def check_move(cell, move, sample) -> Clearance:
             if lower[i, j] > d_step:
                 break                                       # no remaining pair can be nearer
             if i not in placed:
-                objs[i].setTransform(coal.Transform3s(Rs[i][k], C[k, i]))
+                objs[i].setTransform(coal.Transform3s(Rs[i][k], ts[i][k]))
                 placed.add(i)
             res.clear()
             d = coal.distance(objs[i], obs[j][1], req, res)
