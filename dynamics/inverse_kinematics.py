@@ -464,7 +464,8 @@ def solve_ik_dls(robot: RobotModel, target, q0, frame: str | None = None, *, tol
 def track_path(robot: RobotModel, targets, q0, frame: str | None = None, *, method: str = "recursive",
                dt: float | None = None, qd_max=None, penalty: bool = False, tol_pos: float = 1e-6,
                tol_rot: float = 1e-6, max_sweeps: int = 500, rot_weight: float = 0.2, step: str = "exact",
-               newton_steps: int = 30, gain: float = 100.0, q_min=None, q_max=None) -> TrackResult:
+               newton_steps: int = 30, gain: float = 100.0, q_min=None, q_max=None,
+               predict: bool = False) -> TrackResult:
     """Joint positions following a sequence of targets (N positions (N, 3) or poses (N, 4, 4)).
 
     ``method="recursive"``: each sample is solved by `solve_ik` starting from the previous solution
@@ -472,7 +473,12 @@ def track_path(robot: RobotModel, targets, q0, frame: str | None = None, *, meth
     the joint velocities are limited per time step (eq. 22).
     ``method="pinv"``: the classical closed-loop pseudo-inverse scheme q̇ = J⁺(v + K e) (eq. 6, K = gain·1),
     integrated with explicit Euler over ``dt`` (required), v from finite differences of the targets.
-    The first sample is then taken as reached by q0 (start on the path)."""
+    The first sample is then taken as reached by q0 (start on the path).
+
+    ``predict`` (recursive method): start each sample's sweeps from the previous solution extrapolated
+    linearly, q_{k−1} + (q_{k−1} − q_{k−2}) within the limits, instead of q_{k−1}. On densely sampled paths
+    the start is then second-order close and a few sweeps replace ten; the self-motion of a redundant arm
+    continues smoothly instead of restarting at rest each sample."""
     targets = np.asarray(targets, dtype=float)
     if targets.ndim not in (2, 3) or targets.shape[1:] not in ((3,), (4, 4)):
         raise IKError(f"targets: expected shape (N, 3) or (N, 4, 4), got {targets.shape}")
@@ -484,9 +490,14 @@ def track_path(robot: RobotModel, targets, q0, frame: str | None = None, *, meth
     sw = np.zeros(N, int)
     ns = np.zeros(N, int)
     ok = np.zeros(N, bool)
+    if predict and qd_max is not None and dt is not None:
+        raise IKError("predict: not with a velocity limit (eq. 22 bounds the step from the previous sample)")
     if method == "recursive":
+        lo = np.asarray(robot.q_min if q_min is None else q_min, float)
+        hi = np.asarray(robot.q_max if q_max is None else q_max, float)
         for k in range(N):
-            res = solve_ik(robot, targets[k], q, frame, tol_pos=tol_pos, tol_rot=tol_rot, max_sweeps=max_sweeps,
+            start = np.clip(2.0 * q - Q[k - 2], lo, hi) if predict and k >= 2 else q
+            res = solve_ik(robot, targets[k], start, frame, tol_pos=tol_pos, tol_rot=tol_rot, max_sweeps=max_sweeps,
                            rot_weight=rot_weight, step=step, qd_max=qd_max if k > 0 else None,
                            dt=dt, penalty=penalty, newton_steps=newton_steps, q_min=q_min, q_max=q_max)
             q = res.q

@@ -125,15 +125,24 @@ def _draw_profile(path, t, qd, tau, qd_max, tau_max, joint_names, title) -> None
     _save(fig, path, tight=False)
 
 
-class BackgroundFigures:
-    """Draws move profiles (PNG) and report sections (HTML text) in one separate process while the caller
-    goes on planning (the figures cost about as much as the plans). Only what a figure needs travels;
-    nothing is kept here but the sections' text."""
+def _draw_pallet_pngs(report, directory) -> None:
+    """Runs in the figures' process: the pallet's top and 3-D views and the cycle-time chart."""
+    import os
+    top, view3d = pallet_figures(report)
+    save_figure(top, os.path.join(directory, "pallet_top.png"))
+    save_figure(view3d, os.path.join(directory, "pallet_3d.png"))
+    save_figure(cycle_figure(report), os.path.join(directory, "cycle_times.png"))
 
-    def __init__(self):
+
+class BackgroundFigures:
+    """Draws move profiles (PNG) and report sections (HTML text) in separate processes (`workers`) while
+    the caller goes on planning (the figures cost about as much as the plans). Only what a figure needs
+    travels; nothing is kept here but the sections' text."""
+
+    def __init__(self, workers: int = 1):
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
-        self.pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
         self.futures, self.sections = [], []
 
     def submit_png(self, path, sample, robot, title: str) -> None:
@@ -145,6 +154,10 @@ class BackgroundFigures:
         """The move's report section (`scenarios.report_html.move_section`), kept in submission order."""
         from scenarios.report_html import move_section
         self.sections.append(self.pool.submit(move_section, move, sample))
+
+    def submit_pallet_pngs(self, report, directory) -> None:
+        """pallet_top.png, pallet_3d.png and cycle_times.png of a finished pallet."""
+        self.futures.append(self.pool.submit(_draw_pallet_pngs, report, str(directory)))
 
     def finish(self) -> list:
         """Wait for every figure (errors re-raised); returns the report sections."""

@@ -107,7 +107,7 @@ def move_section(m, sample) -> tuple[str, str]:
                   + figure_html(phase_plane_figure(m.plan), f"phase{m.index + 1}"))
 
 
-def pallet_report(report, move_sections, title: str | None = None) -> str:
+def pallet_report(report, move_sections, title: str | None = None, view: str | None = None) -> str:
     """The HTML document: the animated cell, the cycle-time and move tables, then `move_sections`."""
     summary_rows = [[c["box"], c["slot"], c["box_type"], f"{c['loaded_s']:.3f}", f"{c['return_s']:.3f}",
                      f"{c['cycle_s']:.3f}"] for c in report.cycle_times()]
@@ -115,7 +115,7 @@ def pallet_report(report, move_sections, title: str | None = None) -> str:
                    f"{m.duration:.3f}", f"{100 * (m.plan.worst_ratio - 1):+.3f}",
                    "—" if m.clearance is None else f"{1000 * m.clearance.distance:.1f} ({m.clearance.bodies[0]} – "
                                                    f"{m.clearance.bodies[1]})"] for m in report.moves]
-    sections = [(None, figure_html(cell_figure(report), "view3d")),
+    sections = [(None, view if view is not None else figure_html(cell_figure(report), "view3d")),
                 ("Cycle times", table_html(["box", "slot", "type", "loaded s", "return s", "cycle s"], summary_rows)
                  + f"<p>total {report.total_time:.3f} s for {len(report.boxes_planned)} boxes</p>"),
                 ("Moves", table_html(["#", "move", "slot", "payload kg", "time s", "worst vs limit %",

@@ -247,3 +247,24 @@ def test_paper_repeatability_recursive_vs_pseudo_inverse():
     assert pinv.pos_err.max() < 1e-4                           # it tracks the ellipse, but ...
     pinv_drift = np.abs(np.diff(pinv.q[::per], axis=0)).max(axis=1)
     assert pinv_drift.min() > 0.05                              # ... joints drift every period
+
+
+def test_predicted_start_tracks_the_same_path_with_fewer_sweeps():
+    """track_path(predict=True): each sample starts from the previous solution extrapolated; every pose is
+    still reached to the tolerance, with far fewer recursive sweeps on a densely sampled palletizing path."""
+    from scenarios.palletizing import TCP_FRAME, cartesian_path, load_cell, pick_posture
+    from dynamics.forward_kinematics import frame_pose
+    cell = load_cell()
+    cart = cartesian_path(cell, cell.slots[2])
+    q0 = pick_posture(cell)
+    plain = track_path(cell.robot, cart.poses, q0, TCP_FRAME, rot_weight=cell.rot_weight)
+    fast = track_path(cell.robot, cart.poses, q0, TCP_FRAME, rot_weight=cell.rot_weight, predict=True)
+    assert plain.all_success and fast.all_success
+    assert fast.sweeps.sum() < 0.3 * plain.sweeps.sum()
+    T = frame_pose(cell.robot, fast.q, TCP_FRAME)
+    assert np.abs(T[:, :3, 3] - cart.poses[:, :3, 3]).max() < 1e-5
+    assert np.all(fast.q >= cell.robot.q_min) and np.all(fast.q <= cell.robot.q_max)
+    # the joint path stays smooth: no larger jumps between samples than without prediction
+    assert np.abs(np.diff(fast.q, axis=0)).max() <= 1.05 * np.abs(np.diff(plain.q, axis=0)).max()
+    with pytest.raises(IKError, match="predict"):
+        track_path(cell.robot, cart.poses, q0, TCP_FRAME, predict=True, dt=1e-3, qd_max="robot")

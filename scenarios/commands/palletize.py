@@ -78,7 +78,7 @@ def run(args) -> int:
     # second process meanwhile, and nothing of a move but its plan is kept
     with atomic_directory(args.out, inputs, args.force, target) as tmp:
         move_png = args.move_png and not args.no_plots
-        figures = None if not move_png and args.no_report else rp.BackgroundFigures()
+        figures = None if args.no_plots and args.no_report else rp.BackgroundFigures()
         try:
             def on_move(m):
                 t1 = time.perf_counter()
@@ -101,22 +101,24 @@ def run(args) -> int:
             summary = report.summary()
             _print_summary(report, summary)
             t1 = time.perf_counter()
-            if not args.no_plots:
-                top, view3d = rp.pallet_figures(report)
-                rp.save_figure(top, tmp / "pallet_top.png")
-                rp.save_figure(view3d, tmp / "pallet_3d.png")
-                rp.save_figure(rp.cycle_figure(report), tmp / "cycle_times.png")
             if figures is not None:
+                if not args.no_plots:
+                    figures.submit_pallet_pngs(report, tmp)
+                if not args.no_report:                     # the cell's animation here, the rest over there
+                    from scenarios.report_html import cell_figure, pallet_report
+                    from toppra_app.html_report import figure_html
+                    view = figure_html(cell_figure(report), "view3d")
                 sections = figures.finish()
                 figures = None
                 if not args.no_report:
-                    from scenarios.report_html import pallet_report
-                    (tmp / "report.html").write_text(pallet_report(report, sections), encoding="utf-8")
+                    page = pallet_report(report, sections, view=view)
+                    (tmp / "report.html").write_text(page, encoding="utf-8")
             times["plots_s"] = time.perf_counter() - t1
         finally:
             if figures is not None:
                 figures.close()
-        times.update(ik_s=report.seconds["ik_s"], planning_s=report.seconds["planning_s"])
+        times.update(ik_s=report.seconds["ik_s"], planning_s=report.seconds["planning_s"],
+                     collisions_s=report.seconds.get("collisions_s", 0.0))
         times["total_s"] = time.perf_counter() - STARTED
         summary["wall_time_s"] = time.perf_counter() - t0
         summary["time_spent"] = times
@@ -126,6 +128,7 @@ def run(args) -> int:
     print(f"wrote {args.out}/ (summary.json, {len(report.moves)} trajectory CSVs"
           f"{'' if args.no_plots else ', plots'}{'' if args.no_report else ', report.html'}) in {total:.1f} s: start-up and imports {times['startup_s']:.1f} s, "
           f"cell {times['cell_s']:.1f} s, IK {times['ik_s']:.1f} s, planning {times['planning_s']:.1f} s, "
+          f"collision checks {times['collisions_s']:.1f} s, "
           f"trajectories {times['trajectories_s']:.1f} s, waiting for figures and the report {times['plots_s']:.1f} s")
     return 0
 

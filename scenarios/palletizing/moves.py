@@ -63,7 +63,7 @@ def move_geometry(cell: Cell, slot: Slot) -> MoveGeometry:
     """IK along the loaded move's Cartesian path, starting from the pick posture."""
     cart = cartesian_path(cell, slot)
     t0 = time.perf_counter()
-    tr = track_path(cell.robot, cart.poses, pick_posture(cell), TCP_FRAME, rot_weight=cell.rot_weight)
+    tr = track_path(cell.robot, cart.poses, pick_posture(cell), TCP_FRAME, rot_weight=cell.rot_weight, predict=True)
     dt = time.perf_counter() - t0
     if not tr.all_success:
         k = int(np.flatnonzero(~tr.success)[0])
