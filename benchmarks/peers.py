@@ -135,7 +135,7 @@ def toppra_plan(robot, waypoints, N: int, *, s=None, sd_start: float = 0.0, sd_e
     if dt:
         t = sample_times(traj.duration, dt)
         q, qd, qdd = traj(t), traj(t, 1), traj(t, 2)
-        tau = dynamics.inverse_dynamics(robot, q, qd, qdd) + dynamics.friction_torques(robot, qd)
+        tau = dynamics.motor_torques(robot, q, qd, qdd)
         nan = np.full(t.shape, np.nan)
         out["sample"] = TrajectorySample(t, q, qd, qdd, tau, nan, nan, nan)
     return out

@@ -9,6 +9,7 @@ from .forward_kinematics import forward_kinematics, frame_jacobian, frame_pose
 from .mass_matrix import mass_matrix
 from .gravity_torques import gravity_torques
 from .inverse_dynamics import friction_torques, inverse_dynamics
+from .motor_torques import motor_torques
 from .christoffel import christoffel
 from .coriolis_tree import coriolis_matrix, coriolis_matrix_tree
 from .christoffel_tree import christoffel_tree
@@ -23,7 +24,7 @@ from .inverse_kinematics import IKError, IKResult, TrackResult, pose_error, solv
 __all__ = [
     "ModelError", "RobotModel", "check_inertial",
     "forward_kinematics", "frame_pose", "frame_jacobian",
-    "mass_matrix", "gravity_torques", "inverse_dynamics", "friction_torques",
+    "mass_matrix", "gravity_torques", "inverse_dynamics", "friction_torques", "motor_torques",
     "christoffel", "coriolis_matrix", "path_coefficients", "PathCoefficients", "load_robot",
     "coriolis_matrix_tree", "christoffel_tree", "operational_space_inertia", "operational_space_inertia_inverse",
     "EulerLink", "EulerModel", "euler_points", "from_euler_zxz", "to_robot_model", "zxz_euler",

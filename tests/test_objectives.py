@@ -13,6 +13,7 @@ from toppra_app import JointPath, plan_time_optimal
 from dynamics import load_robot
 from benchmarks.cases import BENCH_PATHS
 from toppra_app.errors import InputError
+from benchmarks.peers import pinocchio_inverse_dynamics
 from toppra_app.objectives.energy import energy_integral, energy_weights, time_energy_curve
 from toppra_app.planner import TimeOptimalPlanner
 
@@ -81,9 +82,13 @@ def test_energy_weight_with_payload_and_custom_R():
     assert slow.duration >= plain.duration * (1 - 1e-6)
     assert np.allclose(slow.energy_R, 1e-3)
     # plain.energy uses the default R = 1/τ_max²; compare both in slow's R
-    assert slow.energy == pytest.approx(energy_integral(slow.robot, slow.sample(1e-3), slow.energy_R))
-    assert energy_integral(slow.robot, slow.sample(1e-3), slow.energy_R) < \
-        energy_integral(plain.robot, plain.sample(1e-3), slow.energy_R)
+    smp = slow.sample(1e-3)                       # the energy from Pinocchio's torques on the same samples
+    inv_dyn = pinocchio_inverse_dynamics(slow.robot)
+    tau = np.array([inv_dyn(q, qd, qdd) for q, qd, qdd in zip(smp.q, smp.qd, smp.qdd)])
+    tau += slow.robot.coulomb * np.sign(smp.qd)
+    p = np.einsum("ik,k,ik->i", tau, slow.energy_R, tau)
+    assert slow.energy == pytest.approx(float(np.sum(0.5 * (p[1:] + p[:-1]) * np.diff(smp.t))), rel=1e-9)
+    assert energy_integral(smp, slow.energy_R) < energy_integral(plain.sample(1e-3), slow.energy_R)
 
 
 @pytest.mark.parametrize("kw, field", [(dict(energy_weight=-1.0), "energy_weight"),

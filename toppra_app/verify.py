@@ -41,6 +41,8 @@ class Worst:
 
 
 _PREFETCH = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toppra-app-prefetch")
+PREFETCH = True     # overlap the check's kinematics with the solve in a thread; off where every core already
+                    # has a process of its own (batch workers), where the thread would only compete
 
 
 @dataclass
@@ -66,8 +68,10 @@ class SubSamples:
 
     def prefetch(self, robot) -> None:
         """Start computing the configuration-only part of inverse dynamics at the sub-samples (body
-        poses, axes, world inertias) in a worker thread, e.g. while the solver runs; `world` waits for it."""
-        self._future(robot)
+        poses, axes, world inertias) in a worker thread, e.g. while the solver runs; `world` waits for it.
+        Nothing happens with `PREFETCH` off (`world` then computes it when asked)."""
+        if PREFETCH:
+            self._future(robot)
 
     def _future(self, robot):
         key = id(robot)
@@ -123,8 +127,7 @@ def check_time_law(robot, sub: SubSamples, b) -> LimitCheck:
     values = {"velocity": qd, "acceleration": qdd}
     limits = {"velocity": robot.qd_max, "acceleration": robot.qdd_max, "torque": robot.tau_max}
     if np.isfinite(robot.tau_max).any():
-        values["torque"] = (dynamics.inverse_dynamics(robot, sub.q, qd, qdd, world=sub.world(robot))
-                            + dynamics.friction_torques(robot, qd))
+        values["torque"] = dynamics.motor_torques(robot, sub.q, qd, qdd, world=sub.world(robot))
     ratios, worst, at = {}, {}, {}
     for kind in KINDS:
         lim = limits[kind]

@@ -74,7 +74,7 @@ def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, 
 
     On a frictionless robot without rate limits the return move is the nominal plan played backwards
     (`TimeOptimalPlan.reversed`: the same optimum, checked again) instead of a third plan."""
-    from dynamics.inverse_dynamics import friction_torques, inverse_dynamics
+    from dynamics.motor_torques import motor_torques
     from toppra_app.path import JointPath
     from toppra_app.planner import TimeOptimalPlanner
     base_opts = dict(planner_options or {})
@@ -115,7 +115,7 @@ def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, 
         t_plan += dt_replan
         smp = nominal_plan.sample(1e-3)
         loaded_robot = cell.robot.with_payload(load)
-        tau = inverse_dynamics(loaded_robot, smp.q, smp.qd, smp.qdd) + friction_torques(loaded_robot, smp.qd)
+        tau = motor_torques(loaded_robot, smp.q, smp.qd, smp.qdd)
         ratio = np.abs(tau) / cell.robot.tau_max
         k = int(np.unravel_index(np.argmax(ratio), ratio.shape)[1])
         check = NominalCheck(b, slot.label, slot.box.name, load.mass, float(nominal_plan.duration),

@@ -22,7 +22,6 @@ import math
 
 import numpy as np
 
-import dynamics
 
 from ..errors import InputError
 from ..errors import short_repr
@@ -51,9 +50,9 @@ def energy_weights(robot, energy_weight=0.0, energy_R=None) -> tuple[float, np.n
     return w, R
 
 
-def energy_integral(robot, sample, R) -> float:
-    """∫ τᵀ diag(R) τ dt (trapezoidal) on a sampled trajectory, τ recomputed by RNEA + friction."""
-    tau = dynamics.inverse_dynamics(robot, sample.q, sample.qd, sample.qdd) + dynamics.friction_torques(robot, sample.qd)
+def energy_integral(sample, R) -> float:
+    """∫ τᵀ diag(R) τ dt (trapezoidal) on a sampled trajectory (its τ: RNEA + friction of the plan's robot)."""
+    tau = np.asarray(sample.tau, dtype=float)
     p = np.einsum("ik,k,ik->i", tau, np.asarray(R, dtype=float), tau)
     t = np.asarray(sample.t, dtype=float)
     return float(np.sum(0.5 * (p[1:] + p[:-1]) * np.diff(t)))

@@ -122,8 +122,7 @@ def cycle_rms(plans, idle_time: float = 0.0, dt: float = 1e-3) -> tuple[np.ndarr
     total, T = 0.0, 0.0
     for p in plans:
         smp = p.sample(dt)
-        tau = dynamics.inverse_dynamics(p.robot, smp.q, smp.qd, smp.qdd) + dynamics.friction_torques(p.robot, smp.qd)
-        sq = tau * tau
+        sq = smp.tau * smp.tau                       # the sample's τ: RNEA + friction
         total = total + np.sum(0.5 * (sq[1:] + sq[:-1]) * np.diff(smp.t)[:, None], axis=0)
         T += float(smp.t[-1])
     last = plans[-1]

@@ -46,7 +46,7 @@ class TimeOptimalPlan:
         """∫ τᵀRτ dt (R = diag(energy_R)) on the executed 1 ms samples, τ = RNEA + friction (`objectives`)."""
         if self._energy is None:
             from ..objectives.energy import energy_integral
-            self._energy = energy_integral(self.robot, self.sample(1e-3), self.energy_R)
+            self._energy = energy_integral(self.sample(1e-3), self.energy_R)
         return self._energy
 
     # grid quantities ----------------------------------------------------------------
