@@ -90,7 +90,8 @@ def format_table(headers, rows, aligns=None) -> str:
 
 # ------------------------------------------------------------------------------ figures
 def _save(fig, path, tight: bool = True) -> None:
-    fig.savefig(path, dpi=110, **({"bbox_inches": "tight"} if tight else {}))   # tight draws twice
+    from toppra_app.figures import save_figure as save
+    save(fig, path, dpi=110, tight=tight)
 
 
 def profile_figure(sample, robot, title: str = ""):

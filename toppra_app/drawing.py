@@ -10,9 +10,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
-
 import numpy as np
 from matplotlib.figure import Figure
 
@@ -84,18 +81,8 @@ def draw_robot(model, q=None, ax=None, *, title: str | None = None, extra_lines=
 
 
 def save_figure(fig, path, dpi: int = 120) -> None:
-    """Write the figure whole or not at all: to a temporary file in the same directory, then rename."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    ext = os.path.splitext(path)[1].lstrip(".").lower() or "png"
-    fd, tmp = tempfile.mkstemp(prefix=".draw-", suffix="." + ext, dir=folder)
-    os.close(fd)
-    try:
-        meta = {"Software": "toppra-app"} if ext == "png" else {"Creator": "toppra-app"}
-        fig.savefig(tmp, dpi=dpi, format=ext, metadata=meta)
-        os.chmod(tmp, 0o644)                       # mkstemp creates the file private
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    """Write the figure whole or not at all, marked as ours (`toppra_app.figures.save_figure`)."""
+    from .figures import save_figure as save
+    save(fig, path, dpi=dpi)
+
+

@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 
 import numpy as np
 
@@ -27,29 +26,13 @@ def _pyplot():
     return plt
 
 
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def save_figure(fig, path) -> str:
-    """Write `fig` as PNG to `path` atomically (a temporary file in the same directory, then os.replace)."""
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".png", dir=directory)
+    """Write a pyplot figure (`toppra_app.figures.save_figure`) and close it."""
+    from .figures import save_figure as save
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fig.savefig(fh, format="png", dpi=110)
-        os.chmod(tmp, 0o666 & ~_umask())                   # mkstemp creates 0600
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        return save(fig, path, dpi=110)
     finally:
         _pyplot().close(fig)
-    return path
 
 
 def plot_joints(robot, sample, kind: str, path) -> str:
