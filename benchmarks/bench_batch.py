@@ -64,20 +64,27 @@ def dask_overhead(n: int = 300) -> dict:
 
 
 def run_batch_benchmark(out=print, quick: bool = False) -> dict:
-    masses = [3.0, 5.0] if quick else [3.0, 4.0, 5.0, 6.0]
+    masses = [3.0, 5.0] if quick else [3.0, 4.0, 5.0]
     res = {}
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as d:
         tmp = Path(d)
         n_moves = 2 * 8 * len(masses)
         out(f"## Batch (`toppra-app batch`, built-in cell × {len(masses)} box masses = {n_moves} moves)\n")
-        for name, flags in (("serial", ("--serial",)), ("jobs1", ("--jobs", "1")), ("jobs2", ("--jobs", "2"))):
-            res[name] = _batch(tmp, name, "all", masses, *flags)
-        out("| run | workers | warm-up s | planning wall s | moves/s | whole process s | client writes s | peak RSS MiB |")
-        out("|---|---|---|---|---|---|---|---|")
+        runs = {}
+        for rep in range(1 if quick else 3):                 # interleaved repetitions: this machine is noisy
+            for name, flags in (("serial", ("--serial",)), ("jobs1", ("--jobs", "1")), ("jobs2", ("--jobs", "2"))):
+                runs.setdefault(name, []).append(_batch(tmp, f"{name}{rep}", "all", masses, *flags))
+        for name, rs in runs.items():                        # the run with the median throughput
+            res[name] = sorted(rs, key=lambda r: r["moves_per_s"])[len(rs) // 2]
+            res[name]["range"] = (min(r["moves_per_s"] for r in rs), max(r["moves_per_s"] for r in rs))
+        out(f"median of {len(runs['serial'])} interleaved runs each:\n")
+        out("| run | workers | warm-up s | planning wall s | moves/s | moves/s range | whole process s | client writes s | peak RSS MiB |")
+        out("|---|---|---|---|---|---|---|---|---|")
         for name in ("serial", "jobs1", "jobs2"):
             r = res[name]
             out(f"| {name} | {r['workers']} | {r.get('warm_up_s', 0.0):.2f} | {r['wall_s']:.2f} | {r['moves_per_s']:.2f} | "
-                f"{r['process_wall_s']:.2f} | {r['client_write_s']:.2f} | {r['peak_rss_mib']:.0f} |")
+                f"{r['range'][0]:.2f}–{r['range'][1]:.2f} | {r['process_wall_s']:.2f} | {r['client_write_s']:.2f} | "
+                f"{r['peak_rss_mib']:.0f} |")
         speedup = res["jobs2"]["moves_per_s"] / res["jobs1"]["moves_per_s"]
         out(f"\nthroughput 2 workers / 1 worker: {speedup:.2f}× (goal ≥ 1.8× on {os.cpu_count()} cores); "
             f"1 worker / in-process: {res['jobs1']['moves_per_s'] / res['serial']['moves_per_s']:.2f}×; "
