@@ -112,11 +112,41 @@ def merge_inertials(parts):
     return mass, com, 0.5 * (inertia + inertia.T)
 
 
+def read_urdf_root(path: str, xacro_args: dict | None = None):
+    """The XML root of a URDF file, or of a ``.xacro`` file expanded by the `xacro` package; one-line
+    `ModelError`s naming the file."""
+    try:
+        if path.endswith(".xacro"):
+            return ET.fromstring(_expand_xacro(path, xacro_args))
+        return ET.parse(path).getroot()
+    except FileNotFoundError:
+        raise ModelError(f"{path}: file not found") from None
+    except ET.ParseError as exc:
+        raise ModelError(f"{path}: not valid XML: {exc}") from None
+    except OSError as exc:
+        raise ModelError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _expand_xacro(path: str, args: dict | None) -> str:
+    try:
+        import xacro
+    except ImportError:
+        raise ModelError(f"{path}: a .xacro file needs the xacro package: pip install xacro (or expand it with "
+                         f"`xacro {os.path.basename(path)} > robot.urdf`)") from None
+    if not os.path.isfile(path):
+        raise FileNotFoundError(path)
+    try:
+        return xacro.process_file(path, mappings={str(k): str(v) for k, v in (args or {}).items()}).toxml()
+    except Exception as exc:                                    # noqa: BLE001 - xacro raises many kinds
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ModelError(f"{path}: xacro could not expand it: {first}") from None
+
+
 MAX_URDF_BYTES = 64 << 20          # the largest example-robot-data URDF is a few MB
 
 
 def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str | None = None,
-              gravity=(0.0, 0.0, -9.81), strict: bool = False) -> RobotModel:
+              gravity=(0.0, 0.0, -9.81), strict: bool = False, xacro_args: dict | None = None) -> RobotModel:
     """Model from a URDF file; ``locked_joints`` maps joint names to the positions they are held at
     (a list of names locks them at 0). See the module docstring for what is read and how.
 
@@ -125,7 +155,10 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
     largest or 1e-6 kg·m²: exporter rounding, or a negligible body) is clipped to positive semi-definite; an inertia no mass
     distribution can have (triangle inequality, or inertia without mass) is kept as given, as Pinocchio
     does — the dynamics only need it positive semi-definite; ``velocity="0"`` or ``effort="0"`` means no
-    limit. ``strict=True`` refuses each of these with a `ModelError`."""
+    limit. ``strict=True`` refuses each of these with a `ModelError`.
+
+    A ``.xacro`` file is expanded first by the `xacro` package (``pip install xacro``), with
+    ``xacro_args`` as its arguments (``name:=value``); ROS substitutions such as ``$(find pkg)`` need ROS."""
     if not isinstance(path, (str, bytes, os.PathLike)):
         raise ModelError(f"from_urdf: path: expected a file name, got {type(path).__name__}")
     path = os.fspath(path)
@@ -133,14 +166,7 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
     if os.path.exists(path) and (not os.path.isfile(path) or os.path.getsize(path) > MAX_URDF_BYTES):
         what = "not a regular file" if not os.path.isfile(path) else f"larger than {MAX_URDF_BYTES >> 20} MiB"
         raise ModelError(f"{path}: {what}; expected a URDF file")
-    try:
-        root = ET.parse(path).getroot()
-    except FileNotFoundError:
-        raise ModelError(f"{path}: file not found") from None
-    except ET.ParseError as exc:
-        raise ModelError(f"{path}: not valid XML: {exc}") from None
-    except OSError as exc:
-        raise ModelError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    root = read_urdf_root(path, xacro_args)
     if root.tag != "robot":
         raise ModelError(f"{path}: the root element is <{root.tag}>, expected <robot>")
 

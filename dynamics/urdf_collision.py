@@ -10,7 +10,6 @@ taken from the URDF's directory."""
 from __future__ import annotations
 
 import os
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,10 +68,8 @@ def collision_shapes(urdf_path, robot: RobotModel, search_paths=()) -> list[Shap
     """Every `<collision>` of every link that is on a moving body of `robot` (the model read from the
     same file; links of the fixed base are left out)."""
     path = os.fspath(urdf_path)
-    try:
-        root = ET.parse(path).getroot()
-    except (OSError, ET.ParseError) as exc:
-        raise ModelError(f"{path}: cannot read the URDF ({exc})") from None
+    from .urdf import read_urdf_root
+    root = read_urdf_root(path)
     shapes = []
     for link in root.findall("link"):
         name = link.get("name", "")

@@ -310,3 +310,47 @@ def test_unrealisable_inertia_loads_with_a_warning_unless_strict(tmp_path):
         warnings.simplefilter("error")
         with pytest.raises(ModelError, match="positive semi-definite"):
             from_urdf(str(path))
+
+
+XACRO = """<?xml version="1.0"?>
+<robot xmlns:xacro="http://www.ros.org/wiki/xacro" name="twolink">
+  <xacro:arg name="reach" default="0.4"/>
+  <xacro:property name="L" value="$(arg reach)"/>
+  <xacro:macro name="lnk" params="name m">
+    <link name="${name}">""" + inertial("${m}", xyz="0 0 ${L/2}") + """</link>
+  </xacro:macro>
+  <link name="base"/>
+  <xacro:lnk name="a" m="2.0"/>
+  <xacro:lnk name="b" m="1.0"/>
+  """ + joint("j1", "base", "a") + joint("j2", "a", "b", xyz="0 0 ${L}") + """
+</robot>
+"""
+
+
+def test_xacro_files_are_expanded_with_their_arguments(tmp_path):
+    """A .xacro file (macros, properties, an argument) gives the model of the URDF it expands to."""
+    pytest.importorskip("xacro")
+    path = tmp_path / "two.urdf.xacro"
+    path.write_text(XACRO)
+    plain = tmp_path / "two.urdf"
+    plain.write_text('<robot name="twolink"><link name="base"/>' + f'<link name="a">{inertial(2.0, xyz="0 0 0.2")}</link>'
+                     + f'<link name="b">{inertial(1.0, xyz="0 0 0.2")}</link>' + joint("j1", "base", "a")
+                     + joint("j2", "a", "b", xyz="0 0 0.4") + "</robot>")
+    a, b = from_urdf(str(path)), from_urdf(str(plain))
+    for key in ("masses", "coms", "inertias", "placement_translations", "q_max", "tau_max"):
+        assert np.array_equal(getattr(a, key), getattr(b, key)), key
+    longer = from_urdf(str(path), xacro_args={"reach": 0.5})
+    assert longer.placement_translations[1][2] == pytest.approx(0.5) and longer.coms[0][2] == pytest.approx(0.25)
+
+
+def test_xacro_problems_are_one_line(tmp_path, monkeypatch):
+    import sys
+    path = tmp_path / "r.urdf.xacro"
+    path.write_text('<robot xmlns:xacro="http://www.ros.org/wiki/xacro" name="r"><link name="$(find nosuchpkg)"/></robot>')
+    if "xacro" in sys.modules or __import__("importlib").util.find_spec("xacro"):
+        with pytest.raises(ModelError, match=r"r\.urdf\.xacro: xacro could not expand it: ") as exc:
+            from_urdf(str(path))
+        assert "\n" not in str(exc.value)
+    monkeypatch.setitem(sys.modules, "xacro", None)                      # not installed
+    with pytest.raises(ModelError, match=r"needs the xacro package: pip install xacro"):
+        from_urdf(str(path))

@@ -97,7 +97,7 @@ def _scaling(value: float, flag: str) -> float:
 # ---------------------------------------------------------------------------------- input
 def load_robot_arg(name: str, locks=None, tool_frame=None):
     import dynamics
-    if name.lower().endswith(".urdf") or os.path.sep in name:
+    if name.lower().endswith((".urdf", ".xacro")) or os.path.sep in name:
         if not os.path.exists(name):
             raise InputError(f"--robot: no such file '{name}'")
         return dynamics.RobotModel.from_urdf(name, locked_joints=locks or None, tool_frame=tool_frame)
