@@ -40,3 +40,17 @@ def read_text(path, max_bytes: int, what: str, line_word: str = "line") -> str:
         line = raw[:exc.start].count(b"\n") + 1
         raise InputError(f"{source}: {line_word} {line}: not UTF-8 text (byte 0x{raw[exc.start]:02x}); save it "
                          f"as UTF-8") from None
+
+
+def read_toml(path, max_bytes: int, what: str, source: str | None = None) -> dict:
+    """A small UTF-8 TOML file (`read_text`) as a dict, or one `InputError` line naming `source` (default
+    the path) for anything else."""
+    import tomllib
+    source = str(path) if source is None else source
+    text = read_text(path, max_bytes, what)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{source}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise InputError(f"{source}: not valid TOML (arrays or tables nested too deeply)") from None

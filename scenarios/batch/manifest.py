@@ -27,12 +27,11 @@ import copy
 import hashlib
 import itertools
 import json
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from toppra_app.errors import InputError, short_repr
-from toppra_app.textfile import read_text
+from toppra_app.textfile import read_toml
 
 MAX_MANIFEST_BYTES = 1 << 20
 MAX_VARIANTS = 100_000
@@ -69,13 +68,7 @@ class BatchSpec:
 
 
 def _toml(path: Path, what: str) -> dict:
-    text = read_text(path, MAX_MANIFEST_BYTES, what)
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML ({exc})") from None
-    except RecursionError:
-        raise InputError(f"{path}: not valid TOML (nested too deeply)") from None
+    return read_toml(path, MAX_MANIFEST_BYTES, what)
 
 
 def _cell_file(path: Path, source: str) -> tuple[dict, str]:

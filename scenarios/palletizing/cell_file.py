@@ -4,7 +4,6 @@ problem (docs/palletizing.md lists the keys)."""
 from __future__ import annotations
 
 import math
-import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +11,7 @@ import numpy as np
 from dynamics.model import ModelError, RobotModel
 from dynamics.payload import RigidBodyInertia, with_payload
 from toppra_app.errors import InputError, short_repr
-from toppra_app.textfile import read_text
+from toppra_app.textfile import read_toml
 
 from .cell import BoxType, Cell, DEFAULT_CELL, TCP_FRAME, read_only, read_only_int, rot_z, tool_down_pose
 from .moves import check_reachable
@@ -226,13 +225,7 @@ MAX_DISTANCE = 10.0               # m: approach height, clearance, blend radius,
 
 def _read_toml(path: Path, source: str) -> dict:
     """The TOML document, or one `InputError` line for anything that is not a small UTF-8 TOML file."""
-    text = read_text(path, MAX_CELL_BYTES, "a cell file (TOML)")
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{source}: not valid TOML ({exc})") from None
-    except RecursionError:
-        raise InputError(f"{source}: not valid TOML (arrays or tables nested too deeply)") from None
+    return read_toml(path, MAX_CELL_BYTES, "a cell file (TOML)", source)
 
 
 def load_cell(path=None, *, check_reach: bool = True) -> Cell:
