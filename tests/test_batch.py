@@ -285,3 +285,12 @@ def test_plan_results_hold_only_what_they_need():
     back = pickle.loads(data)
     assert back.planner is None and back.duration == plan.duration
     assert np.array_equal(back.sample(1e-3).tau, plan.sample(1e-3).tau)
+
+
+def test_without_dask_the_batch_says_how_to_get_it(tmp_path, capsys, monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "dask.distributed", None)            # as if not installed
+    assert main(["batch", "default", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert 'pip install -e ".[cluster]"' in err and "--serial" in err and "\n" not in err
+    assert not (tmp_path / "o").exists()
