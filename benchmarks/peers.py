@@ -55,6 +55,11 @@ def to_pinocchio(robot: RobotModel):
         T = np.asarray(robot.frame_transforms[k], float)
         model.addFrame(pin.Frame(name, jids[robot.frame_bodies[k]], pin.SE3(T[:3, :3], T[:3, 3]),
                                  pin.FrameType.OP_FRAME))
+    if robot.armature is not None and np.any(robot.armature):   # rotor inertia: Pinocchio's own armature
+        arm = np.zeros(model.nv)
+        for i, jid in jids.items():
+            arm[model.joints[jid].idx_v] = robot.armature[i]
+        model.armature = arm
     return model
 
 

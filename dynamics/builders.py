@@ -249,7 +249,8 @@ def from_mdh(name, alpha, a, d, theta_offset, masses, coms, inertias, *, joint_t
 def from_dh(name, alpha, a, d, theta_offset, masses, coms, inertias, *, joint_types=None,
             q_min=None, q_max=None, qd_max=None, qdd_max=None, tau_max=None, coulomb=None, viscous=None,
             gravity=(0.0, 0.0, -9.81), flange=None, tool_frame="flange", rated_payload=None,
-            joint_names=None, link_names=None, base_name="base", frames=None) -> RobotModel:
+            joint_names=None, link_names=None, base_name="base", frames=None, armature=None,
+            realisable_inertias: bool = True) -> RobotModel:
     """Serial robot from a standard DH table: α_i, a_i, d_i, θ-offset_i per joint i.
 
     ``coms`` and ``inertias`` (about the COM) are in DH frame i (at the end of link i), as in Corke's
@@ -282,4 +283,5 @@ def from_dh(name, alpha, a, d, theta_offset, masses, coms, inertias, *, joint_ty
         masses=masses, coms=coms_body, inertias=inertias_body, joint_names=joint_names,
         link_names=link_names, q_min=q_min, q_max=q_max, qd_max=qd_max, qdd_max=qdd_max,
         tau_max=tau_max, coulomb=coulomb, viscous=viscous, gravity=gravity, base_name=base_name,
-        frames=all_frames, tool_frame=tool_frame, rated_payload=rated_payload)
+        frames=all_frames, tool_frame=tool_frame, rated_payload=rated_payload, armature=armature,
+        realisable_inertias=realisable_inertias)

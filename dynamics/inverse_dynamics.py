@@ -52,6 +52,8 @@ def inverse_dynamics(robot: RobotModel, q, qd, qdd, *, gravity: bool = True, wor
             W = WorldT(*(x[..., b] for x in world))
         _rnea(robot, support, a_base, W, qdT[:, b], qddT[:, b], buf, tau[:, b])
     tau = tau.T
+    if robot.armature is not None and np.any(robot.armature):
+        tau = tau + robot.armature * qdd2                           # the rotors' own inertia
     return tau[0] if single else tau
 
 

@@ -60,7 +60,10 @@ def mass_matrix_world(robot: RobotModel, W: WorldT, composites=None) -> np.ndarr
     F = np.concatenate((moment, force), axis=1)                   # (n, 6, N)
     M = np.einsum("jan,ian->nji", S, F)                           # S_j · F_i for all pairs
     upper = M * robot.subtree_mask()                              # keep j ancestor-or-self of i
-    return upper + np.swapaxes(upper, -1, -2) - upper * np.eye(robot.n)
+    M = upper + np.swapaxes(upper, -1, -2) - upper * np.eye(robot.n)
+    if robot.armature is not None and np.any(robot.armature):
+        M = M + np.diag(robot.armature)                           # rotor inertia G²·J_m on the diagonal
+    return M
 
 
 def mass_matrix(robot: RobotModel, q) -> np.ndarray:

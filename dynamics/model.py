@@ -117,6 +117,8 @@ class RobotModel:
     frame_transforms: np.ndarray = field(default_factory=lambda: np.zeros((0, 4, 4)))
     tool_frame: str | None = None  # default frame for payloads and Cartesian paths
     rated_payload: float | None = None   # kg, manufacturer's rating (None: unknown)
+    armature: np.ndarray | None = None   # (n,) rotor inertia reflected to each joint, G²·J_m (kg·m² or kg), added
+    #   to M's diagonal (MuJoCo's and Pinocchio's "armature"); None: zero
     realisable_inertias: bool = True     # every link's inertia is one a mass distribution can have (triangle
     #   inequality; zero inertia without mass). False only for URDFs loaded as given (`from_urdf`): then only
     #   what the algorithms need is checked (mass >= 0, inertia symmetric positive semi-definite)
@@ -150,6 +152,7 @@ class RobotModel:
         tool_frame: str | None = None,
         rated_payload: float | None = None,
         realisable_inertias: bool = True,
+        armature=None,
     ) -> "RobotModel":
         """Build and validate a model; every per-joint array has length n = len(parents).
 
@@ -208,6 +211,7 @@ class RobotModel:
             tool_frame=tool_frame,
             rated_payload=rated_payload,
             realisable_inertias=bool(realisable_inertias),
+            armature=_vector("armature", armature, n, 0.0, allow_inf=False),
         )
         return model
 
@@ -330,6 +334,8 @@ def _validate(m: RobotModel) -> None:
             raise ModelError(f"frame '{name}': transform is not a finite rigid transform")
     if m.tool_frame is not None and m.tool_frame not in m.frame_names + m.link_names:
         raise ModelError(f"tool_frame: unknown frame '{m.tool_frame}'")
+    if m.armature is not None and (np.shape(m.armature) != (n,) or not (np.asarray(m.armature) >= 0).all()):
+        raise ModelError(f"armature: expected {n} values >= 0 (rotor inertia per joint), got {m.armature}")
     if m.rated_payload is not None and not m.rated_payload >= 0:
         raise ModelError(f"rated_payload: must be >= 0 kg, got {m.rated_payload}")
 

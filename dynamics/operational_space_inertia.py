@@ -76,14 +76,17 @@ def operational_space_inertia_inverse(robot: RobotModel, q, frames=None) -> np.n
     for i in range(n - 1, -1, -1):
         U = np.einsum("nab,nb->na", IA[:, i], S[:, i])                    # I^A_i S_i
         D = np.einsum("na,na->n", S[:, i], U)                             # D_i = S_iᵀ I^A_i S_i
+        if robot.armature is not None:
+            D = D + robot.armature[i]                                     # + the rotor's reflected inertia
         if not np.all(D > 1e-12 * max(1.0, np.abs(IA[:, i]).max())):
             raise ModelError(f"joint '{robot.joint_names[i]}' of robot '{robot.name}' moves no mass: "
                              "the joint-space inertia is singular")
         Dinv[:, i] = 1.0 / D
         P = np.eye(6) - S[:, i, :, None] * (U * Dinv[:, i, None])[:, None, :]   # 1 − S_i S̄_i
         L[:, i] = X[:, i] @ np.swapaxes(P, -1, -2)                        # eq. 8
-        if parents[i] >= 0:
-            IA[:, parents[i]] += L[:, i] @ IA[:, i] @ np.swapaxes(L[:, i], -1, -2)   # eq. 10
+        if parents[i] >= 0:                    # eq. 10: X (I^A − U D⁻¹ Uᵀ) Xᵀ, which is L I^A Lᵀ when D = SᵀI^A S
+            Ia = IA[:, i] - U[:, :, None] * (U * Dinv[:, i, None])[:, None, :]   # (with armature D is larger)
+            IA[:, parents[i]] += X[:, i] @ Ia @ np.swapaxes(X[:, i], -1, -2)
     # step 3, outward (eq. 24), only on the paths from the operational points to the base
     on_path = np.zeros(n, dtype=bool)
     for body, _ in fr:

@@ -183,43 +183,38 @@ def _ur5e() -> RobotModel:
 
 
 # ----------------------------------------------------------------------------------------- PUMA 560
-PUMA560_LINK1_MASS = 1e-3   # kg; see _puma560
+PUMA560_JM = (200e-6, 200e-6, 200e-6, 33e-6, 33e-6, 33e-6)          # motor rotor inertia, kg m² (Corke)
+PUMA560_GEAR = (-62.6111, 107.815, -53.7063, 76.0364, 71.923, 76.686)
 
 
 def _puma560() -> RobotModel:
-    """Unimation PUMA 560, rigid-body part of Corke's model.
+    """Unimation PUMA 560: Corke's model as published, rotor inertia included.
 
     Source: Corke, Robotics Toolbox for Python, ``roboticstoolbox/models/DH/Puma560.py`` (numbers from
     Corke & Armstrong-Helouvry, ICRA 1994; joint limits from Wang & Chen 1991). Standard DH, COM in the
     DH link frame, inertia about the COM.
 
-    Link 1: Corke gives m1 = 0 ("Armstrong found no value for it and it does not appear in the
-    equation for tau1") and I1 = diag(0, 0.35, 0), i.e. only the moment about the joint-1 axis (DH y1).
-    A massless body must have zero inertia here, and diag(0, 0.35, 0) breaks the triangle inequality,
-    so link 1 is a thin disk about the joint-1 axis: I = diag(0.175, 0.35, 0.175) in DH frame 1 and a
-    token mass of 1 g at Corke's COM (on the joint-1 axis). Link 1 is moved by joint 1 alone and its COM
-    lies on that axis, so neither the mass nor the two extra moments change any joint torque (only the
-    base reaction); tests/test_models.py checks this.
+    The published numbers are used unchanged, with their two oddities (shared/reference/robots.md): link 1
+    has no mass and only I_yy = 0.35 kg m² (its moment about the joint-1 axis), and link 3's principal
+    moments (0.066, 0.086, 0.0125) violate the triangle inequality. No mass distribution has these, but the
+    dynamics need only positive semi-definite inertias (as in Pinocchio), so the model is built with
+    ``realisable_inertias=False``.
 
-    Link 3: Corke's principal moments (0.066, 0.086, 0.0125) violate the triangle inequality
-    (0.066 + 0.0125 < 0.086: no real mass distribution has them). The nearest consistent triple
-    (Euclidean, onto the face I_xx + I_zz = I_yy) is used: (0.0685, 0.0835, 0.015).
-
+    Rotor inertia: each motor's J_m reflected through its gear ratio G, G²·J_m (0.78, 2.33, 0.58, 0.19,
+    0.17, 0.19 kg m²), is the joint's ``armature``, added to M's diagonal as Corke's ``inertia``/``rne`` do.
     Friction: Corke's motor-side values referred to the link side, viscous G²B and Coulomb |G|·mean(|Tc⁺|,
-    |Tc⁻|) (the asymmetry of Tc is averaged away). Not modelled: the motor (armature) inertias G²Jm
-    (0.78, 2.33, 0.58, 0.19, 0.17, 0.19 kg m² link-side), which RobotModel has no field for.
-    No velocity or torque limits are given by the source: they are unlimited (set them with
-    `RobotModel.with_limits`).
+    |Tc⁻|) (the asymmetry of Tc is averaged away). No velocity or torque limits are given by the source:
+    they are unlimited (set them with `RobotModel.with_limits`).
     """
     alpha = [_PI / 2, 0, -_PI / 2, _PI / 2, -_PI / 2, 0]
     a = [0, 0.4318, 0.0203, 0, 0, 0]
     d = [0.672, 0, 0.15005, 0.4318, 0, 0]
-    masses = [PUMA560_LINK1_MASS, 17.4, 4.8, 0.82, 0.34, 0.09]
+    masses = [0.0, 17.4, 4.8, 0.82, 0.34, 0.09]
     coms = [(0, 0, 0), (-0.3638, 0.006, 0.2275), (-0.0203, -0.0141, 0.070), (0, 0.019, 0),
             (0, 0, 0), (0, 0, 0.032)]
-    inertias = [(0.175, 0.35, 0.175), (0.13, 0.524, 0.539), (0.0685, 0.0835, 0.015),
+    inertias = [(0, 0.35, 0), (0.13, 0.524, 0.539), (0.066, 0.086, 0.0125),
                 (1.8e-3, 1.3e-3, 1.8e-3), (0.3e-3, 0.4e-3, 0.3e-3), (0.15e-3, 0.15e-3, 0.04e-3)]
-    G = np.array([-62.6111, 107.815, -53.7063, 76.0364, 71.923, 76.686])
+    G = np.array(PUMA560_GEAR)
     B = np.array([1.48e-3, .817e-3, 1.38e-3, 71.2e-6, 82.6e-6, 36.7e-6])
     Tc = np.array([[.395, -.435], [.126, -.071], [.132, -.105], [11.2e-3, -16.9e-3],
                    [9.26e-3, -14.5e-3], [3.96e-3, -10.5e-3]])
@@ -228,6 +223,7 @@ def _puma560() -> RobotModel:
         "puma560", alpha, a, d, None, masses, coms, inertias,
         q_min=qlim[:, 0], q_max=qlim[:, 1],
         coulomb=np.abs(G) * np.abs(Tc).mean(axis=1), viscous=G**2 * B,
+        armature=G**2 * np.array(PUMA560_JM), realisable_inertias=False,
     )
 
 

@@ -58,6 +58,8 @@ def to_urdf_text(robot: RobotModel) -> str:
         lost.append("qdd_max = [" + ", ".join(_f(x) for x in robot.qdd_max) + "]")
     if not np.allclose(robot.gravity, [0.0, 0.0, -9.81]):
         lost.append("gravity = [" + _vec(robot.gravity) + "]")
+    if robot.armature is not None and np.any(robot.armature):
+        lost.append("armature = [" + ", ".join(_f(x) for x in robot.armature) + "]")
     if robot.rated_payload is not None:
         lost.append(f"rated_payload = {_f(robot.rated_payload)} kg")
     out = ['<?xml version="1.0"?>', "<!-- written by toppra-app (dynamics.urdf_export) -->"]

@@ -7,7 +7,7 @@ import dynamics as dyn
 from dynamics import ModelError, RobotModel
 from dynamics.builders import (as_inertias, dh_chain, from_dh, from_mdh, inertia_matrix, mdh_chain,
                                rotx, rpy_matrix)
-from dynamics.robots import BUILTIN_ROBOTS, PUMA560_LINK1_MASS, load_robot
+from dynamics.robots import BUILTIN_ROBOTS, PUMA560_GEAR, PUMA560_JM, load_robot
 from conftest import assert_rel, random_inertia, random_states
 
 PI = np.pi
@@ -257,15 +257,22 @@ def _tz(z):
     return T
 
 
-def test_puma560_link1_mass_does_not_matter():
-    """Link 1's token mass (Corke: 0) and the thin-disk moments about x1, z1 change no joint torque."""
+def test_puma560_is_corkes_model_as_published():
+    """Corke's numbers unchanged (link 1 massless with I_yy = 0.35 only; link 3 outside the triangle
+    inequality) and the rotor inertia G²·J_m on M's diagonal: M equals the rigid-body M plus that
+    diagonal, RNEA adds armature·q̈, and joint 1 alone sees 0.35 + 0.784 kg m² from link 1 and its motor."""
     puma = load_robot("puma560")
-    assert puma.masses[0] == PUMA560_LINK1_MASS
-    # joint-1 axis moment 0.35 kg m² (Corke's I_yy in DH frame 1)
-    R1 = rotx(PI / 2)
-    I_dh = R1.T @ puma.inertias[0] @ R1
-    assert np.allclose(np.diag(I_dh), [0.175, 0.35, 0.175])
-    heavy = puma.replace(masses=np.r_[25.0, puma.masses[1:]],
-                         inertias=np.concatenate([[np.diag([1.0, 1.0, 0.35])], puma.inertias[1:]]))
+    assert puma.masses.tolist() == [0.0, 17.4, 4.8, 0.82, 0.34, 0.09] and not puma.realisable_inertias
+    R3 = rotx(-PI / 2)
+    assert np.allclose(np.diag(R3.T @ puma.inertias[2] @ R3), [0.066, 0.086, 0.0125])
+    arm = np.array(PUMA560_GEAR) ** 2 * np.array(PUMA560_JM)
+    assert puma.armature == pytest.approx(arm) and arm[0] == pytest.approx(0.784, abs=1e-3)
+    rigid = puma.replace(armature=np.zeros(6))
     q, qd, qdd = random_states(puma, 6, 9)
-    assert_rel(dyn.inverse_dynamics(heavy, q, qd, qdd), dyn.inverse_dynamics(puma, q, qd, qdd), 1e-12, "tau")
+    assert_rel(dyn.mass_matrix(puma, q), dyn.mass_matrix(rigid, q) + np.diag(arm), 1e-14, "M")
+    assert_rel(dyn.inverse_dynamics(puma, q, qd, qdd), dyn.inverse_dynamics(rigid, q, qd, qdd) + arm * qdd,
+               1e-12, "tau")
+    only1 = puma.replace(masses=np.zeros(6), inertias=np.concatenate([puma.inertias[:1], np.zeros((5, 3, 3))]))
+    assert dyn.mass_matrix(only1, np.zeros(6))[0, 0] == pytest.approx(0.35 + arm[0])
+
+

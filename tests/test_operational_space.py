@@ -128,3 +128,22 @@ def test_default_frame_and_errors(panda):
                              inertias=np.where((np.arange(robot.n) == 14)[:, None, None], 0.0, robot.inertias))
     with pytest.raises(ModelError, match="moves no mass"):
         operational_space_inertia_inverse(massless, q, ["right_hand"])
+
+
+def test_rotor_armature_enters_the_operational_space_inertia(panda):
+    """With a rotor inertia per joint (Pinocchio's `armature` on its own model), Λ⁻¹ = J M⁻¹ Jᵀ still
+    holds: the recursion adds the armature to each joint's articulated inertia D_i."""
+    robot, pmodel = panda
+    arm = np.linspace(0.05, 0.4, robot.n)
+    geared = robot.replace(armature=arm)
+    pm = pmodel.copy()
+    a = np.zeros(pm.nv)
+    for i, name in enumerate(robot.joint_names):
+        a[pm.joints[pm.getJointId(name)].idx_v] = arm[i]
+    pm.armature = a
+    q = _q(robot, seed=3)
+    frames = ["panda_hand_tcp", "panda_link4"]
+    ref = pin_inverse_osi(pm, q, frames)
+    ours = operational_space_inertia_inverse(geared, q, frames)
+    assert np.abs(ours - ref).max() <= 1e-9 * np.abs(ref).max()
+    assert np.abs(ours - operational_space_inertia_inverse(robot, q, frames)).max() > 1e-3 * np.abs(ref).max()
