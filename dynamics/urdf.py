@@ -116,7 +116,7 @@ def read_urdf_root(path: str, xacro_args: dict | None = None):
     """The XML root of a URDF file, or of a ``.xacro`` file expanded by the `xacro` package; one-line
     `ModelError`s naming the file."""
     try:
-        if path.endswith(".xacro"):
+        if os.fsdecode(path).endswith(".xacro"):
             return ET.fromstring(_expand_xacro(path, xacro_args))
         return ET.parse(path).getroot()
     except FileNotFoundError:
@@ -161,7 +161,7 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
     ``xacro_args`` as its arguments (``name:=value``); ROS substitutions such as ``$(find pkg)`` need ROS."""
     if not isinstance(path, (str, bytes, os.PathLike)):
         raise ModelError(f"from_urdf: path: expected a file name, got {type(path).__name__}")
-    path = os.fspath(path)
+    path = os.fsdecode(path)
     rd = _Reader(path)
     if os.path.exists(path) and (not os.path.isfile(path) or os.path.getsize(path) > MAX_URDF_BYTES):
         what = "not a regular file" if not os.path.isfile(path) else f"larger than {MAX_URDF_BYTES >> 20} MiB"
