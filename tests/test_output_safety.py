@@ -236,6 +236,10 @@ def test_interrupt_leaves_nothing_behind(cell, sig, monkeypatch):
             assert proc.poll() is None, "the run ended before it could be interrupted"
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=120)
+        if late and proc.returncode == 0 and (cell / "res" / "summary.json").exists() and not leftovers(cell):
+            # the signal came after the last Python statement (the output complete and renamed): Python
+            # raises it only between statements, so the run ended normally; nothing to check here
+            pytest.skip("the run finished writing before the interrupt took effect")
         assert proc.returncode != 0, err
         assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
         assert "nothing was written" in err
