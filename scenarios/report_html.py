@@ -55,6 +55,8 @@ def cell_figure(report, max_frames: int = 600):
     q = np.vstack([report.moves[m].plan.eval(np.atleast_1d(t - starts[m])) for t, m in zip(times, which)])
     arm = robot_lines(robot, q)
     tcp = frame_pose(robot, q, "tcp")
+    flange = frame_pose(robot, q, cell.flange)[:, :3, 3] if cell.flange else tcp[:, :3, 3]
+    gripper = np.stack([flange, tcp[:, :3, 3]], axis=1)                # (K, 2, 3): flange → suction cup
     pick_box = cell.layer_boxes[0]
     conveyor_T = cell.pick.copy()
     conveyor_T[:3, 3] -= [0.0, 0.0, pick_box.size[2]]
@@ -88,8 +90,9 @@ def cell_figure(report, max_frames: int = 600):
             carried = np.full((1, 3), np.nan)
         waiting = box_edges(cell.pick, pick_box.size, z0=0.0) if m.kind == "return" or (
             which[k] == 0 and times[k] == 0.0 and m.kind != "loaded") else np.full((1, 3), np.nan)
-        return [robot_trace(arm[k]), _lines(carried, "carried box", "#d62728", 5), _lines(_stack(report, done),
-                "placed boxes", "#2ca02c", 3), _lines(waiting, "box on the conveyor", "#ff7f0e", 3)]
+        return [robot_trace(arm[k]), _lines(gripper[k], "gripper", "#ff7f0e", 12),
+                _lines(carried, "carried box", "#d62728", 5), _lines(_stack(report, done),
+                "placed boxes", "#2ca02c", 3), _lines(waiting, "box on the conveyor", "#9467bd", 3)]
 
     allp = np.vstack([arm.reshape(-1, 3), np.zeros((1, 3))] + [np.column_stack([t["x"], t["y"], t["z"]]) for t in static])
     lo, hi = np.nanmin(allp, axis=0) - 0.15, np.nanmax(allp, axis=0) + 0.15

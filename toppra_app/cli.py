@@ -53,7 +53,11 @@ def _raise_terminated(signum, frame):
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
+    try:
+        parser = build_parser()                 # imports the commands (numpy, ...): Ctrl-C may come here
+    except KeyboardInterrupt:
+        print("toppra-app: interrupted; nothing was written", file=sys.stderr)
+        return 130
     args = parser.parse_args(argv)
     previous = {}
     if threading.current_thread() is threading.main_thread():
