@@ -200,6 +200,8 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
                           [entries["ixy"], entries["iyy"], entries["iyz"]],
                           [entries["ixz"], entries["iyz"], entries["izz"]]])
             R = T[:3, :3]
+            if not (np.isfinite(mass) and np.isfinite(I).all()):
+                check_inertial(f"{path}: link '{lname}' <inertial>", mass, I)    # one line: not numbers
             links[lname] = (mass, T[:3, 3].copy(), R @ I @ R.T)
             link_axes[lname] = R
         order.append(lname)
@@ -397,8 +399,8 @@ def _lenient_inertia(where: str, lname: str, mass: float, I: np.ndarray, strict:
         check_inertial(where, mass, I)
         return I
     except ModelError:
-        if strict:
-            raise
+        if strict or not (np.isfinite(mass) and np.isfinite(I).all() and mass >= 0):
+            raise                                          # not numbers, or negative mass: never corrected
     S = 0.5 * (I + I.T)
     ev, V = np.linalg.eigh(S)
     top = max(float(np.abs(ev).max()), 1e-300)
