@@ -16,124 +16,15 @@ from toppra_app.textfile import read_toml
 from .cell import BoxType, Cell, DEFAULT_CELL, TCP_FRAME, read_only, read_only_int, rot_z, tool_down_pose
 from .moves import check_reachable
 from .pattern import check_slots, make_slots
-
-_SCHEMA = {
-    "cell": {"name", "robot", "urdf", "locked_joints", "tool_frame", "rated_payload", "package_paths", "flange",
-             "preferred_posture_deg"},
-    "gripper": {"mass", "com", "size", "inertia", "tcp_offset"},
-    "pick": {"position", "yaw_deg"},
-    "pallet": {"position", "size", "yaw_deg"},
-    "pattern": {"layers", "rows", "columns", "gap", "alternate", "boxes", "box"},
-    "motion": {"approach_height", "clearance", "blend_radius", "transfer", "samples", "grid", "rot_weight",
-               "energy_weight"},
-    "limits": {"tool_speed_max", "collaborative", "torque_rate_max", "jerk_max"},   # optional extra limits
-    "friction": {"coulomb", "viscous"},                 # optional joint friction of the robot model
-    "thermal": {"tau_rms", "tau_rms_fraction", "box"},  # optional RMS-torque rating over one box's cycle
-    "collision": {"enabled", "link_radius"},           # optional: collision checking of every move
-    "boxes": None,        # a table of box types
-}
-_BOX_KEYS = {"size", "mass", "com_offset", "inertia"}
-_COLLABORATIVE_KEYS = {"energy_max", "contact_mass"}
-
-
-class _Reader:
-    """Typed access to one TOML table with errors naming the file and the field."""
-
-    def __init__(self, source: str, table: dict, prefix: str):
-        self.source, self.table, self.prefix = source, table, prefix
-
-    def error(self, key: str | None, msg: str) -> InputError:
-        where = self.prefix if key is None else (f"{self.prefix}.{key}" if self.prefix else key)
-        return InputError(f"{self.source}: {where}: {msg}")
-
-    def check_keys(self, allowed):
-        unknown = sorted(set(self.table) - set(allowed))
-        if unknown:
-            raise self.error(unknown[0], f"unknown key (known keys: {', '.join(sorted(allowed))})")
-
-    def has(self, key):
-        return key in self.table
-
-    def number(self, key, default=None, *, lo=None, hi=None, positive=False, integer=False):
-        if key not in self.table:
-            if default is None:
-                raise self.error(key, "required")
-            return default
-        v = self.table[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise self.error(key, f"expected a number, got {short_repr(v)}")
-        if not math.isfinite(v):
-            raise self.error(key, f"must be a finite number, got {v}")
-        if integer and (not isinstance(v, int) and not float(v).is_integer()):
-            raise self.error(key, f"expected an integer, got {v}")
-        if positive and not v > 0:
-            raise self.error(key, f"must be > 0, got {v}")
-        if lo is not None and v < lo:
-            raise self.error(key, f"must be >= {lo}, got {v}")
-        if hi is not None and v > hi:
-            raise self.error(key, f"must be <= {hi}, got {v}")
-        return int(v) if integer else float(v)
-
-    def vector(self, key, n, default=None, *, positive=False):
-        if key not in self.table:
-            if default is None:
-                raise self.error(key, "required")
-            return np.array(default, dtype=float)
-        v = self.table[key]
-        if not isinstance(v, list) or len(v) != n or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in v):
-            raise self.error(key, f"expected a list of {n} numbers, got {short_repr(v)}")
-        arr = np.array(v, dtype=float)
-        if not np.isfinite(arr).all():
-            raise self.error(key, f"values must be finite numbers, got {v}")
-        if positive and not (arr > 0).all():
-            raise self.error(key, f"values must be > 0, got {v}")
-        return arr
-
-    def string(self, key, default=None):
-        if key not in self.table:
-            if default is None:
-                raise self.error(key, "required")
-            return default
-        v = self.table[key]
-        if not isinstance(v, str) or not v:
-            raise self.error(key, f"expected a non-empty string, got {short_repr(v)}")
-        return v
-
-    def inertia(self, key, mass, default):
-        """3 principal moments (along the body axes) or a 3×3 matrix, about the COM."""
-        if key not in self.table:
-            return default
-        v = self.table[key]
-        try:
-            arr = np.array(v, dtype=float)
-        except (TypeError, ValueError):
-            raise self.error(key, f"expected 3 numbers or a 3×3 matrix, got {short_repr(v)}") from None
-        if arr.shape == (3,):
-            arr = np.diag(arr)
-        if arr.shape != (3, 3):
-            raise self.error(key, f"expected 3 numbers or a 3×3 matrix, got shape {arr.shape}")
-        try:
-            RigidBodyInertia(mass, np.zeros(3), arr)
-        except ModelError as exc:
-            raise self.error(key, str(exc).removeprefix("payload: ")) from None
-        return arr
-
-
-def _table(source, doc, key, required=True) -> dict:
-    if key not in doc:
-        if required:
-            raise InputError(f"{source}: [{key}]: required table is missing")
-        return {}
-    if not isinstance(doc[key], dict):
-        raise InputError(f"{source}: {key}: expected a table")
-    return doc[key]
+from .cell_options import read_collision, read_friction, read_limits, read_thermal
+from .reader import BOX_KEYS, SCHEMA, Reader, table
 
 
 def _box_type(source, name, table) -> BoxType:
     if not isinstance(table, dict):
         raise InputError(f"{source}: boxes.{name}: expected a table")
-    r = _Reader(source, table, f"boxes.{name}")
-    r.check_keys(_BOX_KEYS)
+    r = Reader(source, table, f"boxes.{name}")
+    r.check_keys(BOX_KEYS)
     size = r.vector("size", 3, positive=True)
     mass = r.number("mass", positive=True)
     com = r.vector("com_offset", 3, default=np.zeros(3))
@@ -159,7 +50,7 @@ def default_preferred_posture(robot: RobotModel, pick: np.ndarray) -> np.ndarray
     return np.clip(q, robot.q_min, robot.q_max)
 
 
-def _load_robot(source, r: _Reader, base_dir: Path) -> tuple[str, RobotModel]:
+def _load_robot(source, r: Reader, base_dir: Path) -> tuple[str, RobotModel]:
     """[cell] robot (built-in) or urdf (file, relative to the cell file) with locked_joints
     (a table joint = position, rad or m), tool_frame and rated_payload (kg)."""
     from dynamics.robots import load_robot
@@ -193,7 +84,7 @@ def _load_robot(source, r: _Reader, base_dir: Path) -> tuple[str, RobotModel]:
     return name, robot, (str(path) if r.has("urdf") else None)
 
 
-def _package_paths(r: _Reader, base_dir: Path) -> tuple:
+def _package_paths(r: Reader, base_dir: Path) -> tuple:
     """[cell] package_paths: directories (relative to the cell file) in which package:// names are found."""
     value = r.table.get("package_paths", [])
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
@@ -207,7 +98,7 @@ def _package_paths(r: _Reader, base_dir: Path) -> tuple:
     return tuple(out)
 
 
-def _grid(rm: "_Reader") -> int | None:
+def _grid(rm: "Reader") -> int | None:
     """[motion] grid: "adaptive" (default; the planner's adaptive grid, None) or a number of intervals."""
     value = rm.table.get("grid", "adaptive")
     if value == "adaptive":
@@ -242,12 +133,12 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
     """`load_cell` of a parsed cell document (a dict as from `tomllib`); files it names (``urdf``) are
     relative to ``base_dir``; errors name ``source``."""
     base_dir = Path(base_dir)
-    unknown = sorted(set(doc) - set(_SCHEMA))
+    unknown = sorted(set(doc) - set(SCHEMA))
     if unknown:
-        raise InputError(f"{source}: {unknown[0]}: unknown table (known: {', '.join(_SCHEMA)})")
+        raise InputError(f"{source}: {unknown[0]}: unknown table (known: {', '.join(SCHEMA)})")
 
-    rc = _Reader(source, _table(source, doc, "cell"), "cell")
-    rc.check_keys(_SCHEMA["cell"])
+    rc = Reader(source, table(source, doc, "cell"), "cell")
+    rc.check_keys(SCHEMA["cell"])
     robot_name, base, urdf_path = _load_robot(source, rc, base_dir)
     package_paths = _package_paths(rc, base_dir)
     flange = rc.string("flange", base.tool_frame or base.link_names[-1])
@@ -256,8 +147,8 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
     except ModelError as exc:
         raise rc.error("flange", str(exc)) from None
 
-    rg = _Reader(source, _table(source, doc, "gripper", required=False), "gripper")
-    rg.check_keys(_SCHEMA["gripper"])
+    rg = Reader(source, table(source, doc, "gripper", required=False), "gripper")
+    rg.check_keys(SCHEMA["gripper"])
     g_mass = rg.number("mass", 0.0, lo=0.0)
     g_com = rg.vector("com", 3, default=np.zeros(3))
     g_size = rg.vector("size", 3, default=np.full(3, 0.05), positive=True)    # validated even for mass 0
@@ -281,18 +172,18 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
         rated_payload=None if rated is None else rated - g_mass,
     )
 
-    rp = _Reader(source, _table(source, doc, "pick"), "pick")
-    rp.check_keys(_SCHEMA["pick"])
+    rp = Reader(source, table(source, doc, "pick"), "pick")
+    rp.check_keys(SCHEMA["pick"])
     pick = tool_down_pose(rp.vector("position", 3), math.radians(rp.number("yaw_deg", 0.0)))
 
-    rl = _Reader(source, _table(source, doc, "pallet"), "pallet")
-    rl.check_keys(_SCHEMA["pallet"])
+    rl = Reader(source, table(source, doc, "pallet"), "pallet")
+    rl.check_keys(SCHEMA["pallet"])
     pallet_pose = np.eye(4)
     pallet_pose[:3, :3] = rot_z(math.radians(rl.number("yaw_deg", 0.0)))
     pallet_pose[:3, 3] = rl.vector("position", 3)
     pallet_size = rl.vector("size", 2, positive=True)
 
-    boxes_doc = _table(source, doc, "boxes")
+    boxes_doc = table(source, doc, "boxes")
     if not boxes_doc:
         raise InputError(f"{source}: boxes: define at least one box type ([boxes.NAME] with size and mass)")
     boxes = {name: _box_type(source, name, t) for name, t in boxes_doc.items()}
@@ -302,8 +193,8 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
             raise InputError(f"{source}: boxes.{b.name}.mass: {b.mass:g} kg exceeds what {robot_name} can carry "
                              f"(rated payload {rated:g} kg minus gripper {g_mass:g} kg = {cap:g} kg)")
 
-    rt = _Reader(source, _table(source, doc, "pattern"), "pattern")
-    rt.check_keys(_SCHEMA["pattern"])
+    rt = Reader(source, table(source, doc, "pattern"), "pattern")
+    rt.check_keys(SCHEMA["pattern"])
     layers = rt.number("layers", 1, lo=1, hi=MAX_PER_SIDE, integer=True)
     rows = rt.number("rows", 1, lo=1, hi=MAX_PER_SIDE, integer=True)
     columns = rt.number("columns", 1, lo=1, hi=MAX_PER_SIDE, integer=True)
@@ -329,8 +220,8 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
             raise rt.error(key, f"unknown box type '{nm}' (defined: {', '.join(boxes)})")
     layer_boxes = [boxes[names[k % len(names)]] for k in range(layers)]
 
-    rm = _Reader(source, _table(source, doc, "motion", required=False), "motion")
-    rm.check_keys(_SCHEMA["motion"])
+    rm = Reader(source, table(source, doc, "motion", required=False), "motion")
+    rm.check_keys(SCHEMA["motion"])
     cell = Cell(
         source=source, name=rc.string("name", default_name), robot_name=robot_name, base_robot=base, robot=robot,
         gripper=gripper, pick=pick, pallet_pose=pallet_pose, pallet_size=pallet_size, layers=layers, rows=rows,
@@ -357,88 +248,12 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
         cell.q_preferred = qp
     else:
         cell.q_preferred = default_preferred_posture(robot, pick)
-    rk = _Reader(source, _table(source, doc, "collision", required=False), "collision")
-    rk.check_keys(_SCHEMA["collision"])
-    enabled = rk.table.get("enabled", True)
-    if not isinstance(enabled, bool):
-        raise rk.error("enabled", f"expected true or false, got {short_repr(enabled)}")
-    cell.check_collisions = enabled
-    cell.link_radius = rk.number("link_radius", lo=0.0, hi=1.0) if rk.has("link_radius") else None
-    _read_limits(source, doc, cell)
-    _read_friction(source, doc, cell)
+    read_collision(source, doc, cell)
+    read_limits(source, doc, cell)
+    read_friction(source, doc, cell)
     cell.slots = make_slots(cell)
-    _read_thermal(source, doc, cell)
+    read_thermal(source, doc, cell)
     check_slots(cell)
     if check_reach:
         check_reachable(cell)
     return cell
-
-
-def _read_limits(source, doc, cell: Cell) -> None:
-    """[limits] tool_speed_max = V (m/s), collaborative = { energy_max = E (J), contact_mass = m (kg) },
-    torque_rate_max = N·m/s and jerk_max = rad/s³ (a number for every joint or a list)."""
-    rl = _Reader(source, _table(source, doc, "limits", required=False), "limits")
-    rl.check_keys(_SCHEMA["limits"])
-    if rl.has("tool_speed_max"):
-        cell.tool_speed_max = rl.number("tool_speed_max", positive=True)
-    if rl.has("collaborative"):
-        tbl = rl.table["collaborative"]
-        if not isinstance(tbl, dict):
-            raise rl.error("collaborative", f"expected a table such as {{ energy_max = 2.0 }}, got {short_repr(tbl)}")
-        rc = _Reader(source, tbl, "limits.collaborative")
-        rc.check_keys(_COLLABORATIVE_KEYS)
-        cell.energy_max = rc.number("energy_max", positive=True)
-        if rc.has("contact_mass"):
-            cell.contact_mass = rc.number("contact_mass", positive=True)
-    for key in ("torque_rate_max", "jerk_max"):
-        if rl.has(key):
-            setattr(cell, key, _scalar_or_vector(rl, key, cell.robot.n))
-
-
-def _scalar_or_vector(reader: "_Reader", key: str, n: int) -> np.ndarray:
-    """A positive number for every joint, or a list of n positive numbers."""
-    v = reader.table[key]
-    if isinstance(v, list):
-        return reader.vector(key, n, positive=True)
-    return np.full(n, reader.number(key, positive=True))
-
-
-def _read_friction(source, doc, cell: Cell) -> None:
-    """[friction] coulomb = [N·m per joint], viscous = [N·m·s/rad per joint]: the robot's joint friction
-    (replacing the model's); every move is then also planned without it for comparison."""
-    if "friction" not in doc:
-        return
-    rf = _Reader(source, _table(source, doc, "friction", required=False), "friction")
-    rf.check_keys(_SCHEMA["friction"])
-    n = cell.robot.n
-    changes = {}
-    for key in ("coulomb", "viscous"):
-        if rf.has(key):
-            arr = rf.vector(key, n)
-            if (arr < 0).any():
-                raise rf.error(key, f"values must be >= 0, got {arr.tolist()}")
-            changes[key] = arr
-    if changes:
-        cell.reference_robot = cell.robot
-        cell.robot = cell.robot.replace(**changes)
-
-
-def _read_thermal(source, doc, cell: Cell) -> None:
-    """[thermal] tau_rms = [N·m per joint] or tau_rms_fraction = f (of τ_max); box = k (default 1): the RMS
-    torque over box k's cycle (loaded move + return move + idle holding the pick posture) must stay under
-    the rating (`toppra_app.objectives.thermal`)."""
-    if "thermal" not in doc:
-        return
-    rt = _Reader(source, _table(source, doc, "thermal", required=False), "thermal")
-    rt.check_keys(_SCHEMA["thermal"])
-    robot = cell.robot
-    if rt.has("tau_rms") == rt.has("tau_rms_fraction"):
-        raise rt.error(None, "give exactly one of tau_rms (N·m per joint) or tau_rms_fraction (of tau_max)")
-    if rt.has("tau_rms"):
-        cell.tau_rms = rt.vector("tau_rms", robot.n, positive=True)
-    else:
-        f = rt.number("tau_rms_fraction", positive=True, hi=1.0)
-        if not np.isfinite(robot.tau_max).all():
-            raise rt.error("tau_rms_fraction", "the robot has joints without a torque limit; give tau_rms")
-        cell.tau_rms = f * np.asarray(robot.tau_max, dtype=float)
-    cell.thermal_box = int(rt.number("box", 1, lo=1, hi=len(cell.slots), integer=True)) - 1

@@ -1,0 +1,91 @@
+"""The cell file's optional tables: [limits], [friction], [thermal], [collision]."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from toppra_app.errors import short_repr
+
+from .cell import Cell
+from .reader import COLLABORATIVE_KEYS, SCHEMA, Reader, table
+
+
+def read_collision(source, doc, cell: Cell) -> None:
+    """[collision] enabled = true|false, link_radius = m (docs/palletizing.md, "Collisions")."""
+    rk = Reader(source, table(source, doc, "collision", required=False), "collision")
+    rk.check_keys(SCHEMA["collision"])
+    enabled = rk.table.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise rk.error("enabled", f"expected true or false, got {short_repr(enabled)}")
+    cell.check_collisions = enabled
+    cell.link_radius = rk.number("link_radius", lo=0.0, hi=1.0) if rk.has("link_radius") else None
+
+
+def read_limits(source, doc, cell: Cell) -> None:
+    """[limits] tool_speed_max = V (m/s), collaborative = { energy_max = E (J), contact_mass = m (kg) },
+    torque_rate_max = N·m/s and jerk_max = rad/s³ (a number for every joint or a list)."""
+    rl = Reader(source, table(source, doc, "limits", required=False), "limits")
+    rl.check_keys(SCHEMA["limits"])
+    if rl.has("tool_speed_max"):
+        cell.tool_speed_max = rl.number("tool_speed_max", positive=True)
+    if rl.has("collaborative"):
+        tbl = rl.table["collaborative"]
+        if not isinstance(tbl, dict):
+            raise rl.error("collaborative", f"expected a table such as {{ energy_max = 2.0 }}, got {short_repr(tbl)}")
+        rc = Reader(source, tbl, "limits.collaborative")
+        rc.check_keys(COLLABORATIVE_KEYS)
+        cell.energy_max = rc.number("energy_max", positive=True)
+        if rc.has("contact_mass"):
+            cell.contact_mass = rc.number("contact_mass", positive=True)
+    for key in ("torque_rate_max", "jerk_max"):
+        if rl.has(key):
+            setattr(cell, key, _scalar_or_vector(rl, key, cell.robot.n))
+
+
+def _scalar_or_vector(reader: "Reader", key: str, n: int) -> np.ndarray:
+    """A positive number for every joint, or a list of n positive numbers."""
+    v = reader.table[key]
+    if isinstance(v, list):
+        return reader.vector(key, n, positive=True)
+    return np.full(n, reader.number(key, positive=True))
+
+
+def read_friction(source, doc, cell: Cell) -> None:
+    """[friction] coulomb = [N·m per joint], viscous = [N·m·s/rad per joint]: the robot's joint friction
+    (replacing the model's); every move is then also planned without it for comparison."""
+    if "friction" not in doc:
+        return
+    rf = Reader(source, table(source, doc, "friction", required=False), "friction")
+    rf.check_keys(SCHEMA["friction"])
+    n = cell.robot.n
+    changes = {}
+    for key in ("coulomb", "viscous"):
+        if rf.has(key):
+            arr = rf.vector(key, n)
+            if (arr < 0).any():
+                raise rf.error(key, f"values must be >= 0, got {arr.tolist()}")
+            changes[key] = arr
+    if changes:
+        cell.reference_robot = cell.robot
+        cell.robot = cell.robot.replace(**changes)
+
+
+def read_thermal(source, doc, cell: Cell) -> None:
+    """[thermal] tau_rms = [N·m per joint] or tau_rms_fraction = f (of τ_max); box = k (default 1): the RMS
+    torque over box k's cycle (loaded move + return move + idle holding the pick posture) must stay under
+    the rating (`toppra_app.objectives.thermal`)."""
+    if "thermal" not in doc:
+        return
+    rt = Reader(source, table(source, doc, "thermal", required=False), "thermal")
+    rt.check_keys(SCHEMA["thermal"])
+    robot = cell.robot
+    if rt.has("tau_rms") == rt.has("tau_rms_fraction"):
+        raise rt.error(None, "give exactly one of tau_rms (N·m per joint) or tau_rms_fraction (of tau_max)")
+    if rt.has("tau_rms"):
+        cell.tau_rms = rt.vector("tau_rms", robot.n, positive=True)
+    else:
+        f = rt.number("tau_rms_fraction", positive=True, hi=1.0)
+        if not np.isfinite(robot.tau_max).all():
+            raise rt.error("tau_rms_fraction", "the robot has joints without a torque limit; give tau_rms")
+        cell.tau_rms = f * np.asarray(robot.tau_max, dtype=float)
+    cell.thermal_box = int(rt.number("box", 1, lo=1, hi=len(cell.slots), integer=True)) - 1
