@@ -68,7 +68,7 @@ def collision_shapes(urdf_path, robot: RobotModel, search_paths=()) -> list[Shap
     """Every `<collision>` of every link that is on a moving body of `robot` (the model read from the
     same file; links of the fixed base are left out)."""
     path = os.fspath(urdf_path)
-    from .urdf import read_urdf_root
+    from .urdf_as_found import read_urdf_root
     root = read_urdf_root(path)
     shapes = []
     for link in root.findall("link"):

@@ -18,7 +18,7 @@ import re
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, short_repr
 from .textfile import read_text
 
 MAX_BYTES = 256 * 1024 * 1024
@@ -56,13 +56,13 @@ def read_waypoints(filename: str, n: int | None = None, degrees: bool = False) -
     if not any(numeric):
         bad = [f for f in first if not _NAME.match(f)]
         if bad:
-            raise InputError(f"{filename}: row {first_line}: '{bad[0]}' is neither a number nor a column name")
+            raise InputError(f"{filename}: row {first_line}: {short_repr(bad[0])} is neither a number nor a column name")
         header = list(first)
         rows = rows[1:]
         lowered = [h.lower() for h in header]
         dup = sorted({h for h in lowered if lowered.count(h) > 1})
         if dup:
-            raise InputError(f"{filename}: row {first_line}: the column name '{dup[0]}' appears twice")
+            raise InputError(f"{filename}: row {first_line}: the column name {short_repr(dup[0])} appears twice")
     width = len(header) if header else len(first)
     names = header or [f"q{k + 1}" for k in range(width)]
     values = np.empty((len(rows), width))
@@ -72,10 +72,10 @@ def read_waypoints(filename: str, n: int | None = None, degrees: bool = False) -
         for k, (name, f) in enumerate(zip(names, fields)):
             v = number(f)
             if v is None or not np.isfinite(v):
-                what = "is empty" if f == "" else f"'{f}' is not a plain number (like -1.25 or 3e-2)"
+                what = "is empty" if f == "" else f"{short_repr(f)} is not a plain number (like -1.25 or 3e-2)"
                 if header is None and r == 0:
                     what += "; the first row mixes numbers and text, so it is not a header either"
-                raise InputError(f"{filename}: row {line}, field '{name}': {what}")
+                raise InputError(f"{filename}: row {line}, field {short_repr(name)}: {what}")
             values[r, k] = v
     if len(values) < 2:
         raise InputError(f"{filename}: need at least 2 waypoints, got {len(values)}")
@@ -92,7 +92,7 @@ def read_waypoints(filename: str, n: int | None = None, degrees: bool = False) -
         steps = np.diff(s)
         if (steps <= 0).any():
             j = int(np.flatnonzero(steps <= 0)[0])
-            raise InputError(f"{filename}: row {rows[j + 1][0]}, field '{s_name}': the path parameter must "
+            raise InputError(f"{filename}: row {rows[j + 1][0]}, field {short_repr(s_name)}: the path parameter must "
                              f"increase ({s[j + 1]:g} after {s[j]:g})")
     if n is not None and data.shape[1] != n:
         raise InputError(f"{filename}: row {rows[0][0]}: {data.shape[1]} joint columns but the robot has {n} joints")
