@@ -1,0 +1,168 @@
+"""What the IK solvers share: results, targets and pose errors, and the kinematic chain to a frame
+(joint transforms in Rodrigues form, the end pose)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..forward_kinematics import frame_pose
+from ..model import PRISMATIC, ModelError, RobotModel
+
+TWO_PI = 2.0 * math.pi
+_EYE4 = np.eye(4)
+
+
+def _cross(a, b):
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+class IKError(ModelError):
+    """Bad input to an inverse-kinematics function."""
+
+
+@dataclass
+class IKResult:
+    q: np.ndarray
+    success: bool
+    pos_err: float          # |p_d − p| (m)
+    rot_err: float          # rotation angle of R_dᵀR (rad); 0 for a position-only target
+    sweeps: int             # recursive sweeps (one move of every joint of the chain)
+    newton_steps: int = 0   # damped Gauss–Newton steps added at the end (0: pure recursive method)
+    status: str = ""        # converged | max_iterations | stalled
+
+
+@dataclass
+class TrackResult:
+    q: np.ndarray            # (N, n)
+    pos_err: np.ndarray      # (N,)
+    rot_err: np.ndarray      # (N,)
+    sweeps: np.ndarray       # (N,) sweeps per sample
+    success: np.ndarray      # (N,) bool
+    newton_steps: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+
+    @property
+    def all_success(self) -> bool:
+        return bool(np.all(self.success))
+
+
+# ------------------------------------------------------------------------------ targets and errors
+def _parse_target(target):
+    """(p_d, R_d or None) from a 3-vector (position only) or a 4×4 pose."""
+    T = np.asarray(target, dtype=float)
+    if T.shape == (3,):
+        p, R = T, None
+    elif T.shape == (4, 4):
+        p, R = T[:3, 3].copy(), T[:3, :3].copy()
+        if np.abs(R @ R.T - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
+            raise IKError("target: the 3×3 block of the target pose is not a rotation matrix")
+    else:
+        raise IKError(f"target: expected a position (3,) or a pose (4, 4), got shape {T.shape}")
+    if not np.isfinite(T).all():
+        raise IKError("target: values must be finite numbers")
+    return p, R
+
+
+def _rot_angle(Ra: np.ndarray, Rb: np.ndarray) -> float:
+    """Angle of the relative rotation Raᵀ Rb (robust near 0 and π)."""
+    M = Ra.T @ Rb
+    s = 0.5 * math.sqrt((M[2, 1] - M[1, 2]) ** 2 + (M[0, 2] - M[2, 0]) ** 2 + (M[1, 0] - M[0, 1]) ** 2)
+    c = 0.5 * (M[0, 0] + M[1, 1] + M[2, 2] - 1.0)
+    return math.atan2(s, c)
+
+
+def _rot_log(R: np.ndarray) -> np.ndarray:
+    """Rotation vector of R (axis × angle)."""
+    v = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    s = np.linalg.norm(v)
+    c = 0.5 * (np.trace(R) - 1.0)
+    angle = math.atan2(s, c)
+    if s < 1e-9:
+        if c > 0:
+            return v                                # small angle: sin φ ≈ φ
+        # φ ≈ π: axis from the symmetric part
+        B = 0.5 * (R + np.eye(3))
+        k = int(np.argmax(np.diag(B)))
+        axis = B[:, k] / math.sqrt(max(B[k, k], 1e-300))
+        return angle * axis / np.linalg.norm(axis)
+    return v * (angle / s)
+
+
+def pose_error(robot: RobotModel, q, target, frame: str | None = None) -> tuple[float, float]:
+    """(position error in m, orientation error in rad) of ``frame`` at ``q`` w.r.t. ``target``."""
+    p_d, R_d = _parse_target(target)
+    T = frame_pose(robot, np.asarray(q, float), frame)
+    return float(np.linalg.norm(p_d - T[:3, 3])), (0.0 if R_d is None else _rot_angle(R_d, T[:3, :3]))
+
+
+# ------------------------------------------------------------------------------ the chain
+class _Chain:
+    """The joints that move ``frame`` (ancestors of its body), base to tip, with fixed transforms."""
+
+    def __init__(self, robot: RobotModel, frame: str | None):
+        body, T_body_frame = robot.frame(frame)
+        anc = robot.subtree_mask()[:, body]
+        self.joints = [int(j) for j in np.flatnonzero(anc)]          # parents come first (parents[i] < i)
+        self.robot = robot
+        self.T_end = T_body_frame
+        self.P = []
+        for j in self.joints:
+            P = np.eye(4)
+            P[:3, :3] = robot.placement_rotations[j]
+            P[:3, 3] = robot.placement_translations[j]
+            self.P.append(P)
+        self.prismatic = [robot.joint_types[j] == PRISMATIC for j in self.joints]
+        self.axes = [np.array(robot.axes[j]) for j in self.joints]
+        # Rodrigues in 4×4 form: X(q) = 1 + sin q K + (1 − cos q) K², K = [axis]× (revolute)
+        # or X(q) = 1 + q K with K the translation generator (prismatic)
+        self._K, self._K2 = [], []
+        for a, pri in zip(self.axes, self.prismatic):
+            K = np.zeros((4, 4))
+            if pri:
+                K[:3, 3] = a
+            else:
+                K[:3, :3] = [[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]]
+            self._K.append(K)
+            self._K2.append(K @ K)
+
+    def joint_transform(self, k: int, qk: float) -> np.ndarray:
+        if self.prismatic[k]:
+            return _EYE4 + qk * self._K[k]
+        return _EYE4 + math.sin(qk) * self._K[k] + (1.0 - math.cos(qk)) * self._K2[k]
+
+    def relative_ends(self, q: np.ndarray) -> list[np.ndarray]:
+        """^kT_end for every chain joint k: pose of the end frame in body k (backward pass)."""
+        m = len(self.joints)
+        rel = [None] * m
+        T = self.T_end
+        rel[m - 1] = T
+        for k in range(m - 1, 0, -1):
+            T = self.P[k] @ self.joint_transform(k, q[self.joints[k]]) @ T
+            rel[k - 1] = T
+        return rel
+
+
+def _end_pose(chain: _Chain, q) -> np.ndarray:
+    T = np.eye(4)
+    for k, j in enumerate(chain.joints):
+        T = T @ chain.P[k] @ chain.joint_transform(k, q[j])
+    return T @ chain.T_end
+
+
+def _as_q(robot, q0):
+    q = np.array(q0, dtype=float).reshape(-1)
+    if q.shape != (robot.n,) or not np.isfinite(q).all():
+        raise IKError(f"q0: expected {robot.n} finite joint values, got {np.shape(q0)}")
+    return q
+
+
+def _velocity_bound(robot, qd_max, dt):
+    if qd_max is None or dt is None:
+        return None
+    v = robot.qd_max if (isinstance(qd_max, str) and qd_max == "robot") or qd_max is True else qd_max
+    v = np.broadcast_to(np.asarray(v, float), (robot.n,))
+    return np.where(np.isfinite(v), v * dt, np.inf)
+
+

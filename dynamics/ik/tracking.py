@@ -1,0 +1,89 @@
+"""Following a sequence of targets: the recursive method sample by sample (Section 5.1, optionally from an
+extrapolated start), or the closed-loop pseudo-inverse scheme of eq. 6."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..forward_kinematics import frame_jacobian
+from ..model import RobotModel
+from .common import IKError, TrackResult, _Chain, _as_q, _end_pose, _parse_target, _rot_angle, _rot_log
+from .nicolato import solve_ik
+
+
+def track_path(robot: RobotModel, targets, q0, frame: str | None = None, *, method: str = "recursive",
+               dt: float | None = None, qd_max=None, penalty: bool = False, tol_pos: float = 1e-6,
+               tol_rot: float = 1e-6, max_sweeps: int = 500, rot_weight: float = 0.2, step: str = "exact",
+               newton_steps: int = 30, gain: float = 100.0, q_min=None, q_max=None,
+               predict: bool = False) -> TrackResult:
+    """Joint positions following a sequence of targets (N positions (N, 3) or poses (N, 4, 4)).
+
+    ``method="recursive"``: each sample is solved by `solve_ik` starting from the previous solution
+    (the first from ``q0``, e.g. a preferred posture), as in Section 5.1 — with ``dt`` and ``qd_max``
+    the joint velocities are limited per time step (eq. 22).
+    ``method="pinv"``: the classical closed-loop pseudo-inverse scheme q̇ = J⁺(v + K e) (eq. 6, K = gain·1),
+    integrated with explicit Euler over ``dt`` (required), v from finite differences of the targets.
+    The first sample is then taken as reached by q0 (start on the path).
+
+    ``predict`` (recursive method): start each sample's sweeps from the previous solution extrapolated
+    linearly, q_{k−1} + (q_{k−1} − q_{k−2}) within the limits, instead of q_{k−1}. On densely sampled paths
+    the start is then second-order close and a few sweeps replace ten; the self-motion of a redundant arm
+    continues smoothly instead of restarting at rest each sample."""
+    targets = np.asarray(targets, dtype=float)
+    if targets.ndim not in (2, 3) or targets.shape[1:] not in ((3,), (4, 4)):
+        raise IKError(f"targets: expected shape (N, 3) or (N, 4, 4), got {targets.shape}")
+    N = targets.shape[0]
+    q = _as_q(robot, q0)
+    Q = np.empty((N, robot.n))
+    pe = np.zeros(N)
+    re = np.zeros(N)
+    sw = np.zeros(N, int)
+    ns = np.zeros(N, int)
+    ok = np.zeros(N, bool)
+    if predict and qd_max is not None and dt is not None:
+        raise IKError("predict: not with a velocity limit (eq. 22 bounds the step from the previous sample)")
+    if method == "recursive":
+        lo = np.asarray(robot.q_min if q_min is None else q_min, float)
+        hi = np.asarray(robot.q_max if q_max is None else q_max, float)
+        for k in range(N):
+            start = np.clip(2.0 * q - Q[k - 2], lo, hi) if predict and k >= 2 else q
+            res = solve_ik(robot, targets[k], start, frame, tol_pos=tol_pos, tol_rot=tol_rot, max_sweeps=max_sweeps,
+                           rot_weight=rot_weight, step=step, qd_max=qd_max if k > 0 else None,
+                           dt=dt, penalty=penalty, newton_steps=newton_steps, q_min=q_min, q_max=q_max)
+            q = res.q
+            Q[k], pe[k], re[k], sw[k], ns[k], ok[k] = q, res.pos_err, res.rot_err, res.sweeps, res.newton_steps, res.success
+        return TrackResult(Q, pe, re, sw, ok, ns)
+    if method != "pinv":
+        raise IKError(f"method: expected 'recursive' or 'pinv', got {method!r}")
+    if dt is None:
+        raise IKError("dt: required for method='pinv' (eq. 6 is integrated in time)")
+    chain = _Chain(robot, frame)
+    cols = np.array(chain.joints)
+    parsed = [_parse_target(t) for t in targets]
+    P = np.array([p for p, _ in parsed])
+    V = np.gradient(P, dt, axis=0) if N > 1 else np.zeros_like(P)
+    rot = parsed[0][1] is not None
+    if rot:
+        Rs = [R for _, R in parsed]
+        W = np.zeros((N, 3))
+        for k in range(N - 1):
+            W[k] = _rot_log(Rs[k + 1] @ Rs[k].T) / dt
+        W[-1] = W[-2] if N > 1 else 0.0
+    for k in range(N):
+        Te = _end_pose(chain, q)
+        e = P[k] - Te[:3, 3]
+        v = V[k]
+        if rot:
+            e = np.concatenate([e, _rot_log(Rs[k] @ Te[:3, :3].T)])
+            v = np.concatenate([v, W[k]])
+        Q[k] = q
+        pe[k] = np.linalg.norm(P[k] - Te[:3, 3])
+        re[k] = _rot_angle(Rs[k], Te[:3, :3]) if rot else 0.0
+        ok[k] = pe[k] <= max(tol_pos, 1e-3) and re[k] <= max(tol_rot, 1e-3)
+        J = frame_jacobian(robot, q, frame)[:, cols]
+        if not rot:
+            J = J[:3]
+        qd = np.linalg.pinv(J) @ (v + gain * e)                # eq. 6, J⁺ = Jᵀ(JJᵀ)⁻¹
+        q = q.copy()
+        q[cols] += dt * qd
+    return TrackResult(Q, pe, re, sw, ok, ns)
