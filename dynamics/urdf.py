@@ -32,7 +32,7 @@ import os
 import numpy as np
 
 from .builders import homogeneous, rpy_matrix
-from .model import PRISMATIC, REVOLUTE, ModelError, RobotModel, check_inertial
+from .model import PRISMATIC, REVOLUTE, ModelError, RobotModel, check_inertial, short_repr
 from .urdf_as_found import URDFWarning, lenient_inertia, read_urdf_root, warn_corrections
 
 __all__ = ["from_urdf", "merge_inertials", "URDFWarning", "read_urdf_root"]
@@ -134,6 +134,8 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
     if not isinstance(path, (str, bytes, os.PathLike)):
         raise ModelError(f"from_urdf: path: expected a file name, got {type(path).__name__}")
     path = os.fsdecode(path)
+    if not path.isprintable():                   # a newline or control character would break the one-line errors
+        raise ModelError(f"from_urdf: path: {short_repr(path)} is not a printable file name")
     rd = _Reader(path)
     if os.path.exists(path) and (not os.path.isfile(path) or os.path.getsize(path) > MAX_URDF_BYTES):
         what = "not a regular file" if not os.path.isfile(path) else f"larger than {MAX_URDF_BYTES >> 20} MiB"

@@ -13,6 +13,9 @@ def read_text(path, max_bytes: int, what: str, line_word: str = "line") -> str:
     """The file's text; `what` names the expected kind ("a cell file (TOML)"), `line_word` how its lines
     are called in messages ("row" for CSV)."""
     source = str(path)
+    if not source.isprintable():                             # a newline would break the one-line errors
+        from .errors import short_repr
+        source = short_repr(source)
     try:
         st = os.stat(path)
     except FileNotFoundError:
