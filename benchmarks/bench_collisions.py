@@ -10,8 +10,9 @@ import numpy as np
 
 def _every_sample(cell, move, sample) -> float:
     import coal
+    from dynamics.forward_kinematics import forward_kinematics
     from scenarios.palletizing import collisions as cl
-    segs, tcp = cl._segments(cell, sample.q)
+    segs, tcp = cl._segments(cell, forward_kinematics(cell.robot, sample.q))
     obs = cl.obstacles(cell, move.box, move.kind)
     req, res = coal.DistanceRequest(), coal.DistanceResult()
     best = np.inf

@@ -10,6 +10,7 @@ import re
 import numpy as np
 import pytest
 
+from dynamics.forward_kinematics import forward_kinematics
 from scenarios.palletizing import DEFAULT_CELL, load_cell, plan_pallet
 from scenarios.palletizing import collisions as cl
 from toppra_app.cli import main
@@ -19,7 +20,7 @@ coal = pytest.importorskip("coal")
 
 def brute_force(cell, move, sample) -> float:
     """Every sample, every moving body against every obstacle (supports of the carried box left out)."""
-    segs, tcp = cl._segments(cell, sample.q)
+    segs, tcp = cl._segments(cell, forward_kinematics(cell.robot, sample.q))
     obs = cl.obstacles(cell, move.box, move.kind)
     req, res = coal.DistanceRequest(), coal.DistanceResult()
     best = np.inf
@@ -114,7 +115,7 @@ def test_urdf_collision_meshes_are_placed_as_pinocchio_places_them(tmp_path):
     geom = pin.buildGeomFromUrdf(model, ur5, pin.GeometryType.COLLISION, package_dirs=[str(Path(ur5).parents[4])])
     data, gdata = model.createData(), pin.GeometryData(geom)
     q = np.random.default_rng(4).uniform(-2.5, 2.5, (5, cell.robot.n))
-    ours, _ = cl.moving_bodies(cell, SimpleNamespace(kind="return"), q)
+    ours, _, _ = cl.moving_bodies(cell, SimpleNamespace(kind="return"), q)
     ours = {name: (g, R, t) for name, g, R, t, _, _ in ours}
     box = coal.CollisionObject(coal.Box(0.3, 0.2, 0.1), coal.Transform3s(np.eye(3), np.array([0.4, -0.3, 0.2])))
     req, res = coal.DistanceRequest(), coal.DistanceResult()

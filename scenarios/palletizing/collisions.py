@@ -87,16 +87,20 @@ def obstacles(cell, box: int, kind: str):
     return out
 
 
-def _segments(cell, q):
-    """Moving bodies at samples q (K, n): [(name, kind, a (K, 3), b (K, 3), radius)] for capsules and the
-    gripper cylinder, plus the TCP poses (K, 4, 4)."""
-    from dynamics.forward_kinematics import forward_kinematics, frame_pose
+def _frame(robot, T, name):
+    """Poses (K, 4, 4) of a named frame from the body poses T (K, n, 4, 4)."""
+    body, X = robot.frame(name)
+    return T[:, body] @ X
+
+
+def _segments(cell, T):
+    """Moving bodies at the body poses T (K, n, 4, 4): [(name, kind, a (K, 3), b (K, 3), radius)] for
+    capsules and the gripper cylinder, plus the TCP poses (K, 4, 4)."""
     robot = cell.robot
-    T = forward_kinematics(robot, q)
     P = T[..., :3, 3]
     r = cell.link_radius if cell.link_radius is not None else LINK_RADIUS.get(cell.robot_name, DEFAULT_RADIUS)
-    fl = frame_pose(robot, q, cell.flange)[..., :3, 3] if cell.flange else P[:, -1]
-    tcp = frame_pose(robot, q, "tcp")
+    fl = _frame(robot, T, cell.flange)[..., :3, 3] if cell.flange else P[:, -1]
+    tcp = _frame(robot, T, "tcp")
     children = {i: [c for c in range(robot.n) if robot.parents[c] == i] for i in range(robot.n)}
     segs = []
     for i in range(robot.n):
@@ -145,25 +149,31 @@ def _mesh(path, scale):
     return _MESHES[key]
 
 
+_SHAPES: dict = {}
+
+
 def _urdf_shapes(cell):
-    """The URDF robot's collision shapes (None for built-ins, or a URDF without any)."""
+    """The URDF robot's collision shapes (None for built-ins, or a URDF without any); read once per file."""
     if not getattr(cell, "urdf_path", None):
         return None
-    from dynamics.urdf_collision import collision_shapes
-    shapes = collision_shapes(cell.urdf_path, cell.base_robot, cell.package_paths)
-    return shapes or None
+    key = (cell.urdf_path, tuple(cell.package_paths), id(cell.base_robot))
+    if key not in _SHAPES:
+        from dynamics.urdf_collision import collision_shapes
+        _SHAPES[key] = (cell.base_robot, collision_shapes(cell.urdf_path, cell.base_robot, cell.package_paths) or None)
+    return _SHAPES[key][1]                     # (the model is kept with its shapes so that its id stays its own)
 
 
 def moving_bodies(cell, move, q):
     """[(name, coal geometry, R (K, 3, 3), t (K, 3), bounding centre (K, 3), bounding radius)] of the
-    arm (URDF collision shapes, or capsules), the gripper and the carried box at samples q; and the TCP."""
+    arm (URDF collision shapes, or capsules), the gripper and the carried box at samples q; the TCP
+    poses (K, 4, 4) and the body poses (K, n, 4, 4)."""
     from dynamics.forward_kinematics import forward_kinematics
     coal = _coal()
     out = []
-    segs, tcp = _segments(cell, q)
+    T = forward_kinematics(cell.robot, q)                                         # (K, n, 4, 4), once
+    segs, tcp = _segments(cell, T)
     shapes = _urdf_shapes(cell)
     if shapes is not None:
-        T = forward_kinematics(cell.robot, q)                                     # (K, n, 4, 4)
         for sh in shapes:
             geom = _geometry(sh)
             geom.computeLocalAABB()
@@ -180,14 +190,14 @@ def moving_bodies(cell, move, q):
         size = move.slot.box.size
         c = tcp[:, :3, 3] + 0.5 * size[2] * tcp[:, :3, 2]
         out.append(("carried box", coal.Box(*map(float, size)), tcp[:, :3, :3], c, c, 0.5 * float(np.linalg.norm(size))))
-    return out, tcp
+    return out, tcp, T
 
 
 def check_move(cell, move, sample) -> Clearance:
     """Check one move (`MoveResult` with its `TrajectorySample`); `CollisionError` on a collision."""
     coal = _coal()
     q, qd, t = sample.q, sample.qd, sample.t
-    moving, tcp = moving_bodies(cell, move, q)
+    moving, tcp, T = moving_bodies(cell, move, q)
     obs = obstacles(cell, move.box, move.kind)
     carried = move.kind == "loaded"
     slot = move.slot
@@ -196,8 +206,7 @@ def check_move(cell, move, sample) -> Clearance:
                                if carried and name != "conveyor" and abs(top - bottom) < 1e-6
                                and np.linalg.norm(np.asarray(c[:2]) - slot.centre[:2]) < 1.0}
     # speed bound: Σ_j |q̇_j| R_j, R_j from joint j's origin to the farthest point of any moving body
-    from dynamics.forward_kinematics import forward_kinematics
-    O = forward_kinematics(cell.robot, q)[..., :3, 3]                          # (K, n, 3)
+    O = T[..., :3, 3]                                                          # (K, n, 3) joint origins
     far = np.max([np.linalg.norm(c[:, None, :] - O, axis=2) + r for *_, c, r in moving], axis=0)   # (K, n)
     V = 1.05 * float(np.max(np.sum(np.abs(qd) * far.max(axis=0), axis=1))) + 1e-9
     req, res = coal.DistanceRequest(), coal.DistanceResult()
