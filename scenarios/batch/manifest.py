@@ -71,7 +71,7 @@ def _toml(path: Path, what: str) -> dict:
     return read_toml(path, MAX_MANIFEST_BYTES, what)
 
 
-def _cell_file(path: Path, source: str) -> tuple[dict, str]:
+def _cell_file(path: Path) -> tuple[dict, str]:
     from scenarios.palletizing import DEFAULT_CELL
     p = DEFAULT_CELL if str(path) == "default" else path
     return _toml(p, "a cell file (TOML)"), str(p)
@@ -105,7 +105,7 @@ def read_source(source) -> BatchSpec:
     """The batch described by a directory of cell files, a cell file or a manifest (module doc)."""
     path = Path(source)
     if str(source) == "default":
-        doc, src = _cell_file(path, str(source))
+        doc, src = _cell_file(path)
         return BatchSpec((_spec(doc, src, ()),), "all", False, ())
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.suffix == ".toml" and p.is_file())
@@ -115,7 +115,7 @@ def read_source(source) -> BatchSpec:
             raise InputError(f"{path}: {len(files)} cell files, more than the {MAX_CELL_FILES} a batch may have")
         cells = []
         for f in files:
-            doc, src = _cell_file(f, str(f))
+            doc, src = _cell_file(f)
             if "batch" in doc:
                 raise InputError(f"{f}: a manifest ([batch]) inside a directory of cell files; give it on its own")
             cells.append(_spec(doc, src, ()))
@@ -161,7 +161,7 @@ def _manifest(path: Path, doc: dict) -> BatchSpec:
     cells, files, seen = [], [], set()
     for name in names:
         file = name if name == "default" else path.parent / name
-        doc0, cell_src = _cell_file(Path(file), src)
+        doc0, cell_src = _cell_file(Path(file))
         files.append(cell_src)
         for k, combo in enumerate(itertools.product(*[v for _, v in axes])):
             variant = copy.deepcopy(doc0)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from toppra_app.errors import InputError
 
 from .manifest import BatchSpec
-from .tasks import BoxOutcome, plan_box_task
+from .tasks import BoxOutcome, failed_outcome, plan_box_task
 
 
 @dataclass
@@ -43,20 +43,10 @@ def load_cells(spec: BatchSpec):
         try:
             pick_posture(cell)
         except IKFailure as exc:
-            failed.extend(_failed_box(cs.id, cell, b, exc) for b in boxes)
+            failed.extend(failed_outcome(cs.id, cell, b, exc) for b in boxes)
             continue
         loaded.append((cs, cell, boxes))
     return loaded, failed
-
-
-def _failed_box(cell_id, cell, b, exc) -> BoxOutcome:
-    slot = cell.slots[b]
-    rows = [dict(cell=cell_id, move=2 * b + 1 + k, box=b + 1, kind=kind, slot=slot.label, box_type=slot.box.name,
-                 payload_kg=slot.box.mass if kind == "loaded" else 0.0, duration_s="", worst_ratio="",
-                 status="failed", error=f"{type(exc).__name__}: {str(exc).splitlines()[0]}", plan_s="", ik_s="",
-                 nominal_duration_s="", nominal_torque_ratio="", min_distance_m="")
-            for k, kind in enumerate(("loaded", "return"))]
-    return BoxOutcome(cell_id, b, rows, {}, tuple(cell.robot.joint_names), 0.0)
 
 
 class Progress:
@@ -153,10 +143,14 @@ def run_tasks(tasks, write, *, nominal: bool, dt: float, client=None, trajectori
     return dict(mode="dask", workers=workers, wall_s=time.perf_counter() - t0, warm_up_s=warm)
 
 
-def summarise(moves_csv, spec: BatchSpec, run: dict, fingerprint: str) -> dict:
-    """The batch summary from moves.csv (this run's rows and an earlier run's)."""
+def read_moves(moves_csv) -> list:
+    """The rows of moves.csv (this run's and an earlier run's)."""
     with open(moves_csv, encoding="utf-8", newline="") as fh:
-        rows = list(csv.DictReader(fh))
+        return list(csv.DictReader(fh))
+
+
+def summarise(rows: list, spec: BatchSpec, run: dict, fingerprint: str) -> dict:
+    """The batch summary from the rows of moves.csv (`read_moves`)."""
     cells = {}
     for r in rows:
         c = cells.setdefault(r["cell"], dict(moves=0, failed=0, total_time_s=0.0, worst_ratio=0.0, errors=[]))

@@ -106,14 +106,19 @@ class BatchStore:
         self._moves.flush()
         os.fsync(self._moves.fileno())
 
-    def _atomic_text(self, name: str, text: str) -> None:
-        tmp = self.path / f".{name}.tmp-{os.getpid()}-{secrets.token_hex(3)}"
+    @staticmethod
+    def _atomic_bytes(final: Path, data: bytes) -> None:
+        """`final` written under a temporary name beside it (``.NAME.tmp-PID-XXXXXX``), then renamed."""
+        tmp = final.parent / f".{final.name}.tmp-{os.getpid()}-{secrets.token_hex(3)}"
         try:
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, self.path / name)
+            tmp.write_bytes(data)
+            os.replace(tmp, final)
         finally:
             if tmp.exists():
                 tmp.unlink()
+
+    def _atomic_text(self, name: str, text: str) -> None:
+        self._atomic_bytes(self.path / name, text.encode("utf-8"))
 
     def write_outcome(self, outcome, trajectories: bool = True) -> None:
         """The trajectory files of one box, then its rows (flushed: a row means its file is complete)."""
@@ -121,14 +126,7 @@ class BatchStore:
             folder = self.path / TRAJECTORIES / outcome.cell
             folder.mkdir(parents=True, exist_ok=True)
             for label, data in outcome.trajectories.items():
-                final = folder / f"{label}.csv"
-                tmp = folder / f".{label}.csv.tmp-{os.getpid()}-{secrets.token_hex(3)}"
-                try:
-                    tmp.write_bytes(data)
-                    os.replace(tmp, final)
-                finally:
-                    if tmp.exists():
-                        tmp.unlink()
+                self._atomic_bytes(folder / f"{label}.csv", data)
         buf = io.StringIO()
         writer = csv.DictWriter(buf, COLUMNS, lineterminator="\n")
         for row in outcome.rows:

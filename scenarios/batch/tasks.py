@@ -31,17 +31,6 @@ class BoxOutcome:
         return int(sum(len(a) for a in self.trajectories.values()))
 
 
-def trajectory_csv(smp, joint_names) -> bytes:
-    """The samples as CSV text, every double exactly (%.17g), formatted where the task runs: the client
-    only writes bytes, so it does not become the bottleneck of a large cluster."""
-    import io
-    cols = ["t"] + [f"{k}_{j}" for k in ("q", "qd", "qdd", "tau") for j in joint_names]
-    buf = io.StringIO()
-    np.savetxt(buf, np.column_stack([smp.t, smp.q, smp.qd, smp.qdd, smp.tau]), delimiter=",",
-               header=",".join(cols), comments="", fmt="%.17g")
-    return buf.getvalue().encode("ascii")
-
-
 def move_label(move: int, box: int, kind: str) -> str:
     return f"move{move:03d}_box{box + 1:03d}_{kind}"
 
@@ -51,11 +40,24 @@ def _one_line(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
+def failed_outcome(cell_id: str, cell, box: int, exc: BaseException, seconds: float = 0.0) -> BoxOutcome:
+    """Both moves of a box recorded as failed, with the exception's one-line message."""
+    slot = cell.slots[box]
+    error = f"{type(exc).__name__}: {_one_line(exc)}"
+    rows = [dict(cell=cell_id, move=2 * box + 1 + k, box=box + 1, kind=kind, slot=slot.label, box_type=slot.box.name,
+                 payload_kg=slot.box.mass if kind == "loaded" else 0.0, duration_s="", worst_ratio="",
+                 status="failed", error=error, plan_s="", ik_s="", nominal_duration_s="", nominal_torque_ratio="",
+                 min_distance_m="")
+            for k, kind in enumerate(("loaded", "return"))]
+    return BoxOutcome(cell_id, box, rows, {}, tuple(cell.robot.joint_names), seconds)
+
+
 def plan_box_task(cell_id: str, cell, box: int, nominal: bool, dt: float, trajectories: bool = True) -> BoxOutcome:
     """Plan box `box` of `cell` (a `scenarios.palletizing.Cell`, pick posture already solved) and sample
     its moves every `dt` seconds (as CSV text, unless ``trajectories`` is false). Move numbers are those
     of the whole pallet (box k: 2k + 1 and 2k + 2)."""
     from scenarios.palletizing import plan_box
+    from toppra_app.export import trajectory_csv
     t0 = time.perf_counter()
     slot = cell.slots[box]
     base = dict(cell=cell_id, box=box + 1, slot=slot.label, box_type=slot.box.name)
@@ -63,18 +65,15 @@ def plan_box_task(cell_id: str, cell, box: int, nominal: bool, dt: float, trajec
     try:
         result = plan_box(cell, box, first - 1, nominal=nominal)
     except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:   # users' errors and failed solves
-        error = f"{type(exc).__name__}: {_one_line(exc)}"
-        rows = [dict(base, move=first + k, kind=kind, payload_kg=slot.box.mass if kind == "loaded" else 0.0,
-                     duration_s="", worst_ratio="", status="failed", error=error, plan_s="", ik_s="",
-                     nominal_duration_s="", nominal_torque_ratio="", min_distance_m="")
-                for k, kind in enumerate(("loaded", "return"))]
-        return BoxOutcome(cell_id, box, rows, {}, tuple(cell.robot.joint_names), time.perf_counter() - t0)
+        return failed_outcome(cell_id, cell, box, exc, time.perf_counter() - t0)
     rows, files = [], {}
     check = result.check
     for m in result.moves:
         if trajectories:
             label = move_label(m.index + 1, box, m.kind)
-            files[label] = trajectory_csv(m.plan.sample(dt), cell.robot.joint_names)
+            # formatted here, where the task runs: the client only writes bytes, so it does not become
+            # the bottleneck of a large cluster
+            files[label] = trajectory_csv(m.plan.sample(dt), cell.robot.joint_names).encode("ascii")
         loaded = m.kind == "loaded"
         rows.append(dict(base, move=m.index + 1, kind=m.kind, payload_kg=0.0 if m.payload is None else m.payload.mass,
                          duration_s=m.duration, worst_ratio=float(m.plan.worst_ratio), status="ok", error="",

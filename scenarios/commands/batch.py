@@ -59,7 +59,7 @@ def run(args) -> int:
 
 def _run(args, spec, store, loaded, failed_cells, client, t0) -> int:
     from toppra_app.output import _version
-    from scenarios.batch.run import Progress, Task, run_tasks, summarise
+    from scenarios.batch.run import Progress, Task, read_moves, run_tasks, summarise
     from scenarios.batch.store import MOVES, REPORT
     done = store.open(_version())
     tasks, skipped = [], 0
@@ -94,13 +94,12 @@ def _run(args, spec, store, loaded, failed_cells, client, t0) -> int:
         info.update(moves_planned=2 * len(tasks), moves_skipped=skipped, max_task_result_bytes=max(nbytes, default=0),
                     moves_per_s=2 * len(tasks) / max(info["wall_s"], 1e-9), total_wall_s=time.perf_counter() - t0,
                     scheduler=args.scheduler, client_write_s=write_s[0])
-        summary = summarise(store.path / MOVES, spec, info, store.fingerprint)
+        rows = read_moves(store.path / MOVES)
+        summary = summarise(rows, spec, info, store.fingerprint)
         store.write_summary(summary)
         if not args.no_report:
-            import csv
             from scenarios.report_html import batch_report
-            with open(store.path / MOVES, encoding="utf-8", newline="") as fh:
-                store.write_text(REPORT, batch_report(summary, list(csv.DictReader(fh))))
+            store.write_text(REPORT, batch_report(summary, rows))
     except KeyboardInterrupt as exc:                  # Ctrl-C, SIGTERM (cli.Terminated): keep what is finished
         progress.close()
         print(f"toppra-app batch: interrupted; {progress.done} moves of this run are in {args.out}/moves.csv "
