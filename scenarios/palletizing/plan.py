@@ -60,12 +60,6 @@ class BoxPlans:
     collision_s: float = 0.0     # checking both moves for collisions
 
 
-def _reversible(robot, opts: dict) -> bool:
-    """Time reversal keeps the plan optimal and within limits (`TimeOptimalPlan.reversed`)."""
-    frictionless = not (np.any(robot.coulomb != 0) or np.any(robot.viscous != 0))
-    return frictionless and opts.get("torque_rate_max") is None and opts.get("jerk_max") is None
-
-
 def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, planner_options=None) -> BoxPlans:
     """Plan the two moves of box `b` (slot index): the loaded move with the box merged into the model and
     the empty return move along the same Cartesian path backwards; with ``nominal`` also the loaded path
@@ -126,7 +120,7 @@ def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, 
     rpath = JointPath.from_waypoints(geo.q[::-1], s=rcart.u)
     t0 = time.perf_counter()
     with _move_context(slot, "return move"):
-        if nominal_plan is not None and _reversible(cell.robot, opts):
+        if nominal_plan is not None and nominal_plan.reversible:
             rplan = nominal_plan.reversed(rpath)
         else:
             rplan = TimeOptimalPlanner(cell.robot, rpath, grid=cell.grid, **opts).plan(payload=None)

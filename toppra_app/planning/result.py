@@ -143,6 +143,15 @@ class TimeOptimalPlan:
                                  sd_start=self.sd_start if sd_start is None else sd_start,
                                  sd_end=self.sd_end if sd_end is None else sd_end)
 
+    @property
+    def _has_friction(self) -> bool:
+        return bool(np.any(np.asarray(self.robot.coulomb) != 0) or np.any(np.asarray(self.robot.viscous) != 0))
+
+    @property
+    def reversible(self) -> bool:
+        """`reversed` applies: no friction, no rate limits, equal end speeds."""
+        return not self._has_friction and self.rate_check is None and self.sd_start == self.sd_end
+
     def reversed(self, path) -> "TimeOptimalPlan":
         """The same motion played backwards along `path`, the same curve traversed the other way
         (q_r(θ) = q(θ₀ + θ₁ − θ), e.g. a spline through the waypoints in reverse order): b_r(θ) = b(θ₀ + θ₁ − θ).
@@ -153,11 +162,12 @@ class TimeOptimalPlan:
         time-optimal plan of the reversed path; it is checked between its grid points like any plan."""
         from ..path import as_joint_path
         from ..verify import SubSamples, check_time_law
+        from .planner import DEFAULT_SUBSTEPS
         robot = self.robot
-        if np.any(np.asarray(robot.coulomb) != 0) or np.any(np.asarray(robot.viscous) != 0):
+        if self._has_friction:
             raise ValueError("reversed: the robot has joint friction, which changes sign when the motion is "
                              "reversed; plan the reversed path instead")
-        if self.rate_check is not None or self.sd_start != self.sd_end:
+        if not self.reversible:
             raise ValueError("reversed: plans with rate limits or unequal end speeds are not reversible; plan the "
                              "reversed path instead")
         path = as_joint_path(path)
@@ -171,7 +181,7 @@ class TimeOptimalPlan:
         t0 = time.perf_counter()
         law = TimeLaw(theta_r, self.law.b[::-1].copy())
         planner = self.planner
-        sub = SubSamples.build(path, theta_r, planner.substeps if planner is not None else 8)
+        sub = SubSamples.build(path, theta_r, planner.substeps if planner is not None else DEFAULT_SUBSTEPS)
         check = check_time_law(robot, sub, law.b)
         for lim in (planner.limits if planner is not None else ()):
             lim.check_time_law(robot, sub, law.b, check)
