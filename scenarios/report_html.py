@@ -5,10 +5,10 @@ the cycle-time table, and per move the joint profiles against their limits and t
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
+from scenarios.palletizing.cell import yaw_pose
 from toppra_app.html_report import (animation, figure_html, frame_times, lines3d, page, phase_plane_figure,
                                     profiles_figure, robot_lines, robot_trace, table_html)
 
@@ -27,20 +27,12 @@ def box_edges(T: np.ndarray, size, z0: float = -0.5) -> np.ndarray:
     return out
 
 
-def _pose(centre, yaw) -> np.ndarray:
-    T = np.eye(4)
-    c, s = math.cos(yaw), math.sin(yaw)
-    T[:3, :3] = [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]
-    T[:3, 3] = centre
-    return T
-
-
 def _lines(points, name, colour, width=4, dash=None):
     return lines3d(points, name, colour, width, dash)
 
 
 def _stack(report, placed) -> np.ndarray:
-    parts = [box_edges(_pose(report.cell.slots[b].centre, report.cell.slots[b].yaw), report.cell.slots[b].box.size)
+    parts = [box_edges(yaw_pose(report.cell.slots[b].centre, report.cell.slots[b].yaw), report.cell.slots[b].box.size)
              for b in placed]
     return np.vstack(parts) if parts else np.full((1, 3), np.nan)
 

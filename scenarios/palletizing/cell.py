@@ -22,6 +22,14 @@ def rot_z(angle: float) -> np.ndarray:
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
+def yaw_pose(position, yaw: float) -> np.ndarray:
+    """Pose (4, 4) at `position`, turned by `yaw` about the vertical (a box standing on its base)."""
+    T = np.eye(4)
+    T[:3, :3] = rot_z(yaw)
+    T[:3, 3] = position
+    return T
+
+
 def tool_down_pose(position, yaw: float) -> np.ndarray:
     """TCP pose with the tool z axis pointing down (−z of the base) and yaw about the vertical:
     R = R_z(yaw) · R_x(π)."""

@@ -24,6 +24,8 @@ import numpy as np
 
 from toppra_app.errors import InfeasiblePathError
 
+from .cell import rot_z, yaw_pose
+
 LINK_RADIUS = {"iiwa7": 0.07, "panda": 0.06, "ur5e": 0.06, "ur5": 0.06, "ur10": 0.07, "puma560": 0.08}
 DEFAULT_RADIUS = 0.06
 CONTACT = 1e-4            # m: allowed penetration of a carried box into its support (IK and rounding)
@@ -57,14 +59,6 @@ def _box_object(size, T):
     return coal.CollisionObject(coal.Box(*map(float, size)), coal.Transform3s(T[:3, :3].copy(), T[:3, 3].copy()))
 
 
-def _yaw_pose(centre, yaw):
-    T = np.eye(4)
-    c, s = np.cos(yaw), np.sin(yaw)
-    T[:3, :3] = [[c, -s, 0], [s, c, 0], [0, 0, 1]]
-    T[:3, 3] = centre
-    return T
-
-
 def obstacles(cell, box: int, kind: str):
     """[(name, CollisionObject, bounding-sphere centre, radius, top z, footprint centre xy)] around a move."""
     out = []
@@ -74,7 +68,7 @@ def obstacles(cell, box: int, kind: str):
     out.append(("pallet", _box_object(size, P), P[:3, 3], 0.5 * np.linalg.norm(size), cell.pallet_pose[2, 3]))
     first = cell.layer_boxes[0]
     C = cell.pick.copy()
-    C[:3, :3] = _yaw_pose(np.zeros(3), np.arctan2(cell.pick[1, 0], cell.pick[0, 0]))[:3, :3]
+    C[:3, :3] = rot_z(np.arctan2(cell.pick[1, 0], cell.pick[0, 0]))
     top = cell.pick[2, 3] - first.size[2]
     C[:3, 3] = [cell.pick[0, 3], cell.pick[1, 3], top - 0.5 * CONVEYOR[2]]
     size = (CONVEYOR[0], first.size[1] + CONVEYOR[1], CONVEYOR[2])
@@ -82,7 +76,7 @@ def obstacles(cell, box: int, kind: str):
     placed = range(box) if kind == "loaded" else range(box + 1)
     for k in placed:
         s = cell.slots[k]
-        out.append((f"box {k + 1} ({s.label})", _box_object(s.box.size, _yaw_pose(s.centre, s.yaw)), s.centre,
+        out.append((f"box {k + 1} ({s.label})", _box_object(s.box.size, yaw_pose(s.centre, s.yaw)), s.centre,
                     0.5 * np.linalg.norm(s.box.size), s.centre[2] + 0.5 * s.box.size[2]))
     return out
 
