@@ -5,7 +5,6 @@ the cycle-time table, and per move the joint profiles against their limits and t
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from scenarios.palletizing.cell import yaw_pose
