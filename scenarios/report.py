@@ -37,10 +37,11 @@ def write_json(path, data) -> None:
 
 
 def write_trajectory_csv(path, sample, joint_names) -> None:
-    """t, then q, qd, qdd, tau of every joint (SI units), one row per sample."""
-    cols = ["t"] + [f"{k}_{j}" for k in ("q", "qd", "qdd", "tau") for j in joint_names]
-    data = np.column_stack([sample.t, sample.q, sample.qd, sample.qdd, sample.tau])
-    np.savetxt(path, data, delimiter=",", header=",".join(cols), comments="", fmt="%.9g")
+    """t, then q, qd, qdd, tau of every joint (SI units), one row per sample, 9 significant digits
+    (`toppra_app.export.trajectory_csv`)."""
+    from toppra_app.export import trajectory_csv
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(trajectory_csv(sample, joint_names, fmt="%.9g"))
 
 
 

@@ -53,13 +53,14 @@ def joint_trajectory_yaml(message: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def trajectory_csv(sample, joint_names) -> str:
-    """t, then q, qd, qdd, tau of every joint (columns named ``q_<joint>`` …), every double exactly."""
+def trajectory_csv(sample, joint_names, fmt: str = "%.17g") -> str:
+    """t, then q, qd, qdd, tau of every joint (columns named ``q_<joint>`` …); by default every double
+    exactly (`fmt` ``%.17g``)."""
     import io
     cols = ["t"] + [f"{k}_{j}" for k in ("q", "qd", "qdd", "tau") for j in joint_names]
     buf = io.StringIO()
     np.savetxt(buf, np.column_stack([sample.t, sample.q, sample.qd, sample.qdd, sample.tau]), delimiter=",",
-               header=",".join(cols), comments="", fmt="%.17g")
+               header=",".join(cols), comments="", fmt=fmt)
     return buf.getvalue()
 
 
