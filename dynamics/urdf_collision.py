@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .builders import homogeneous, rpy_matrix
 from .model import ModelError, RobotModel
+from .urdf import _Reader
 
 
 @dataclass(frozen=True)
@@ -54,22 +54,20 @@ def resolve_uri(uri: str, urdf_path: str, search_paths=()) -> str:
                      f"package_paths / search_paths, or set ROS_PACKAGE_PATH)")
 
 
-def _floats(text, n, where):
-    try:
-        v = [float(x) for x in (text or "").split()]
-    except ValueError:
-        v = []
-    if len(v) != n or not np.isfinite(v).all():
-        raise ModelError(f"{where}: expected {n} finite numbers, got '{text}'")
-    return v
-
-
 def collision_shapes(urdf_path, robot: RobotModel, search_paths=()) -> list[Shape]:
     """Every `<collision>` of every link that is on a moving body of `robot` (the model read from the
     same file; links of the fixed base are left out)."""
     path = os.fspath(urdf_path)
     from .urdf_as_found import read_urdf_root
     root = read_urdf_root(path)
+    rd = _Reader(path)                                 # the same attribute parsing and errors as from_urdf
+
+    def positive(elem, key, where):
+        value = rd.number(elem, key, where)
+        if not (np.isfinite(value) and value >= 0):
+            raise rd.error(where, f"<{elem.tag} {key}=\"{elem.get(key)}\">: expected a finite number >= 0")
+        return value
+
     shapes = []
     for link in root.findall("link"):
         name = link.get("name", "")
@@ -78,26 +76,23 @@ def collision_shapes(urdf_path, robot: RobotModel, search_paths=()) -> list[Shap
         except ModelError:
             continue                                   # on the fixed base (or not in the model)
         for k, col in enumerate(link.findall("collision")):
-            where = f"{path}: link '{name}' <collision> {k + 1}"
-            origin = col.find("origin")
-            xyz = _floats(origin.get("xyz", "0 0 0"), 3, where + " <origin xyz>") if origin is not None else [0, 0, 0]
-            rpy = _floats(origin.get("rpy", "0 0 0"), 3, where + " <origin rpy>") if origin is not None else [0, 0, 0]
-            T = T_body_link @ homogeneous(rpy_matrix(*rpy), np.array(xyz))
-            geom = col.find("geometry")
-            if geom is None or len(geom) == 0:
-                raise ModelError(f"{where}: missing <geometry>")
-            g = geom[0]
+            where = f"link '{name}' <collision> {k + 1}"
+            T = T_body_link @ rd.origin(col, where)
+            g = rd.child(col, "geometry", where)
+            if len(g) == 0:
+                raise rd.error(where, "<geometry> is empty")
+            g = g[0]
             if g.tag == "box":
-                shapes.append(Shape(name, body, T, "box", tuple(_floats(g.get("size"), 3, where + " <box size>"))))
+                rd.attr(g, "size", where)                                # required
+                shapes.append(Shape(name, body, T, "box", tuple(rd.vector(g, "size", where, None))))
             elif g.tag in ("cylinder", "capsule"):
-                r = _floats(g.get("radius"), 1, where + f" <{g.tag} radius>")[0]
-                L = _floats(g.get("length"), 1, where + f" <{g.tag} length>")[0]
-                shapes.append(Shape(name, body, T, g.tag, (r, L)))
+                shapes.append(Shape(name, body, T, g.tag, (positive(g, "radius", where), positive(g, "length", where))))
             elif g.tag == "sphere":
-                shapes.append(Shape(name, body, T, "sphere", (_floats(g.get("radius"), 1, where + " <sphere radius>")[0],)))
+                shapes.append(Shape(name, body, T, "sphere", (positive(g, "radius", where),)))
             elif g.tag == "mesh":
-                scale = tuple(_floats(g.get("scale", "1 1 1"), 3, where + " <mesh scale>"))
-                shapes.append(Shape(name, body, T, "mesh", scale, resolve_uri(g.get("filename", ""), path, search_paths)))
+                scale = tuple(rd.vector(g, "scale", where, (1.0, 1.0, 1.0)))
+                shapes.append(Shape(name, body, T, "mesh", scale,
+                                    resolve_uri(rd.attr(g, "filename", where), path, search_paths)))
             else:
-                raise ModelError(f"{where}: unknown geometry <{g.tag}>")
+                raise rd.error(where, f"unknown geometry <{g.tag}>")
     return shapes
