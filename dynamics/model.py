@@ -172,7 +172,7 @@ class RobotModel:
         norms = np.linalg.norm(axes, axis=1)
         for i in range(n):
             if not np.isfinite(norms[i]) or norms[i] < 1e-12:
-                raise ModelError(f"joint '{joint_names[i]}': axis must be a non-zero finite vector, got {axes[i].tolist()}")
+                raise ModelError(f"axes: joint '{joint_names[i]}': axis must be a non-zero finite vector, got {axes[i].tolist()}")
         axes = axes / norms[:, None]
         frames = dict(frames or {})
         names, bodies, transforms = [], [], []
