@@ -57,24 +57,31 @@ def reachable_profile(blocks, theta, b_start: float, b_end: float) -> np.ndarray
     # a_{N−1} ≥ c_k − s_k b_end, i.e. b_{N−1} ≤ b_end − 2Δθ (c_k − s_k b_end)
     k = lower[-1]
     last = b_end - 2.0 * dth[-1] * np.max(c[-1, k] - s[-1, k] * b_end, initial=-np.inf)
+    # per interval and lower row k: b_i ≤ (K_{i+1} − 2Δθ_i c_k) / (1 − 2Δθ_i s_k) where the divisor is
+    # positive; other rows padded so that they bound nothing (divisor 1, numerator +inf)
+    coef = np.where(lower[:-1], 1.0 - 2.0 * dth[:, None] * s[:-1], 1.0)
+    shift = np.where(lower[:-1], 2.0 * dth[:, None] * c[:-1], -np.inf)
+    pos = coef > 0
+    inv = np.where(pos, 1.0 / np.where(pos, coef, 1.0), 0.0)
+    blocked = lower[:-1] & (coef == 0)                 # rows whose bound is 0 ≤ K − 2Δθ c
+    top = b_top.copy()
+    top[-2] = min(top[-2], last)
     for i in range(P - 2, -1, -1):                  # backward: largest b_i that can still reach K_{i+1}
-        k = lower[i]
-        coef = 1.0 - 2.0 * dth[i] * s[i, k]
-        rhs = K[i + 1] - 2.0 * dth[i] * c[i, k]
-        pos = coef > 0
-        bound = np.min(rhs[pos] / coef[pos], initial=np.inf)
-        if np.any(~pos & (rhs < 0) & (coef == 0)):
+        rhs = K[i + 1] - shift[i]
+        bound = np.min(np.where(pos[i], rhs * inv[i], np.inf))
+        if blocked[i].any() and (rhs[blocked[i]] < 0).any():
             bound = -np.inf
-        K[i] = min(b_top[i], bound, last if i == P - 2 else np.inf)
+        K[i] = min(top[i], bound)
         if K[i] < b_low[i] - 1e-12:
             return None
     if b_start > K[0] * (1 + 1e-9) + 1e-12:
         return None
     b = np.empty(P)
     b[0] = b_start
+    cu = np.where(upper, c, np.inf)
+    su = np.where(upper, s, 0.0)
     for i in range(P - 1):                          # forward: accelerate as hard as the rows allow
-        l = upper[i]
-        a_max = np.min(c[i, l] - s[i, l] * b[i], initial=np.inf)
+        a_max = np.min(cu[i] - su[i] * b[i])
         b[i + 1] = max(min(K[i + 1], b[i] + 2.0 * dth[i] * a_max), 0.0)
     return b
 
