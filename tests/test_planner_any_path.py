@@ -138,7 +138,7 @@ def test_urdf_robot_with_viscous_friction_replans_without_compiling():
     assert problem_stats()["compiled"] == c
 
 
-def _full_tangent_gap(robot, data, b_ref, beta_law, theta, lams, scheme, scales):
+def _full_tangent_gap(robot, data, b_ref, beta_law, theta, lams, scheme, scales, on=None):
     """The tangent's error at every station, bound or not (the test's reference criterion)."""
     from toppra_app.socp import stations as st
     b = np.interp(st.station_thetas(theta, lams, scheme), theta, beta_law)

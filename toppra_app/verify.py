@@ -111,12 +111,11 @@ def _worst(kind, ratio, value, limit, theta) -> Worst:
                  float(value[j, k, joint]), float(limit[joint]))
 
 
-def check_time_law(robot, sub: SubSamples, b) -> LimitCheck:
-    """Ratios |value| / limit of torque, joint velocity and acceleration at the sub-samples of the
-    exact time law through grid values b (b linear inside each interval)."""
+def sub_sample_values(robot, sub: SubSamples, b) -> dict:
+    """{kind: (N·(S+1), n) values} of torque (if limited), joint velocity and acceleration at the
+    sub-samples of the exact time law through grid values b (b linear inside each interval)."""
     b = np.maximum(np.asarray(b, dtype=float), 0.0)
     N, S1 = sub.theta.shape
-    n = robot.n
     th = sub.theta_grid
     a = (b[1:] - b[:-1]) / (2.0 * np.diff(th))                                  # (N,)
     bs = (1.0 - sub.u)[None, :] * b[:-1, None] + sub.u[None, :] * b[1:, None]   # (N, S+1)
@@ -125,9 +124,19 @@ def check_time_law(robot, sub: SubSamples, b) -> LimitCheck:
     qd = sub.dq * sd
     qdd = sub.dq * sdd + sub.ddq * sd * sd
     values = {"velocity": qd, "acceleration": qdd}
-    limits = {"velocity": robot.qd_max, "acceleration": robot.qdd_max, "torque": robot.tau_max}
     if np.isfinite(robot.tau_max).any():
         values["torque"] = dynamics.motor_torques(robot, sub.q, qd, qdd, world=sub.world(robot))
+    return values
+
+
+def check_time_law(robot, sub: SubSamples, b) -> LimitCheck:
+    """Ratios |value| / limit of torque, joint velocity and acceleration at the sub-samples of the
+    exact time law through grid values b (b linear inside each interval)."""
+    b = np.maximum(np.asarray(b, dtype=float), 0.0)
+    N, S1 = sub.theta.shape
+    n = robot.n
+    values = sub_sample_values(robot, sub, b)
+    limits = {"velocity": robot.qd_max, "acceleration": robot.qdd_max, "torque": robot.tau_max}
     ratios, worst, at = {}, {}, {}
     for kind in KINDS:
         lim = limits[kind]

@@ -140,12 +140,16 @@ class TimeOptimalPlanner:
             self.L = L = theta[-1] - theta[0]
             top = b.max() if law is not None else np.nanmax(np.where(np.isfinite(vel), vel, np.nan), initial=np.nan)
             self.Bbar = float(top / L ** 2) if np.isfinite(top) and top > 0 else 1.0 / L ** 2
+            self.sub = SubSamples.build(path, theta, self.substeps)
             self.lams0 = st.default_lams(theta.size - 1, self.scheme)
+            self.moved0 = np.zeros((theta.size - 1, 2), bool)
+            if law is not None:                     # free stations where the check would likely ask for them
+                refine.anticipate(robot, self.sub, np.interp(theta, law.theta, law.b), self.lams0, self.moved0,
+                                  self.scheme, self.tol)
             self.ths = st.station_thetas(theta, self.lams0, self.scheme)
             self.samples = path.evaluate(self.ths)
             self.law0 = law
             self.b_ref0 = self._reference(self.ths)
-            self.sub = SubSamples.build(path, theta, self.substeps)
             self._ready = True
 
     def _reference(self, ths):
@@ -188,7 +192,7 @@ class TimeOptimalPlanner:
         scale_b = self.L ** 2 * self.Bbar                      # b = scale_b β
         b_ref, force = self.b_ref0, None
         scales = refine.base_scales(self.limits, P, ths.size, robot.n, self.tol)
-        lams, moved = self.lams0.copy(), np.zeros((P - 1, 2), bool)
+        lams, moved = self.lams0.copy(), self.moved0.copy()
         viscous = bool((robot.viscous[np.isfinite(robot.tau_max)] > 0).any())
         rounds = viscous_rounds = iterations = 0
         refinements, excess, check = [], [np.inf], None
@@ -204,7 +208,8 @@ class TimeOptimalPlanner:
             if force is not None:
                 keep |= force
             K = st.slot_count(keep)
-            values = st.pack(rows, keep, theta, lams, self.scheme, K)
+            on = st.stations_on(moved, self.scheme)
+            values = st.pack(rows, keep, theta, lams, self.scheme, K, on)
             values["ends"] = b_ends / scale_b
             timings["build"] += time.perf_counter() - t0
             try:
@@ -220,7 +225,7 @@ class TimeOptimalPlanner:
             timings["solve"] += wall - compile_s
             timings["compile"] += compile_s
             beta = np.maximum(beta, 0.0)
-            missing = st.violated_rows(rows, keep, beta, theta, lams, self.scheme)
+            missing = st.violated_rows(rows, keep, beta, theta, lams, self.scheme, on=on)
             if missing.any() and iterations < 4 + self.max_rounds:
                 force = missing if force is None else force | missing
                 continue
@@ -229,7 +234,7 @@ class TimeOptimalPlanner:
             law = TimeLaw(theta, b)
             b_st = np.interp(ths, theta, b)
             if viscous and viscous_rounds < self.max_viscous_iterations and \
-                    refine.tangent_gap(robot, data, b_ref, b, theta, lams, self.scheme, scales) > VISCOUS_TOL:
+                    refine.tangent_gap(robot, data, b_ref, b, theta, lams, self.scheme, scales, on) > VISCOUS_TOL:
                 viscous_rounds += 1
                 b_ref = np.maximum(b_st, 1e-8 * max(b_st.max(), 1e-300))
                 continue

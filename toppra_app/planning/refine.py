@@ -2,8 +2,8 @@
 
 The rows at a station are exact for the constant-θ̈ time law (θ̇² is linear in θ inside an interval), so a
 limit exceeded at a point between stations is best repaired by putting a station *there*: each interval
-has two free stations (one per half, `socp.stations.FREE`), and the first time an interval exceeds a
-limit in one half, that half's free station moves onto the worst sub-sample. Exceedances that remain
+has two free stations (one per half, `socp.stations.FREE`), off at first; the first time an interval
+exceeds a limit in one half, that half's free station is placed on the worst sub-sample and switched on. Exceedances that remain
 (a free station already moved, several kinds in one half, Cartesian limits, the collocation scheme) lower
 the limit at the interval's stations by the excess (tightening), conservatively; a torque limit keeps 5 %
 of its headroom above the holding torque, so the robot can still stand still there. All of it changes
@@ -15,8 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..socp import stations as st
+from ..verify import sub_sample_values
 
 INNER_SLACK = 0.5                  # share of `tol` allowed at the stations inside the intervals
+NEAR = 0.9                         # a limit at ≥ this share on the estimated profile may bind (`anticipate`)
 ACTIVE = 1e-5                      # a viscous tangent row within this (× τ_max) of its limit binds
 
 
@@ -72,7 +74,66 @@ def repair(lams, moved, scales, over, check, u, scheme: str, tol: float, hold) -
     return n_moved, n_tight
 
 
-def tangent_gap(robot, data, b_ref, beta_law, theta, lams, scheme: str, scales) -> float:
+def anticipate(robot, sub, b_est, lams, moved, scheme: str, tol: float) -> int:
+    """Place free stations before the first solve where the check would likely ask for them (in place).
+
+    On an estimate of the profile (`b_est` at the grid points: the reachability profile that placed the
+    grid) every limit is evaluated at the check's sub-samples (`verify.sub_sample_values`). In each half
+    of an interval, a sub-sample whose ratio |value|/limit is near binding (≥ `NEAR`) and exceeds the
+    larger ratio of the half's two always-on stations by more than the share of `tol` left for between
+    stations gets that half's free station, at the largest such excess: the limit bends there so that a
+    profile held at the stations would still break it in between, which the check would find and a second
+    solve repair. Returns the number of stations placed."""
+    free = st.FREE[scheme]
+    if not free or b_est is None:
+        return 0
+    N, S1 = sub.theta.shape
+    mid = int(np.argmin(np.abs(sub.u - 0.5)))
+    if not 1 < mid < S1 - 2:
+        return 0
+    limits = {"velocity": robot.qd_max, "acceleration": robot.qdd_max, "torque": robot.tau_max}
+    best = np.full((N, 2), -np.inf)
+    where = np.zeros((N, 2), int)
+    rows = np.arange(N)
+    halves = ((0, mid), (mid, S1 - 1))
+
+    def take(score, half, lo):                                          # score (N, k): keep the best
+        k = score.argmax(axis=1)
+        top = score[rows, k]
+        better = top > best[:, half]
+        best[better, half] = top[better]
+        where[better, half] = lo + 1 + k[better]
+
+    for kind, v in sub_sample_values(robot, sub, b_est).items():
+        lim = limits[kind]
+        if kind == "velocity" or not np.isfinite(lim).any():
+            continue
+        r = np.abs(v.reshape(N, S1, -1)) / lim                          # an infinite limit: 0
+        for half, (lo, hi) in enumerate(halves):
+            inner = r[:, lo + 1:hi, :]
+            excess = inner - np.maximum(r[:, lo, :], r[:, hi, :])[:, None, :]
+            take(np.where((excess > INNER_SLACK * tol) & (inner >= NEAR), excess, -np.inf).max(axis=2), half, lo)
+    if np.isfinite(robot.qd_max).any():
+        # joint speed bounds θ̇² alone: b ≤ m(θ) = min_k (q̇_max,k / q′_k)². A profile at m at a half's two
+        # stations is their chord inside it, which breaks the limit where m bends below the chord.
+        with np.errstate(divide="ignore"):
+            m = np.min((robot.qd_max / np.abs(sub.dq)) ** 2, axis=1).reshape(N, S1)
+        b_near = np.interp(sub.theta.reshape(-1), sub.theta_grid, b_est).reshape(N, S1)
+        for half, (lo, hi) in enumerate(halves):
+            w = (sub.u[lo + 1:hi] - sub.u[lo]) / (sub.u[hi] - sub.u[lo])
+            with np.errstate(invalid="ignore", divide="ignore"):
+                chord = m[:, lo, None] * (1.0 - w) + m[:, hi, None] * w
+                excess = np.sqrt(chord / m[:, lo + 1:hi]) - 1.0
+            ok = np.isfinite(excess) & (excess > INNER_SLACK * tol) & (m[:, lo + 1:hi] <= b_near[:, lo + 1:hi] / NEAR ** 2)
+            take(np.where(ok, excess, -np.inf), half, lo)
+    place = np.isfinite(best) & ~moved
+    js, half = np.nonzero(place)
+    lams[js, np.asarray(free)[half]] = 1.0 - sub.u[where[js, half]]
+    moved |= place
+    return int(js.size)
+
+
+def tangent_gap(robot, data, b_ref, beta_law, theta, lams, scheme: str, scales, on=None) -> float:
     """Largest error of the viscous tangent where it matters: |F_v q′| (√b_ref/2 + b/(2√b_ref) − √b) / τ_max
     at the stations whose tangent row is active (its value within `ACTIVE` of the limit) for the solution
     (b at the grid points `beta_law`). A tangent row that does not bind changes nothing: the solution is
@@ -94,4 +155,6 @@ def tangent_gap(robot, data, b_ref, beta_law, theta, lams, scheme: str, scales) 
     limit = np.broadcast_to(scales.get("torque", 1.0), (data.size, robot.n))[idx][..., lim] if scales else 1.0
     tangent_value = np.where(v >= 0, value, -value) + gap                 # the row with the tangent, ≤ limit
     active = tangent_value >= limit - ACTIVE
+    if on is not None:
+        active &= on[..., None]
     return float(np.where(active, gap, 0.0).max(initial=0.0))
