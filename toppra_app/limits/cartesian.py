@@ -93,6 +93,7 @@ def effective_mass_speed2(robot, q, dq, frame=None, contact_mass=None) -> tuple[
 class _FrameRowLimit(Limit):
     """A limit k(θ) θ̇² ≤ 1 on a frame: one B-only row per point, re-checked between grid points."""
     base_kind = "frame"
+    headroom_checked = True
     needs_merged_payload = False
 
     def __init__(self, frame):
@@ -149,6 +150,8 @@ class _FrameRowLimit(Limit):
         k = self._k(robot, sub.q, sub.dq, sub.q).reshape(N, S1)
         r = self.ratio_from_coefficient(k, bs)
         check.ratios[self.kind] = r.max(axis=1)[:, None]
+        if check.rho is not None:
+            check.rho = np.maximum(check.rho, r)
         j, i = np.unravel_index(int(np.argmax(r)), r.shape)
         limit = self.limit_value
         check.worst[self.kind] = Worst(self.kind, float(r[j, i]), -1, float(sub.theta[j, i]), int(j),

@@ -16,6 +16,7 @@ from .rows import INACTIVE, Limit, PathData, RowBlock, limit_scale
 class JointTorqueLimit(Limit):
     """|τ_k| ≤ τ_max,k with τ = m̃ θ̈ + c̃ θ̇² + d̃ + F_v q′ θ̇ (rigid body, Coulomb in d̃, viscous apart)."""
     kind = "torque"
+    headroom_checked = True
 
     @staticmethod
     def _joints(robot):
@@ -77,6 +78,7 @@ class JointTorqueLimit(Limit):
 class JointVelocityLimit(Limit):
     """|q′_k θ̇| ≤ q̇_max,k for all k, i.e. one row per point: b / b_max ≤ 1 with b_max = min_k q̇_max,k²/q′_k²."""
     kind = "velocity"
+    headroom_checked = True
 
     def b_max(self, data: PathData, scales=None) -> np.ndarray:
         """The velocity-limit curve b_max(θ) (inf where no joint moves)."""
@@ -100,6 +102,7 @@ class JointVelocityLimit(Limit):
 class JointAccelerationLimit(Limit):
     """|q′_k θ̈ + q″_k θ̇²| ≤ q̈_max,k."""
     kind = "acceleration"
+    headroom_checked = True
 
     def rows(self, data: PathData, *, b_ref=None, scales=None) -> RowBlock | None:
         robot = data.robot
@@ -119,6 +122,7 @@ class BoundaryVelocity(Limit):
     The values are the named parameters ``b_start`` and ``b_end`` (see `values`), so new boundary
     speeds re-solve without compiling."""
     kind = "boundary"
+    headroom_checked = True
     PARAMS = ("b_start", "b_end")
 
     def __init__(self, sd_start: float = 0.0, sd_end: float = 0.0):

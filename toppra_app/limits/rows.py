@@ -129,6 +129,7 @@ class Limit:
     `check_time_law` adds its own between-grid ratios to a `verify.LimitCheck` when the physics behind
     it is not one of the joint limits that `verify` recomputes (default: nothing to add)."""
     kind = "limit"
+    headroom_checked = False      # its ratios at every sub-sample reach `LimitCheck.rho` (`verify.gap_estimate`)
 
     def rows(self, data: PathData, *, b_ref=None, scales=None) -> RowBlock | None:
         raise NotImplementedError

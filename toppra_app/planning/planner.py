@@ -36,7 +36,7 @@ from ..socp.reachability import reachable_profile
 from ..socp import stations as st
 from ..socp.solvers import SolverError, solver_chain
 from ..trajectory import TimeLaw
-from ..verify import SubSamples, check_time_law
+from ..verify import SubSamples, check_time_law, gap_estimate
 from . import diagnose, refine
 from .options import number, whole
 from .grid import (COARSE_INTERVALS, MAX_INTERVALS, default_grid, linearised, parse_grid, split_grid, time_grid,
@@ -45,6 +45,9 @@ from .result import TimeOptimalPlan
 
 DEFAULT_SUBSTEPS = 8               # sub-samples per interval of the between-grid check
 DEFAULT_TOL = 1e-3                 # allowed relative over-limit between grid points
+REFINE_ABOVE = 0.01                # default `gap_target`: plan again on a finer default grid where
+                                   # `verify.gap_estimate` exceeds it
+WARN_ABOVE = 0.05                  # and warn where it still does (it over-states the gap, up to ~15×)
 VISCOUS_TOL = 1e-4                 # re-linearise viscous friction while its tangent is off by more
 
 
@@ -54,6 +57,7 @@ class TimeOptimalPlanner:
     reachability profile), a number of intervals (placed the same way) or the grid points; `scheme` –
     "interpolation" (limits at both ends and the middle of every interval, default) or "collocation"
     (left ends); `substeps`, `tol` – the between-grid check; `max_rounds` – solves to repair it;
+    `gap_target` – refine the default grid (up to `max_splits` times) while `plan.gap_estimate` exceeds it;
     `solver` – cvxpy solver name (fallbacks are automatic); `payload_frame`, `allow_overload` – see
     `RobotModel.with_payload`; `limits` – replaces the joint limits; `tool_speed_max`,
     `collision_energy_max`, `cartesian_frame`, `contact_mass` – Cartesian limits (`cartesian_limits`);
@@ -66,7 +70,8 @@ class TimeOptimalPlanner:
                  allow_overload: bool = False, tool_speed_max=None, collision_energy_max=None,
                  cartesian_frame: str | None = None, contact_mass=None, max_viscous_iterations: int = 4,
                  prune: bool = True, energy_weight: float = 0.0, energy_R=None, torque_rate_max=None,
-                 jerk_max=None, rate_dt: float = 1e-3, max_rate_iterations: int = 40, max_splits: int = 2):
+                 jerk_max=None, rate_dt: float = 1e-3, max_rate_iterations: int = 40, max_splits: int = 2,
+                 gap_target: float = REFINE_ABOVE):
         self._options = {k: v for k, v in locals().items() if k not in ("self", "robot", "path", "grid")}
         if not isinstance(robot, RobotModel):
             raise InputError(f"robot: expected a dynamics.RobotModel (e.g. dynamics.load_robot('iiwa7')), got "
@@ -80,6 +85,7 @@ class TimeOptimalPlanner:
         self.substeps = whole(substeps, "substeps", 1, 1000)
         self.max_rounds = whole(max_rounds, "max_rounds", 0, 1000)
         self.max_splits = whole(max_splits, "max_splits", 0, 10)
+        self.gap_target = number(gap_target, "gap_target", 0, 1)
         self.max_viscous_iterations = whole(max_viscous_iterations, "max_viscous_iterations", 0, 100)
         solver_chain(solver)                                    # validates the name
         self.robot, self.path, self.scheme, self.tol, self.solver = robot, path, scheme, number(tol, "tol", 0, 1), solver
@@ -106,6 +112,7 @@ class TimeOptimalPlanner:
         self.check_position_limits = bool(check_position_limits)
         self._lock = threading.Lock()
         self._ready = False
+        self._finer = {}
 
     # ------------------------------------------------------------------ once per planner
     def _prepare(self) -> None:
@@ -250,8 +257,12 @@ class TimeOptimalPlanner:
             excess.append(check.worst_ratio - 1.0)
             if rounds >= self.max_rounds or (rounds >= 3 and excess[-1] > 0.7 * excess[-2]):
                 if self.auto_grid and self.max_splits > 0 and P <= MAX_INTERVALS:
-                    return self._split(over, payload, sd_start, sd_end, refinements, check, iterations, timings,
-                                       t_all)
+                    bad = np.zeros(P - 1, bool)
+                    for o in over.values():
+                        bad |= o.any(axis=1)
+                    return self._split(bad, dict(action="split", points=int(bad.sum()),
+                                                 worst_ratio=check.worst_ratio),
+                                       payload, sd_start, sd_end, refinements, iterations, timings, t_all)
                 break
             rounds += 1
             n_moved, n_tight = refine.repair(lams, moved, scales, over, check, self.sub.u, self.scheme, self.tol,
@@ -266,6 +277,17 @@ class TimeOptimalPlanner:
                 b_ref = np.maximum(np.interp(ths, theta, b), 1e-8 * max(b.max(), 1e-300)) if viscous \
                     else self._reference(ths)
                 timings["coefficients"] += time.perf_counter() - t0
+        estimate = None
+        if self.energy_weight == 0 and self.rates is None and all(lim.headroom_checked for lim in self.limits):
+            estimate = gap_estimate(check, law)
+            if estimate is not None and estimate > self.gap_target and check.worst_ratio <= 1.0 + self.tol \
+                    and self.auto_grid and self.max_splits > 0 and P - 1 < MAX_INTERVALS:
+                room = np.clip(1.0 - check.rho.min(axis=1), 0.0, 1.0) * np.where(np.isfinite(law.dt), law.dt, 0.0)
+                order = np.argsort(-room)
+                bad = np.zeros(P - 1, bool)
+                bad[order[:int(np.searchsorted(np.cumsum(room[order]), 0.95 * room.sum())) + 1]] = True
+                return self._split(bad, dict(action="refine", points=int(bad.sum()), gap_estimate=estimate),
+                                   payload, sd_start, sd_end, refinements, iterations, timings, t_all)
         rate_check = rate_info = None
         if self.energy_weight > 0 or self.rates is not None:
             from .sequential import plan_sequential
@@ -278,25 +300,33 @@ class TimeOptimalPlanner:
             warnings.warn(f"the plan still exceeds the {w.kind} limit{which} by {100 * (w.ratio - 1):.3f} % at "
                           f"θ = {w.theta:.6g} after {rounds} refinements (tol {100 * self.tol:g} %); use a finer grid",
                           RuntimeWarning, stacklevel=2)
+        elif estimate is not None and estimate > WARN_ABOVE:
+            warnings.warn(f"the plan may be up to {100 * estimate:.2g} % slower than the time-optimal motion: the "
+                          f"limits leave room inside intervals of the {P - 1}-interval grid that a constant θ̈ per "
+                          f"interval cannot use (plan.gap_estimate; it over-states the gap, 1.5–15× on our benchmark suite); a "
+                          f"finer grid (grid=...) plans closer to the optimum", RuntimeWarning, stacklevel=2)
         timings["total"] = time.perf_counter() - t_all
         return TimeOptimalPlan(robot=robot, path=self.path, law=law, check=check, torques=check.grid_torques,
                                status=status, solver=solver_used, timings=timings, iterations=iterations,
                                reused_problem=timings["compile"] == 0.0, planner=self, payload=payload,
                                sd_start=sd_start, sd_end=sd_end, refinements=refinements,
                                energy_weight=self.energy_weight, energy_R=self.energy_R, rate_check=rate_check,
-                               rate_info=rate_info)
+                               rate_info=rate_info, gap_estimate=estimate)
 
-    def _split(self, over, payload, sd_start, sd_end, refinements, check, iterations, timings, t_all):
-        """Repairs at the stations stall: plan again on a grid with the exceeding intervals halved."""
-        bad = np.zeros(self.theta.size - 1, bool)
-        for o in over.values():
-            bad |= o.any(axis=1)
-        finer = TimeOptimalPlanner(self.robot, self.path, split_grid(self.theta, bad),
-                                   **{**self._options, "max_splits": self.max_splits - 1})
-        finer.auto_grid = True
+    def _split(self, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all):
+        """Plan again on a grid with the intervals marked `bad` halved: where repairs at the stations stall,
+        or where the limits leave room inside intervals that θ̈ constant per interval cannot use."""
+        key = bad.tobytes()
+        finer = self._finer.get(key)
+        if finer is None:                                  # (kept: a re-plan, e.g. with a payload, reuses it)
+            finer = TimeOptimalPlanner(self.robot, self.path, split_grid(self.theta, bad),
+                                       **{**self._options, "max_splits": self.max_splits - 1})
+            finer.auto_grid = True
+            if len(self._finer) >= 2:
+                self._finer.pop(next(iter(self._finer)))
+            self._finer[key] = finer
         plan = finer.plan(payload=payload, sd_start=sd_start, sd_end=sd_end)
-        plan.refinements[:0] = refinements + [dict(action="split", points=int(bad.sum()),
-                                                   worst_ratio=check.worst_ratio)]
+        plan.refinements[:0] = refinements + [record]
         plan.iterations += iterations
         for k, v in timings.items():
             plan.timings[k] = plan.timings.get(k, 0.0) + v

@@ -39,6 +39,7 @@ class TimeOptimalPlan:
     energy_R: np.ndarray = None   # (n,) diagonal of R in ∫ τᵀRτ dt
     rate_check: dict = None       # {"torque_rate"|"jerk": Worst} on the 1 ms samples (rate limits only)
     rate_info: dict = None        # rate-limit iterations, plain time-optimal duration, ...
+    gap_estimate: float | None = None  # `verify.gap_estimate`: how much faster the optimum might be (a share)
     _energy: float = field(default=None, repr=False)
 
     @property
@@ -202,6 +203,6 @@ class TimeOptimalPlan:
             solver=self.solver, status=self.status, iterations=self.iterations,
             reused_compiled_problem=self.reused_problem, timings=dict(self.timings),
             worst_ratio=self.worst_ratio, worst={k: w.as_dict(names) for k, w in self.worst.items()},
-            refinements=list(self.refinements),
+            refinements=list(self.refinements), gap_estimate=self.gap_estimate,
             **(dict(energy_weight=self.energy_weight, energy=self.energy) if self.energy_weight > 0 else {}),
         )

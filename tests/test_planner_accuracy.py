@@ -1,0 +1,114 @@
+"""How close the default plan comes to the time-optimal motion (issue 10): the gap indicator
+`plan.gap_estimate` stays above the gap to a fine-grid solve, the default grid is refined where it
+signals a large gap (tiny motions, dense noisy paths), a grid the user sized is never refined but warned
+about, and the free stations only carry rows where they are placed."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import dynamics
+from toppra_app import JointPath, TimeOptimalPlanner
+from toppra_app.socp import stations as st
+from toppra_app.verify import LimitCheck, gap_estimate
+from toppra_app.trajectory import TimeLaw
+
+
+def iiwa():
+    return dynamics.load_robot("iiwa7")
+
+
+def tiny_path(seed=3):
+    r = iiwa()
+    rng = np.random.default_rng(seed)
+    centre = r.q_min + rng.uniform(0.3, 0.7, r.n) * (r.q_max - r.q_min)
+    return JointPath.from_waypoints(centre + rng.uniform(-1e-3, 1e-3, size=(4, r.n)))
+
+
+def fine(robot, path, N=1600):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return TimeOptimalPlanner(robot, path, grid=N, max_splits=0).plan()
+
+
+def test_gap_estimate_is_above_the_gap_to_a_fine_grid():
+    """On a 60-interval grid the indicator is larger than the measured gap to a 1600-interval solve, and
+    shrinks with the grid."""
+    r = iiwa()
+    rng = np.random.default_rng(5)
+    W = r.q_min + rng.uniform(0.2, 0.8, size=(5, r.n)) * (r.q_max - r.q_min)
+    path = JointPath.from_waypoints(W)
+    ref = fine(r, path).duration
+    estimates = []
+    for N in (60, 240):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            plan = TimeOptimalPlanner(r, path, grid=N).plan()
+        gap = plan.duration / ref - 1.0
+        assert gap > 0
+        assert plan.gap_estimate > gap
+        estimates.append(plan.gap_estimate)
+    assert estimates[1] < estimates[0] / 2
+
+
+def test_tiny_motion_is_refined_to_within_a_tenth_of_a_percent():
+    """A ±1e-3 rad motion: constant θ̈ per interval on the default 200 intervals leaves ~0.3 % (the allowed
+    acceleration changes quickly at the start and end); the indicator sees it and the grid is refined."""
+    r, path = iiwa(), tiny_path()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        plan = TimeOptimalPlanner(r, path).plan()
+    assert any(x["action"] == "refine" for x in plan.refinements)
+    ref = fine(r, path, 3200).duration
+    assert plan.duration / ref - 1.0 < 1e-3
+    assert plan.worst_ratio <= 1.0 + 1e-3
+    coarse = TimeOptimalPlanner(r, path, max_splits=0).plan()
+    assert coarse.duration > plan.duration
+    assert coarse.gap_estimate > 0.01 > plan.gap_estimate
+
+
+def test_a_sized_grid_is_not_refined_but_warned_about():
+    """Where the indicator stays above 5 % the user hears of it (here 20 intervals for a tiny motion)."""
+    r, path = iiwa(), tiny_path()
+    with pytest.warns(RuntimeWarning, match=r"grid=\.\.\."):
+        plan = TimeOptimalPlanner(r, path, grid=20).plan()
+    assert plan.law.theta.size == 21 and plan.gap_estimate > 0.05
+    assert not any(x["action"] == "refine" for x in plan.refinements)
+
+
+def test_gap_estimate_of_a_law_on_its_limits_is_zero():
+    """Every sub-sample with some limit at its ratio 1: no room, estimate 0; half the room: half the time."""
+    law = TimeLaw(np.linspace(0.0, 1.0, 5), np.array([0.0, 1.0, 2.0, 1.0, 0.0]))
+    check = LimitCheck(ratios={}, worst={}, rho=np.ones((4, 9)))
+    assert gap_estimate(check, law) == 0.0
+    check.rho = np.full((4, 9), 0.5)
+    assert gap_estimate(check, law) == pytest.approx(0.5)
+    check.rho = None
+    assert gap_estimate(check, law) is None
+
+
+def test_free_stations_carry_rows_only_where_placed():
+    """Stations 1 and 3 of the interpolation scheme are unused slots until placed (`stations_on`); a
+    left-out row they would break is not reported either."""
+    N = 3
+    moved = np.array([[False, False], [True, False], [False, True]])
+    on = st.stations_on(moved, "interpolation")
+    assert on.tolist() == [[True, False, True, False, True], [True, True, True, False, True],
+                           [True, False, True, True, True]]
+    theta = np.linspace(0.0, 1.0, N + 1)
+    lams = st.default_lams(N, "interpolation")
+    Ps = st.station_thetas(theta, lams, "interpolation").size
+    rows = st.OneSided(al=np.zeros((Ps, 1)), be=np.ones((Ps, 1)), ga=np.zeros((Ps, 1)), h=np.ones((Ps, 1)),
+                       origin=[(0, 0, "hi")])
+    keep = np.ones((Ps, 1), bool)
+    values = st.pack(rows, keep, theta, lams, "interpolation", 1, on)
+    used = (values["h"] < 1e20).reshape(N, 5)
+    assert (used == on).all()
+    beta = np.full(N + 1, 3.0)                            # breaks b ≤ 1 at every station
+    bad = st.violated_rows(rows, np.zeros_like(keep), beta, theta, lams, "interpolation", on=on)
+    idx = st.station_index(N + 1, "interpolation")
+    assert bad[idx[on]].all()
+    assert not bad[idx[~on]].any()
