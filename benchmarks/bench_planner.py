@@ -10,6 +10,7 @@ solver, N = 1000 uniform grid points, torque limits through Pinocchio's RNEA + o
 * durations against our plan on 3200 intervals (verified between grid points, so a limit-respecting
   converged reference; toppra's grid-point-only profiles can be shorter than the optimum because they
   exceed limits between grid points), as relative gaps — ours, toppra N = 1000 and toppra N = 5000 beside;
+  `plan.gap_estimate` of our plan and of the reference (how converged the reference itself is);
 * limits: the 1 ms resampling of our plan judged by Pinocchio's RNEA (+ friction) and the joint limits —
   an engine independent of ours — as the worst over-limit in per cent; toppra's beside it.
 
@@ -90,6 +91,8 @@ def run_case(case, repeats: int = 3) -> dict:
         ours_s=t_ours, toppra_s=t_toppra, ratio=t_ours / t_toppra, replan_s=t_replan, replan_share=t_replan / t_ours,
         duration=plan.duration, toppra1000=tp["duration"], toppra5000=t5["duration"], ours3200=fine.duration,
         reference=ref, gap=plan.duration / ref - 1.0, toppra_gap=tp["duration"] / ref - 1.0,
+        estimate=plan.gap_estimate if plan.gap_estimate is not None else np.nan,
+        reference_estimate=fine.gap_estimate if fine.gap_estimate is not None else np.nan,
         toppra5000_gap=t5["duration"] / ref - 1.0 if t5["feasible"] else np.nan,
         over=_over_limit(r, smp.q, smp.qd, smp.qdd),
         toppra_over=_over_limit(r, tp_sample.q, tp_sample.qd, tp_sample.qdd) if tp_sample is not None else np.nan)
@@ -148,16 +151,17 @@ def markdown(rows, summary, cold, command: str) -> str:
              f"{platform.system()}, Python {platform.python_version()}, numpy {np.__version__}, cvxpy "
              f"{cvxpy.__version__}, toppra {importlib.metadata.version('toppra')}, "
              f"pin {importlib.metadata.version('pin')}", "",
-             "| case | N | ours ms | toppra ms | ratio | re-plan | gap % | toppra N=1000 gap % | toppra N=5000 gap % "
-             "| over % | toppra over % |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| case | N | ours ms | toppra ms | ratio | re-plan | gap % | est. % | ref. est. % | toppra N=1000 gap % "
+             "| toppra N=5000 gap % | over % | toppra over % |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if r["status"] != "ok":
             lines.append(f"| {r['case']} | infeasible (toppra: {'feasible' if r['toppra_feasible'] else 'infeasible'}) "
-                         f"| | | | | | | | | |")
+                         f"| | | | | | | | | | | |")
             continue
         lines.append(f"| {r['case']} | {r['intervals']} | {1e3 * r['ours_s']:.0f} | {1e3 * r['toppra_s']:.0f} | "
-                     f"{r['ratio']:.2f} | {r['replan_share']:.2f} | {100 * r['gap']:+.3f} | {100 * r['toppra_gap']:+.3f} | "
+                     f"{r['ratio']:.2f} | {r['replan_share']:.2f} | {100 * r['gap']:+.3f} | {100 * r['estimate']:.2f} | "
+                     f"{100 * r['reference_estimate']:.2f} | {100 * r['toppra_gap']:+.3f} | "
                      f"{100 * r['toppra5000_gap']:+.3f} | {100 * r['over']:+.3f} | {100 * r['toppra_over']:+.2f} |")
     lines += ["", "| family | n | ratio median / worst | gap % median / worst | toppra gap % median / worst | "
                   "over % worst | toppra over % worst |", "|---|---|---|---|---|---|---|"]
