@@ -25,7 +25,8 @@ walked depth-first from the root link, child joints in file order, so parents co
 
 Every problem raises `ModelError` with one line naming the file, the joint or link and the field.
 The default tool frame is the last frame welded by fixed joints to the last body (e.g. ``tool0`` or
-``panda_hand_tcp``), or the last body itself when it has none.
+``panda_hand_tcp``), or the last body itself when it has none; trailing bodies of coupled mimic joints
+(a gripper's fingers) are passed over, so the Panda with its hand keeps ``panda_hand_tcp``.
 """
 
 from __future__ import annotations
@@ -338,8 +339,11 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
     # ------------------------------------------------------------------ default tool frame
     frame_dict = {fname: (b, T) for fname, b, T, _ in frames}
     if tool_frame is None:
-        tips = [fname for fname, b, _, fixed in frames if b == n - 1 and fixed]
-        tool_frame = tips[-1] if tips else bodies[-1]["link"]
+        last, coupled = n - 1, set(follows) | {leader for leader, _, _ in follows.values()}
+        while last > 0 and bodies[last]["joint"]["name"] in coupled:    # a gripper's coupled fingers at the end
+            last -= 1
+        tips = [fname for fname, b, _, fixed in frames if b == last and fixed]
+        tool_frame = tips[-1] if tips else bodies[last]["link"]
     elif tool_frame not in frame_dict and tool_frame not in [bd["link"] for bd in bodies]:
         raise ModelError(f"{path}: tool_frame '{tool_frame}': no such link on a moving body")
 

@@ -95,9 +95,10 @@ def _segments(cell, T):
     r = cell.link_radius if cell.link_radius is not None else LINK_RADIUS.get(cell.robot_name, DEFAULT_RADIUS)
     fl = _frame(robot, T, cell.flange)[..., :3, 3] if cell.flange else P[:, -1]
     tcp = _frame(robot, T, "tcp")
-    children = {i: [c for c in range(robot.n) if robot.parents[c] == i] for i in range(robot.n)}
+    nb = robot.n_bodies
+    children = {i: [c for c in range(nb) if robot.parents[c] == i] for i in range(nb)}
     segs = []
-    for i in range(robot.n):
+    for i in range(nb):
         ends = [P[:, c] for c in children[i]] or [fl]
         for e in ends:
             segs.append((robot.link_names[i], "capsule", P[:, i], e, r))
