@@ -174,6 +174,8 @@ class RobotModel:
             raise ModelError("parents: expected a non-empty 1-D list of parent indices")
         n = nb = parents.size
         if coupling is not None:
+            if not isinstance(coupling, Coupling):
+                raise ModelError(f"coupling: expected a dynamics.mimic.Coupling or None, got {short_repr(coupling)}")
             n = coupling.n
         joint_names = tuple(joint_names or (f"joint{i + 1}" for i in range(n)))
         link_names = tuple(link_names or (f"link{i + 1}" for i in range(nb)))

@@ -390,6 +390,10 @@ def test_model_checks_its_coupling():
     with pytest.raises(ModelError, match=r"coupling: joint 'c': multiplier must be a finite non-zero number"):
         RobotModel.create(name="m", joint_names=["a", "b"], coupling=Coupling.create(["a", "b", "c"], [0, 1, 0],
                                                                                       [1, 1, 0], [0, 0, 0]), **fields)
+    with pytest.raises(ModelError, match=r"coupling: expected a dynamics.mimic.Coupling or None, got 'x'"):
+        RobotModel.create(name="m", joint_names=["a", "b"], coupling="x", **fields)
+    with pytest.raises(ModelError, match=r"coupling: multiplier: expected 3 values \(one per body\), got shape \(2,\)"):
+        Coupling.create(["a", "b", "c"], [0, 1, 0], [1, 1], [0, 0, 0])
     with pytest.raises(ModelError, match=r"q: expected shape \(2,\) or \(N, 2\)"):
         dyn.mass_matrix(robot, np.zeros(3))
     with pytest.raises(ModelError, match=r"dense=False: robot 'm' has mimic joints"):
@@ -513,3 +517,15 @@ def test_which_example_robot_data_urdfs_load(mode):
     for rel, why in expected.items():
         assert why in failed[rel]
     assert (len(files), len(files) - len(failed)) == (69, 64 if mode == "coupled" else 65)
+
+
+def test_collision_shapes_of_coupled_fingers_sit_on_their_own_bodies(panda_urdf):
+    from dynamics.urdf_collision import collision_shapes
+    robot = from_urdf(panda_urdf)
+    shapes = {s.link: s.body for s in collision_shapes(panda_urdf, robot)}
+    assert shapes["panda_leftfinger"] == 7 and shapes["panda_rightfinger"] == 8 and shapes["panda_hand"] == 6
+    # the poses of the finger shapes follow one coordinate: open by 3 cm, the fingers are 6 cm apart
+    q = np.zeros(8)
+    q[-1] = 0.03
+    T = dyn.forward_kinematics(robot, q)
+    assert np.isclose(np.linalg.norm(T[shapes["panda_leftfinger"], :3, 3] - T[shapes["panda_rightfinger"], :3, 3]), 0.06)
