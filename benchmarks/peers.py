@@ -27,6 +27,9 @@ def to_pinocchio(robot: RobotModel):
         import pinocchio as pin
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise RuntimeError("pinocchio is not installed: pip install -e '.[test]'") from exc
+    if robot.coupling is not None:
+        raise ValueError(f"to_pinocchio: robot '{robot.name}' has mimic joints; load its URDF with "
+                         f"pinocchio.buildModelFromUrdf(path, mimic=True) instead")
     model = pin.Model()
     model.name = robot.name
     model.gravity = pin.Motion(np.asarray(robot.gravity, float), np.zeros(3))

@@ -6,6 +6,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .mimic import body_positions
 from .model import PRISMATIC, ModelError, RobotModel
 
 
@@ -115,6 +116,7 @@ def world_quantities_t(robot: RobotModel, q: np.ndarray) -> WorldT:
     R_i = Q Pᵀ with Q = (R_parent R_i P) Rz(q): Rz(q) mixes two columns, everything else is a product
     with a constant 3×3 matrix (np.matmul over the sample axis); no batched 3×3 matrix products."""
     N, n = q.shape
+    n = robot.n_bodies
     memory = np.empty(27 * n * N)   # one allocation for all fields: malloc can reuse it call after call
     R, inertia = memory[:18 * n * N].reshape(2, n, 3, 3, N)           # (fresh memory costs page faults)
     o, z, c = memory[18 * n * N:].reshape(3, n, 3, N)
@@ -122,7 +124,9 @@ def world_quantities_t(robot: RobotModel, q: np.ndarray) -> WorldT:
 
 
 def world_quantities_into(robot: RobotModel, q: np.ndarray, out: WorldT) -> WorldT:
-    """`world_quantities_t` written into the given arrays (e.g. reused work arrays for blocks of samples)."""
+    """`world_quantities_t` written into the given arrays (e.g. reused work arrays for blocks of samples).
+    `q` holds the coordinates (N, n); with mimic joints every body's joint position is G q + q0 (`dynamics.mimic`)."""
+    q = body_positions(robot, q)
     N, n = q.shape
     R, o, z, c, inertia = out
     qT = np.ascontiguousarray(q.T)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._batch import WorldT, as_batch, cross3, world_quantities_t
+from .mimic import body_rates, coordinate_christoffel, coordinate_forces
 from .model import PRISMATIC, RobotModel
 
 
@@ -95,7 +96,7 @@ def christoffel_world(robot: RobotModel, W: WorldT) -> np.ndarray:
     C = np.zeros((n, n, n, N))                           # pairs on different branches stay 0
     C[:, jj, ii] = out                                   # c^k_ji, and by symmetry c^k_ij
     C[:, ii, jj] = out
-    return np.ascontiguousarray(np.moveaxis(C, -1, 0))
+    return coordinate_christoffel(robot, np.ascontiguousarray(np.moveaxis(C, -1, 0)))   # Gᵀ ⊗ Gᵀ ⊗ Gᵀ with mimic joints
 
 
 def christoffel(robot: RobotModel, q) -> np.ndarray:
@@ -130,7 +131,7 @@ def christoffel_quadratic_world(robot: RobotModel, W: WorldT, v: np.ndarray) -> 
     n, N = W.z.shape[0], W.z.shape[-1]
     prism = np.array([t == PRISMATIC for t in robot.joint_types])
     z, o, c, inertia = W.z, W.o, W.c, W.inertia          # (n, 3, N), (n, 3, 3, N)
-    vT = v.T                                             # (n, N)
+    vT = body_rates(robot, v).T                                             # (n, N)
     G = np.empty((n, 3, 3, N))                           # G_k = Σ_{i ⪯ k} k_i a_iᵀ
     s_ = np.empty((n, N))
     u = np.empty((n, 3, N))                              # u_k, plus the prismatic term
@@ -174,4 +175,4 @@ def christoffel_quadratic_world(robot: RobotModel, W: WorldT, v: np.ndarray) -> 
                 pending[p] = (pending[p][0] + F, pending[p][1] + H)
             else:
                 pending[p] = (F, H)
-    return tau.T
+    return coordinate_forces(robot, tau.T)                  # Gᵀ τ with mimic joints (v above: G v)

@@ -27,7 +27,8 @@ import numpy as np
 
 from ._batch import as_batch, world_quantities
 from .coriolis_tree import body_factorization, crf_bar, motion_axes, spatial_inertias, sum_subtrees, tree_index
-from .model import RobotModel
+from .mimic import coordinate_christoffel
+from .model import ModelError, RobotModel
 
 
 class TreeTriples(NamedTuple):
@@ -68,8 +69,12 @@ class SparseChristoffel(NamedTuple):
 def christoffel_tree(robot: RobotModel, q, *, dense: bool = True):
     """Christoffel symbols of the first kind C[..., k, i, j] = c^k_ij (τ_k = Σ_ij C[k, i, j] q̇_i q̇_j)
     of a tree with single-DoF revolute and prismatic joints, by Algorithm 2 of Echeandia & Wensing.
-    Shape (..., n, n, n); ``dense=False`` returns the O(Nd²) non-zero symbols as `SparseChristoffel`."""
+    Shape (..., n, n, n); ``dense=False`` returns the O(Nd²) non-zero symbols as `SparseChristoffel` (not
+    for a model with mimic joints, whose symbols Σ G G G c_bodies are dense, `dynamics.mimic`)."""
     q2, single = as_batch(robot, q, "q")
+    if robot.coupling is not None and not dense:
+        raise ModelError(f"christoffel_tree: dense=False: robot '{robot.name}' has mimic joints, whose "
+                         f"Christoffel symbols are not tree-sparse; use dense=True")
     idx, tr = tree_index(robot), tree_triples(robot)
     W = world_quantities(robot, q2)
     Phi = motion_axes(robot, W)                                  # (N, n, 6)
@@ -87,8 +92,8 @@ def christoffel_tree(robot: RobotModel, q, *, dense: bool = True):
                             np.einsum("nta,nta->nt", Phi_i, F1[:, p]),    # line 12
                             np.einsum("nta,nta->nt", Phi_i, F2[:, p]),    # line 13
                             np.einsum("nta,nta->nt", Phi_i, F3[:, p]),    # line 14
-                            robot.n)
+                            robot.n_bodies)
     if dense:
-        G = out.dense()
+        G = coordinate_christoffel(robot, out.dense())
         return G[0] if single else G
     return out._replace(g_ijk=out.g_ijk[0], g_jik=out.g_jik[0], g_kij=out.g_kij[0]) if single else out

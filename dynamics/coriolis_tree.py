@@ -27,7 +27,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ._batch import same_batch, world_quantities
-from .model import PRISMATIC, RobotModel
+from .mimic import body_rates, coordinate_matrix
+from .model import PRISMATIC, ModelError, RobotModel
 
 
 # ---------------------------------------------------------------- spatial algebra (Appendix A)
@@ -102,8 +103,8 @@ class TreeIndex(NamedTuple):
 @lru_cache(maxsize=64)
 def tree_index(robot: RobotModel) -> TreeIndex:
     parents = robot.parents
-    depth = np.zeros(robot.n, dtype=int)
-    for i in range(robot.n):
+    depth = np.zeros(robot.n_bodies, dtype=int)
+    for i in range(robot.n_bodies):
         depth[i] = 0 if parents[i] < 0 else depth[parents[i]] + 1
     levels = tuple(np.flatnonzero(depth == d) for d in range(depth.max() + 1))
     pi, pj = np.nonzero(robot.subtree_mask())     # subtree_mask()[i, j]: i is j or an ancestor of j
@@ -112,7 +113,7 @@ def tree_index(robot: RobotModel) -> TreeIndex:
 
 def propagate_out(robot: RobotModel, idx: TreeIndex, x: np.ndarray) -> np.ndarray:
     """y_i = y_p(i) + x_i from the base outwards (x of shape (N, n, ...)); y_base = 0."""
-    y = np.zeros(x.shape[:1] + (robot.n + 1,) + x.shape[2:])      # slot n is the base (index −1)
+    y = np.zeros(x.shape[:1] + (robot.n_bodies + 1,) + x.shape[2:])      # slot n is the base (index −1)
     for lvl in idx.levels:
         y[:, lvl] = y[:, robot.parents[lvl]] + x[:, lvl]
     return y[:, :-1]
@@ -153,8 +154,13 @@ def coriolis_matrix_tree(robot: RobotModel, q, qd, *, full: bool = False, dense:
     centrifugal torque and Ṁ = C + Cᵀ.
 
     ``full=True`` returns ``CoriolisResult(C, M, Mdot)`` (the algorithm's three outputs);
-    ``dense=False`` returns C as a `SparseTree` with only the O(Nd) related pairs (batched)."""
+    ``dense=False`` returns C as a `SparseTree` with only the O(Nd) related pairs (batched); not for a
+    model with mimic joints, whose C = Gᵀ C_bodies(G q̇) G (and M, Ṁ alike, `dynamics.mimic`) is dense."""
     (q2, qd2), single = same_batch(robot, q, ("qd", qd))
+    if robot.coupling is not None and not dense and not full:
+        raise ModelError(f"coriolis_matrix_tree: dense=False: robot '{robot.name}' has mimic joints, whose "
+                         f"Coriolis matrix Gᵀ C G is not tree-sparse; use dense=True")
+    qd2 = body_rates(robot, qd2)
     idx = tree_index(robot)
     W = world_quantities(robot, q2)
     Phi = motion_axes(robot, W)                                          # (N, n, 6)
@@ -173,18 +179,19 @@ def coriolis_matrix_tree(robot: RobotModel, q, qd, *, full: bool = False, dense:
     strict = i != j
     rows = np.concatenate((i, j[strict]))
     cols = np.concatenate((j, i[strict]))
-    C = SparseTree(rows, cols, np.concatenate((Cij, Cji[:, strict]), axis=1), robot.n)
+    C = SparseTree(rows, cols, np.concatenate((Cij, Cji[:, strict]), axis=1), robot.n_bodies)
     if dense or full:
-        C = C.dense()
+        Cb = C.dense()
+        C = coordinate_matrix(robot, Cb)
     if full:
         Mij = np.einsum("nea,nea->ne", Phi[:, i], F2[:, j])              # lines 13, 21
         Mdij = (np.einsum("nea,nea->ne", Phid[:, i], F2[:, j])
                 + np.einsum("nea,nea->ne", Phi[:, i], (F1 + F3)[:, j]))  # lines 14, 22
-        M = np.zeros_like(C)
-        Md = np.zeros_like(C)
+        M = np.zeros_like(Cb)
+        Md = np.zeros_like(Cb)
         M[:, i, j] = M[:, j, i] = Mij
         Md[:, i, j] = Md[:, j, i] = Mdij
-        out = CoriolisResult(C, M, Md)
+        out = CoriolisResult(C, coordinate_matrix(robot, M), coordinate_matrix(robot, Md))
         return CoriolisResult(*(a[0] for a in out)) if single else out
     if single:
         return C[0] if dense else SparseTree(C.rows, C.cols, C.values[0], C.n)

@@ -10,11 +10,12 @@ import numpy as np
 
 from ._batch import WorldT, as_batch, cross3, world_quantities_t
 from .mass_matrix import composite_inertias
+from .mimic import coordinate_forces
 from .model import PRISMATIC, RobotModel
 
 
 def gravity_torques_world(robot: RobotModel, W: WorldT, composites=None) -> np.ndarray:
-    """g with the sample axis first, (N, n)."""
+    """g with the sample axis first, (N, n); with mimic joints Gᵀ g_bodies (`dynamics.mimic`)."""
     m, h, _ = composites if composites is not None else composite_inertias(robot, W)
     weight = -robot.gravity                                   # force needed to hold 1 kg still
     lever = np.swapaxes(h - m[:, None] * W.o, 0, 1)           # Σ m_b (c_b − o_k), (3, n, N)
@@ -22,7 +23,7 @@ def gravity_torques_world(robot: RobotModel, W: WorldT, composites=None) -> np.n
     force = m[:, None] * weight[None, :, None]
     prism = np.array([t == PRISMATIC for t in robot.joint_types])
     per_joint = np.where(prism[:, None, None], force, moment)
-    return (W.z * per_joint).sum(axis=1).T
+    return coordinate_forces(robot, (W.z * per_joint).sum(axis=1).T)
 
 
 def gravity_torques(robot: RobotModel, q) -> np.ndarray:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._batch import WorldT, as_batch, cross3, same_batch, world_quantities_into
+from .mimic import body_rates, coordinate_forces
 from .model import PRISMATIC, ModelError, RobotModel
 
 BLOCK = 16384   # bodies × samples per block, at most (work arrays of a few MB)
@@ -28,12 +29,13 @@ def inverse_dynamics(robot: RobotModel, q, qd, qdd, *, gravity: bool = True, wor
     """τ = M(q) q̈ + C(q, q̇) q̇ + g(q), shape (..., n).
 
     `world`: the configuration-only quantities `world_quantities_t(robot, q)` if already computed (for
-    batches of q), so that repeated calls at the same configurations skip the forward kinematics."""
+    batches of q), so that repeated calls at the same configurations skip the forward kinematics.
+    With mimic joints the bodies move with G q̇, G q̈ and τ = Gᵀ τ_bodies (`dynamics.mimic`)."""
     (q2, qd2, qdd2), single = same_batch(robot, q, ("qd", qd), ("qdd", qdd))
-    N, n = q2.shape
+    N, n = q2.shape[0], robot.n_bodies
     if world is not None and np.shape(world.z) != (n, 3, N):
         raise ModelError(f"world: quantities for shape {np.shape(world.z)}, expected (n, 3, N) = {(n, 3, N)}")
-    qdT, qddT = np.ascontiguousarray(qd2.T), np.ascontiguousarray(qdd2.T)
+    qdT, qddT = np.ascontiguousarray(body_rates(robot, qd2).T), np.ascontiguousarray(body_rates(robot, qdd2).T)
     blocks = max(-(-N // max(BLOCK // n, 1)), 1)
     M = max(-(-N // blocks), 1)                         # samples per block, all blocks (nearly) equal
     work, world_work = _work_arrays(n, M, world is None)
@@ -51,7 +53,7 @@ def inverse_dynamics(robot: RobotModel, q, qd, qdd, *, gravity: bool = True, wor
         else:
             W = WorldT(*(x[..., b] for x in world))
         _rnea(robot, support, a_base, W, qdT[:, b], qddT[:, b], buf, tau[:, b])
-    tau = tau.T
+    tau = coordinate_forces(robot, tau.T)
     if robot.armature is not None and np.any(robot.armature):
         tau = tau + robot.armature * qdd2                           # the rotors' own inertia
     return tau[0] if single else tau

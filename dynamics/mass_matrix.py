@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._batch import WorldT, as_batch, cross3, world_quantities_t
+from .mimic import coordinate_matrix
 from .model import PRISMATIC, RobotModel
 
 
@@ -27,7 +28,7 @@ def composite_inertias(robot: RobotModel, W: WorldT):
     J = W.inertia - masses[:, None, None] * (W.c[:, :, None] * W.c[:, None, :])
     for a in range(3):
         J[:, a, a] += robot.masses[:, None] * cc
-    for k in range(robot.n - 1, -1, -1):
+    for k in range(robot.n_bodies - 1, -1, -1):
         p = robot.parents[k]
         if p >= 0:
             m[p] += m[k]
@@ -38,8 +39,8 @@ def composite_inertias(robot: RobotModel, W: WorldT):
 
 def motion_subspaces(robot: RobotModel, W: WorldT) -> np.ndarray:
     """World-frame joint motion subspaces S (n, 6, N) as (angular; linear at the world origin)."""
-    S = np.zeros((robot.n, 6, W.z.shape[-1]))
-    for i in range(robot.n):
+    S = np.zeros((robot.n_bodies, 6, W.z.shape[-1]))
+    for i in range(robot.n_bodies):
         if robot.joint_types[i] == PRISMATIC:
             S[i, 3:] = W.z[i]
         else:
@@ -49,7 +50,7 @@ def motion_subspaces(robot: RobotModel, W: WorldT) -> np.ndarray:
 
 
 def mass_matrix_world(robot: RobotModel, W: WorldT, composites=None) -> np.ndarray:
-    """M with the sample axis first, (N, n, n)."""
+    """M with the sample axis first, (N, n, n); with mimic joints Gᵀ M_bodies G (`dynamics.mimic`)."""
     m, h, J = composites if composites is not None else composite_inertias(robot, W)
     S = motion_subspaces(robot, W)
     w, v = S[:, :3], S[:, 3:]                                     # (n, 3, N)
@@ -60,7 +61,7 @@ def mass_matrix_world(robot: RobotModel, W: WorldT, composites=None) -> np.ndarr
     F = np.concatenate((moment, force), axis=1)                   # (n, 6, N)
     M = np.einsum("jan,ian->nji", S, F)                           # S_j · F_i for all pairs
     upper = M * robot.subtree_mask()                              # keep j ancestor-or-self of i
-    M = upper + np.swapaxes(upper, -1, -2) - upper * np.eye(robot.n)
+    M = coordinate_matrix(robot, upper + np.swapaxes(upper, -1, -2) - upper * np.eye(robot.n_bodies))
     if robot.armature is not None and np.any(robot.armature):
         M = M + np.diag(robot.armature)                           # rotor inertia G²·J_m on the diagonal
     return M

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .mimic import Coupling, validate as _validate_coupling
+
 REVOLUTE = "revolute"
 PRISMATIC = "prismatic"
 JOINT_TYPES = (REVOLUTE, PRISMATIC)
@@ -122,6 +124,9 @@ class RobotModel:
     realisable_inertias: bool = True     # every link's inertia is one a mass distribution can have (triangle
     #   inequality; zero inertia without mass). False only for URDFs loaded as given (`from_urdf`): then only
     #   what the algorithms need is checked (mass >= 0, inertia symmetric positive semi-definite)
+    coupling: Coupling | None = None     # mimic joints (`dynamics.mimic`): then the body fields (parents …
+    #   inertias, link_names) have n_bodies entries and the joint fields (joint_names, limits, friction,
+    #   armature) one per coordinate, n; None: every body has its own coordinate
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -153,8 +158,10 @@ class RobotModel:
         rated_payload: float | None = None,
         realisable_inertias: bool = True,
         armature=None,
+        coupling: Coupling | None = None,
     ) -> "RobotModel":
-        """Build and validate a model; every per-joint array has length n = len(parents).
+        """Build and validate a model; every per-joint array has length n = len(parents), or with a
+        `coupling` (mimic joints) n = coupling.n for joint names, limits, friction and armature.
 
         ``frames`` maps a frame name to ``(body name or index, 4×4 transform in that body)``.
         Axes are normalised. Missing limits mean unlimited (±inf), missing friction means zero.
@@ -165,14 +172,19 @@ class RobotModel:
             raise ModelError("parents: expected a non-empty 1-D list of parent indices") from None
         if parents.ndim != 1 or parents.size == 0 or not np.issubdtype(parents.dtype, np.integer):
             raise ModelError("parents: expected a non-empty 1-D list of parent indices")
-        n = parents.size
+        n = nb = parents.size
+        if coupling is not None:
+            if not isinstance(coupling, Coupling):
+                raise ModelError(f"coupling: expected a dynamics.mimic.Coupling or None, got {short_repr(coupling)}")
+            n = coupling.n
         joint_names = tuple(joint_names or (f"joint{i + 1}" for i in range(n)))
-        link_names = tuple(link_names or (f"link{i + 1}" for i in range(n)))
-        axes = _array("axes", axes, (n, 3))
+        link_names = tuple(link_names or (f"link{i + 1}" for i in range(nb)))
+        body_joints = joint_names if coupling is None else coupling.joint_names
+        axes = _array("axes", axes, (nb, 3))
         norms = np.linalg.norm(axes, axis=1)
-        for i in range(n):
+        for i in range(nb):
             if not np.isfinite(norms[i]) or norms[i] < 1e-12:
-                raise ModelError(f"axes: joint '{joint_names[i]}': axis must be a non-zero finite vector, got {axes[i].tolist()}")
+                raise ModelError(f"axes: joint '{body_joints[i]}': axis must be a non-zero finite vector, got {axes[i].tolist()}")
         axes = axes / norms[:, None]
         frames = dict(frames or {})
         names, bodies, transforms = [], [], []
@@ -190,12 +202,12 @@ class RobotModel:
             link_names=link_names,
             parents=_ro(parents, int),
             joint_types=tuple(joint_types),
-            placement_rotations=_ro(_array("placement_rotations", placement_rotations, (n, 3, 3))),
-            placement_translations=_ro(_array("placement_translations", placement_translations, (n, 3))),
+            placement_rotations=_ro(_array("placement_rotations", placement_rotations, (nb, 3, 3))),
+            placement_translations=_ro(_array("placement_translations", placement_translations, (nb, 3))),
             axes=_ro(axes),
-            masses=_vector("masses", masses, n, None),
-            coms=_ro(_array("coms", coms, (n, 3))),
-            inertias=_ro(_array("inertias", inertias, (n, 3, 3))),
+            masses=_vector("masses", masses, nb, None),
+            coms=_ro(_array("coms", coms, (nb, 3))),
+            inertias=_ro(_array("inertias", inertias, (nb, 3, 3))),
             q_min=_vector("q_min", q_min, n, -np.inf),
             q_max=_vector("q_max", q_max, n, np.inf),
             qd_max=_vector("qd_max", qd_max, n, np.inf),
@@ -212,6 +224,7 @@ class RobotModel:
             rated_payload=rated_payload,
             realisable_inertias=bool(realisable_inertias),
             armature=_vector("armature", armature, n, 0.0, allow_inf=False),
+            coupling=coupling,
         )
         return model
 
@@ -221,11 +234,22 @@ class RobotModel:
     # ------------------------------------------------------------------ properties
     @property
     def n(self) -> int:
+        """Number of generalised coordinates (joints of q); `n_bodies` without mimic joints."""
+        return int(self.parents.size) if self.coupling is None else self.coupling.n
+
+    @property
+    def n_bodies(self) -> int:
+        """Number of moving bodies (one joint each); more than `n` when some joints mimic others."""
         return int(self.parents.size)
 
     @property
+    def body_joint_names(self) -> tuple[str, ...]:
+        """The joint of every body (`joint_names` plus the mimic joints)."""
+        return self.joint_names if self.coupling is None else self.coupling.joint_names
+
+    @property
     def is_serial(self) -> bool:
-        return bool(np.all(self.parents == np.arange(-1, self.n - 1)))
+        return bool(np.all(self.parents == np.arange(-1, self.n_bodies - 1)))
 
     @property
     def all_revolute(self) -> bool:
@@ -235,7 +259,8 @@ class RobotModel:
         """A new model with some fields replaced (validated again)."""
         for key in ("q_min", "q_max", "qd_max", "qdd_max", "tau_max", "coulomb", "viscous", "masses"):
             if key in changes:
-                changes[key] = _vector(key, changes[key], self.n, None, allow_inf=key not in ("coulomb", "viscous", "masses"))
+                size = self.n_bodies if key == "masses" else self.n
+                changes[key] = _vector(key, changes[key], size, None, allow_inf=key not in ("coulomb", "viscous", "masses"))
         for key in ("coms", "inertias", "gravity", "placement_rotations", "placement_translations"):
             if key in changes:
                 changes[key] = _ro(changes[key])
@@ -273,7 +298,7 @@ class RobotModel:
 
     def subtree_mask(self) -> np.ndarray:
         """``A[j, i]`` is True when body ``j`` is body ``i`` or one of its ancestors."""
-        n = self.n
+        n = self.n_bodies
         A = np.zeros((n, n), dtype=bool)
         for i in range(n):
             j = i
@@ -284,40 +309,50 @@ class RobotModel:
 
     def __repr__(self) -> str:
         kinds = "".join("R" if t == REVOLUTE else "P" for t in self.joint_types)
-        return f"RobotModel({short_repr(self.name)}, n={self.n}, joints={kinds}, serial={self.is_serial})"
+        mimic = "" if self.coupling is None else f", bodies={self.n_bodies}"
+        return f"RobotModel({short_repr(self.name)}, n={self.n}{mimic}, joints={kinds}, serial={self.is_serial})"
 
 
 def _validate(m: RobotModel) -> None:
-    n = m.parents.size
+    n = nb = m.parents.size
+    if m.coupling is not None:
+        if not isinstance(m.coupling, Coupling):
+            raise ModelError(f"coupling: expected a dynamics.mimic.Coupling or None, got {short_repr(m.coupling)}")
+        n = len(m.joint_names)
+        _validate_coupling(m.coupling, m.joint_names, nb)
     per_joint = {
-        "joint_names": len(m.joint_names), "link_names": len(m.link_names), "joint_types": len(m.joint_types),
+        "link_names": len(m.link_names), "joint_types": len(m.joint_types),
         "placement_rotations": m.placement_rotations.shape[0], "placement_translations": m.placement_translations.shape[0],
         "axes": m.axes.shape[0], "masses": m.masses.shape[0], "coms": m.coms.shape[0], "inertias": m.inertias.shape[0],
     }
+    if m.coupling is None:
+        per_joint["joint_names"] = len(m.joint_names)
     for key, size in per_joint.items():
-        if size != n:
-            raise ModelError(f"{key}: expected {n} entries (one per joint), got {size}")
+        if size != nb:
+            raise ModelError(f"{key}: expected {nb} entries (one per {'body' if m.coupling else 'joint'}), got {size}")
     if len(set(m.joint_names)) != n:
         raise ModelError(f"joint_names: duplicate names in {list(m.joint_names)}")
-    if len(set(m.link_names)) != n or m.base_name in m.link_names:
+    if len(set(m.link_names)) != nb or m.base_name in m.link_names:
         raise ModelError(f"link_names: duplicate names in {[m.base_name, *m.link_names]}")
-    for i in range(n):
+    body_joints = m.body_joint_names
+    for i in range(nb):
         if not (-1 <= m.parents[i] < i):
-            raise ModelError(f"joint '{m.joint_names[i]}': parent index {m.parents[i]} must come before the joint "
+            raise ModelError(f"joint '{body_joints[i]}': parent index {m.parents[i]} must come before the joint "
                              f"(parents before children, -1 for the base)")
         if m.joint_types[i] not in JOINT_TYPES:
-            raise ModelError(f"joint '{m.joint_names[i]}': unknown joint type '{m.joint_types[i]}' (use revolute or prismatic)")
+            raise ModelError(f"joint '{body_joints[i]}': unknown joint type '{m.joint_types[i]}' (use revolute or prismatic)")
     for key in ("placement_rotations", "placement_translations", "axes", "coms", "inertias", "gravity"):
         if not np.isfinite(getattr(m, key)).all():
             raise ModelError(f"{key}: values must be finite numbers")
     R = m.placement_rotations
     err = np.abs(np.einsum("nij,nkj->nik", R, R) - np.eye(3)).max(axis=(1, 2))
     for i in np.flatnonzero((err > 1e-9) | (np.linalg.det(R) < 0)):
-        raise ModelError(f"joint '{m.joint_names[i]}': placement rotation is not a proper rotation matrix")
+        raise ModelError(f"joint '{body_joints[i]}': placement rotation is not a proper rotation matrix")
     if np.abs(np.linalg.norm(m.axes, axis=1) - 1).max() > 1e-9:
         raise ModelError("axes: joint axes must be unit vectors (use RobotModel.create to normalise)")
-    for i in range(n):
+    for i in range(nb):
         check_inertial(f"link '{m.link_names[i]}'", m.masses[i], m.inertias[i], realisable=m.realisable_inertias)
+    for i in range(n):
         if m.q_min[i] > m.q_max[i]:
             raise ModelError(f"joint '{m.joint_names[i]}': q_min {m.q_min[i]} is above q_max {m.q_max[i]}")
         for key in ("qd_max", "qdd_max", "tau_max"):
@@ -327,7 +362,7 @@ def _validate(m: RobotModel) -> None:
             if getattr(m, key)[i] < 0:
                 raise ModelError(f"joint '{m.joint_names[i]}': {key} friction must be >= 0, got {getattr(m, key)[i]}")
     for k, name in enumerate(m.frame_names):
-        if not (0 <= m.frame_bodies[k] < n):
+        if not (0 <= m.frame_bodies[k] < nb):
             raise ModelError(f"frame '{name}': body index {m.frame_bodies[k]} out of range")
         T = m.frame_transforms[k]
         if not np.isfinite(T).all() or np.abs(T[:3, :3] @ T[:3, :3].T - np.eye(3)).max() > 1e-9:

@@ -52,9 +52,15 @@ def _frames(robot: RobotModel, frames) -> list:
 def operational_space_inertia_inverse(robot: RobotModel, q, frames=None) -> np.ndarray:
     """Λ⁻¹ = J M⁻¹ Jᵀ (…, 6m, 6m) for the origins of the named frames (linear rows first, world
     axes), by Table 1 steps 1–5. Always defined (positive semi-definite; singular when 6m > n or at
-    kinematic singularities)."""
+    kinematic singularities).
+
+    With mimic joints (`dynamics.mimic`) one coordinate drives several articulated bodies, which Table 1
+    does not cover: Λ⁻¹ = J M⁻¹ Jᵀ is then formed directly from J = J_bodies G and M = Gᵀ M_bodies G."""
     q2, single = as_batch(robot, q, "q")
     fr = _frames(robot, frames)
+    if robot.coupling is not None:
+        Linv = _coupled_inverse(robot, q2, frames)
+        return Linv[0] if single else Linv
     W = world_quantities(robot, q2)
     N, n = q2.shape
     parents = robot.parents
@@ -127,6 +133,22 @@ def operational_space_inertia_inverse(robot: RobotModel, q, frames=None) -> np.n
             Linv[:, 6 * a:6 * a + 6, 6 * b:6 * b + 6] = blk
             Linv[:, 6 * b:6 * b + 6, 6 * a:6 * a + 6] = np.swapaxes(blk, -1, -2)
     return Linv[0] if single else Linv
+
+
+def _coupled_inverse(robot: RobotModel, q2: np.ndarray, frames) -> np.ndarray:
+    """J M⁻¹ Jᵀ (N, 6m, 6m) from the stacked frame Jacobians and the mass matrix (eq. 14)."""
+    from .forward_kinematics import frame_jacobian
+    from .mass_matrix import mass_matrix
+    names = [frames] if frames is None or isinstance(frames, str) else list(frames)
+    J = np.concatenate([frame_jacobian(robot, q2, f) for f in names], axis=-2)     # (N, 6m, n)
+    M = mass_matrix(robot, q2)
+    try:
+        L = np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        raise ModelError(f"robot '{robot.name}': the mass matrix is singular (a joint moves no mass), "
+                         f"so the operational space inertia is undefined") from None
+    X = np.linalg.solve(L, np.swapaxes(J, -1, -2))                                  # L⁻¹ Jᵀ
+    return np.swapaxes(X, -1, -2) @ X
 
 
 def operational_space_inertia(robot: RobotModel, q, frames=None, *, rcond: float = 1e-12) -> np.ndarray:

@@ -18,11 +18,15 @@ walked depth-first from the root link, child joints in file order, so parents co
   entries). A link without ``<inertial>`` is massless.
 * ``<limit lower upper velocity effort>`` → q_min/q_max (continuous: unbounded), qd_max, tau_max;
   ``<dynamics friction damping>`` → Coulomb / viscous friction.
-* ``<mimic>`` joints are not supported (lock them), nor are floating/planar joints or closed loops.
+* ``<mimic joint multiplier offset>`` joints are coupled by default, q_mimic = multiplier · q_leader + offset:
+  their bodies move, but only the independent joints are coordinates (``mimic="coupled"``, see
+  `dynamics.urdf_mimic` and `dynamics.mimic`); ``mimic="independent"`` makes each its own coordinate.
+* Floating/planar joints and closed loops are not supported.
 
 Every problem raises `ModelError` with one line naming the file, the joint or link and the field.
 The default tool frame is the last frame welded by fixed joints to the last body (e.g. ``tool0`` or
-``panda_hand_tcp``), or the last body itself when it has none.
+``panda_hand_tcp``), or the last body itself when it has none; trailing bodies of coupled mimic joints
+(a gripper's fingers) are passed over, so the Panda with its hand keeps ``panda_hand_tcp``.
 """
 
 from __future__ import annotations
@@ -32,12 +36,12 @@ import os
 import numpy as np
 
 from .builders import homogeneous, rpy_matrix
+from .mimic import Coupling
 from .model import PRISMATIC, REVOLUTE, ModelError, RobotModel, check_inertial, short_repr
+from . import urdf_mimic
 from .urdf_as_found import URDFWarning, lenient_inertia, read_urdf_root, warn_corrections
 
 __all__ = ["from_urdf", "merge_inertials", "URDFWarning", "read_urdf_root"]
-
-__all__ = ["from_urdf", "merge_inertials"]
 
 _MOVABLE = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
 _KNOWN = set(_MOVABLE) | {"fixed"}
@@ -118,9 +122,14 @@ MAX_URDF_BYTES = 64 << 20          # the largest example-robot-data URDF is a fe
 
 
 def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str | None = None,
-              gravity=(0.0, 0.0, -9.81), strict: bool = False, xacro_args: dict | None = None) -> RobotModel:
+              gravity=(0.0, 0.0, -9.81), strict: bool = False, xacro_args: dict | None = None,
+              mimic: str = "coupled") -> RobotModel:
     """Model from a URDF file; ``locked_joints`` maps joint names to the positions they are held at
     (a list of names locks them at 0). See the module docstring for what is read and how.
+
+    ``mimic``: ``"coupled"`` (default) keeps every ``<mimic>`` joint at multiplier · q_leader + offset,
+    with only the independent joints as coordinates (``robot.n``); ``"independent"`` makes each mimic
+    joint a coordinate of its own (see `dynamics.urdf_mimic` for limits, locks and chains).
 
     Real descriptions are often a little off; unless ``strict``, these load with one `URDFWarning` each,
     naming the links or joints: an inertia with a tiny negative principal moment (at most 1e-6 of the
@@ -134,6 +143,8 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
     if not isinstance(path, (str, bytes, os.PathLike)):
         raise ModelError(f"from_urdf: path: expected a file name, got {type(path).__name__}")
     path = os.fsdecode(path)
+    if not isinstance(mimic, str) or mimic not in urdf_mimic.MODES:
+        raise ModelError(f"from_urdf: mimic: expected 'coupled' or 'independent', got {short_repr(mimic)}")
     if not path.isprintable():                   # a newline or control character would break the one-line errors
         raise ModelError(f"from_urdf: path: {short_repr(path)} is not a printable file name")
     rd = _Reader(path)
@@ -208,7 +219,7 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
         if parent == child:
             raise rd.error(where, f"link '{child}' is its own parent (a loop)")
         j = {"name": jname, "type": jtype, "parent": parent, "child": child,
-             "origin": rd.origin(el, where), "mimic": el.find("mimic") is not None}
+             "origin": rd.origin(el, where), "mimic": None}
         if jtype in _MOVABLE:
             axis_el = el.find("axis")
             axis = rd.vector(axis_el, "xyz", where + " <axis>", (1.0, 0.0, 0.0)) if axis_el is not None \
@@ -243,6 +254,7 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
             for key in ("coulomb", "viscous"):
                 if j[key] < 0:
                     raise rd.error(where, f"<dynamics {'friction' if key == 'coulomb' else 'damping'}>: must be >= 0")
+            j["mimic"] = urdf_mimic.read_mimic(rd, el, where)
         joints[jname] = j
         child_of[child] = jname
         children[parent].append(jname)
@@ -257,6 +269,9 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
         if not np.isfinite(v):
             raise ModelError(f"{path}: locked joint '{jname}': position must be finite, got {value!r}")
         locked[jname] = v
+
+    follows, mimic_locked = urdf_mimic.resolve(path, joints, locked, set(_MOVABLE), mimic)
+    held = {**locked, **mimic_locked}            # positions of welded movable joints
 
     roots = [lname for lname in order if lname not in child_of]
     if not roots:
@@ -284,15 +299,13 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
         visited.add(c)
         b = body_of[p]
         T_joint = T_in_body[p] @ j["origin"]
-        if j["type"] in _MOVABLE and jname not in locked:
-            if j["mimic"]:
-                raise rd.error(where, "<mimic> joints are not supported (lock the joint with locked_joints)")
+        if j["type"] in _MOVABLE and jname not in held:
             bodies.append({"joint": j, "link": c, "parent": b, "placement": T_joint})
             body_of[c], T_in_body[c], via_fixed[c] = len(bodies) - 1, np.eye(4), True
         else:
             X = np.eye(4)
-            if j["type"] in _MOVABLE:                 # locked joint: its child is welded at q = locked[j]
-                qv = locked[jname]
+            if j["type"] in _MOVABLE:                 # locked joint: its child is welded at q = held[j]
+                qv = held[jname]
                 if j["type"] == "prismatic":
                     X[:3, 3] = qv * j["axis"]
                 else:
@@ -326,21 +339,28 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
     # ------------------------------------------------------------------ default tool frame
     frame_dict = {fname: (b, T) for fname, b, T, _ in frames}
     if tool_frame is None:
-        tips = [fname for fname, b, _, fixed in frames if b == n - 1 and fixed]
-        tool_frame = tips[-1] if tips else bodies[-1]["link"]
+        last, coupled = n - 1, set(follows) | {leader for leader, _, _ in follows.values()}
+        while last > 0 and bodies[last]["joint"]["name"] in coupled:    # a gripper's coupled fingers at the end
+            last -= 1
+        tips = [fname for fname, b, _, fixed in frames if b == last and fixed]
+        tool_frame = tips[-1] if tips else bodies[last]["link"]
     elif tool_frame not in frame_dict and tool_frame not in [bd["link"] for bd in bodies]:
         raise ModelError(f"{path}: tool_frame '{tool_frame}': no such link on a moving body")
 
+    coupling = None
     js = [bd["joint"] for bd in bodies]
+    if follows:
+        js, coord, mult, off = urdf_mimic.coordinates(path, js, follows)
+        coupling = Coupling.create([bd["joint"]["name"] for bd in bodies], coord, mult, off)
     warn_corrections(path, notes)
     try:
         return RobotModel.create(
             name=name or root.get("name") or os.path.splitext(os.path.basename(path))[0],
             parents=[bd["parent"] for bd in bodies],
-            joint_types=[_MOVABLE[j["type"]] for j in js],
+            joint_types=[_MOVABLE[bd["joint"]["type"]] for bd in bodies],
             placement_rotations=[bd["placement"][:3, :3] for bd in bodies],
             placement_translations=[bd["placement"][:3, 3] for bd in bodies],
-            axes=[j["axis"] for j in js],
+            axes=[bd["joint"]["axis"] for bd in bodies],
             masses=[m for m, _, _ in merged],
             coms=[c for _, c, _ in merged],
             inertias=[I for _, _, I in merged],
@@ -354,6 +374,7 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
             frames=frame_dict,
             tool_frame=tool_frame,
             realisable_inertias=not notes["unrealisable"],
+            coupling=coupling,
         )
     except ModelError as exc:
         raise ModelError(f"{path}: {exc}") from None

@@ -10,6 +10,10 @@
   limit", with a warning) — URDF has no infinity. ``<dynamics damping friction>`` carries viscous and
   Coulomb friction.
 * Every extra frame (``tcp``, ``flange``, …) is a massless link on a ``fixed`` joint.
+* A mimic joint (a model with a `coupling`, `dynamics.mimic`) is written with ``<mimic joint multiplier
+  offset>``; its limits are the image of its leader's (position m·q + o, velocity |m|·q̇_max, the leader's
+  effort) and its friction is 0, because the coordinate's friction already includes it — so that
+  `from_urdf` (``mimic="coupled"``) reads the same coordinates, limits and friction back.
 * Not in URDF, so not written: acceleration limits (q̈_max), gravity (URDF assumes −9.81 m/s² along z),
   the rated payload. They are listed in a comment at the top of the file.
 
@@ -67,7 +71,7 @@ def to_urdf_text(robot: RobotModel) -> str:
         out.append("<!-- not expressible in URDF: " + "; ".join(lost).replace("--", "- -") + " -->")
     out.append(f"<robot name={quoteattr(robot.name)}>")
     out.append(f"  <link name={quoteattr(robot.base_name)}/>")
-    for i in range(robot.n):
+    for i in range(robot.n_bodies):
         I = robot.inertias[i]
         out.append(f"  <link name={quoteattr(robot.link_names[i])}>")
         if robot.masses[i] > 0 or np.abs(I).max() > 0:
@@ -75,25 +79,27 @@ def to_urdf_text(robot: RobotModel) -> str:
                        f'<inertia ixx="{_f(I[0, 0])}" ixy="{_f(I[0, 1])}" ixz="{_f(I[0, 2])}" iyy="{_f(I[1, 1])}" '
                        f'iyz="{_f(I[1, 2])}" izz="{_f(I[2, 2])}"/></inertial>')
         out.append("  </link>")
+        name, lo, hi, vel, eff, viscous, coulomb, mimic = _body_joint(robot, i)
         prismatic = robot.joint_types[i] == PRISMATIC
-        limited = np.isfinite(robot.q_min[i]) or np.isfinite(robot.q_max[i])
-        if limited and not (np.isfinite(robot.q_min[i]) and np.isfinite(robot.q_max[i])):
-            raise ModelError(f"to_urdf: joint '{robot.joint_names[i]}' has one position limit only; URDF needs both "
+        limited = np.isfinite(lo) or np.isfinite(hi)
+        if limited and not (np.isfinite(lo) and np.isfinite(hi)):
+            raise ModelError(f"to_urdf: joint '{name}' has one position limit only; URDF needs both "
                              f"or none (continuous)")
         jtype = "prismatic" if prismatic else ("revolute" if limited else "continuous")
         if prismatic and not limited:
-            raise ModelError(f"to_urdf: prismatic joint '{robot.joint_names[i]}' has no position limits, which URDF "
+            raise ModelError(f"to_urdf: prismatic joint '{name}' has no position limits, which URDF "
                              f"requires; set them with robot.with_limits(q_min=..., q_max=...)")
         parent = robot.base_name if robot.parents[i] < 0 else robot.link_names[robot.parents[i]]
-        vel = robot.qd_max[i] if np.isfinite(robot.qd_max[i]) else 0.0
-        eff = robot.tau_max[i] if np.isfinite(robot.tau_max[i]) else 0.0
-        pos = f'lower="{_f(robot.q_min[i])}" upper="{_f(robot.q_max[i])}" ' if limited else ""
-        out += [f"  <joint name={quoteattr(robot.joint_names[i])} type=\"{jtype}\">",
+        vel = vel if np.isfinite(vel) else 0.0
+        eff = eff if np.isfinite(eff) else 0.0
+        pos = f'lower="{_f(lo)}" upper="{_f(hi)}" ' if limited else ""
+        out += [f"  <joint name={quoteattr(name)} type=\"{jtype}\">",
                 f"    <parent link={quoteattr(parent)}/><child link={quoteattr(robot.link_names[i])}/>",
                 "    " + _origin(robot.placement_rotations[i], robot.placement_translations[i]),
                 f'    <axis xyz="{_vec(robot.axes[i])}"/>',
                 f'    <limit {pos}velocity="{_f(vel)}" effort="{_f(eff)}"/>',
-                f'    <dynamics damping="{_f(robot.viscous[i])}" friction="{_f(robot.coulomb[i])}"/>',
+                f'    <dynamics damping="{_f(viscous)}" friction="{_f(coulomb)}"/>',
+                *(["    " + mimic] if mimic else []),
                 "  </joint>"]
     order = sorted(range(len(robot.frame_names)), key=lambda k: robot.frame_names[k] == robot.tool_frame)
     for k in order:                      # the tool frame last: `from_urdf` takes the last fixed frame as tool
@@ -107,6 +113,19 @@ def to_urdf_text(robot: RobotModel) -> str:
                 "  </joint>"]
     out.append("</robot>")
     return "\n".join(out) + "\n"
+
+
+def _body_joint(robot: RobotModel, i: int):
+    """(name, lower, upper, velocity, effort, damping, friction, <mimic> element or "") of body i's joint."""
+    c = robot.coupling
+    k = i if c is None else int(c.coordinate[i])
+    limits = (robot.q_min[k], robot.q_max[k], robot.qd_max[k], robot.tau_max[k])
+    if c is None or c.joint_names[i] == robot.joint_names[k]:
+        return (robot.body_joint_names[i], *limits, robot.viscous[k], robot.coulomb[k], "")
+    m, o = float(c.multiplier[i]), float(c.offset[i])
+    lo, hi = sorted((m * limits[0] + o, m * limits[1] + o))      # q_b = m q_k + o (inf stays inf)
+    mimic = f'<mimic joint={quoteattr(robot.joint_names[k])} multiplier="{_f(m)}" offset="{_f(o)}"/>'
+    return c.joint_names[i], lo, hi, abs(m) * limits[2], limits[3], 0.0, 0.0, mimic
 
 
 def to_urdf(robot: RobotModel, path) -> str:

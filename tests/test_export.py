@@ -110,9 +110,26 @@ def test_plan_command_locks_urdf_joints_and_picks_the_tool_frame(tmp_path, panda
     assert summary["dof"] == 7 and "panda_finger_joint1" not in summary["joint_names"]
 
 
+def test_plan_command_couples_mimic_joints(tmp_path, panda_urdf):
+    """--mimic coupled (the default): the Panda's finger_joint2 follows finger_joint1, 8 joints in the
+    waypoints; with the finger closing, both fingers' velocity limit (0.2 m/s) holds."""
+    W = np.array([[0, -0.3, 0, -2.0, 0, 1.8, 0.8, 0.0], [0.8, 0.2, 0.3, -1.6, 0.2, 2.0, 0.4, 0.04]])
+    wp = _csv(tmp_path / "wp.csv", W)
+    out = tmp_path / "out"
+    assert main(["plan", wp, "--robot", panda_urdf, "--out", str(out), "--no-plots", "--mimic", "coupled"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["dof"] == 8 and summary["joint_names"][-1] == "panda_finger_joint1"
+    data = np.loadtxt(out / "trajectory.csv", delimiter=",", skiprows=1)
+    assert np.abs(data[:, 1 + 8 + 7]).max() <= 0.2 * (1 + 1e-3)
+    wp9 = _csv(tmp_path / "wp9.csv", np.hstack([W, W[:, -1:]]))
+    assert main(["plan", wp9, "--robot", panda_urdf, "--out", str(tmp_path / "o9"), "--no-plots",
+                 "--mimic", "independent"]) == 0
+    assert json.loads((tmp_path / "o9" / "summary.json").read_text())["dof"] == 9
+
+
 @pytest.mark.parametrize("args, why", [
     (["--format", "csv,ros1"], "--format"), (["--lock", "joint"], "--lock"), (["--lock", "a=nan"], "--lock"),
-    (["--lock", "a=1"], "only for a URDF robot"), (["--velocity-scaling", "0"], "--velocity-scaling"),
+    (["--lock", "a=1"], "only for a URDF robot"), (["--mimic", "coupled"], "--mimic: only for a URDF robot"), (["--velocity-scaling", "0"], "--velocity-scaling"),
     (["--acceleration-scaling", "1.5"], "--acceleration-scaling")])
 def test_bad_export_options_are_one_line(tmp_path, capsys, args, why):
     r = dynamics.load_robot("iiwa7")

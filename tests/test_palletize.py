@@ -277,7 +277,19 @@ def test_cell_file_takes_a_urdf_robot_with_locked_joints_tool_frame_and_rating(t
     assert cell.robot.rated_payload == pytest.approx(8.0 - cell.gripper.mass)
 
 
+@pytest.mark.parametrize("mode, n", [(None, 8), ("coupled", 8), ("independent", 9)])
+def test_cell_file_mimic_option(tmp_path, panda_urdf, mode, n):
+    """[cell] mimic: the Panda's finger_joint2 follows finger_joint1 (default) or is a joint of its own."""
+    line = "" if mode is None else f'\nmimic = "{mode}"'
+    text = DEFAULT_CELL.read_text().replace('robot = "iiwa7"', f'urdf = "{panda_urdf}"{line}')
+    text = text.replace('flange = "flange"', 'flange = "panda_link8"')
+    (tmp_path / "panda.toml").write_text(text)
+    robot = load_cell(tmp_path / "panda.toml", check_reach=False).base_robot
+    assert robot.n == n and robot.n_bodies == 9 and (robot.coupling is None) == (mode == "independent")
+
+
 @pytest.mark.parametrize("line, why", [
+    ('mimic = "coupled"', r"cell\.mimic: only for a URDF robot"),
     ('locked_joints = { a = 0.1 }', r"cell\.locked_joints: only for a URDF robot"),
     ('tool_frame = "x"', r"cell\.tool_frame: only for a URDF robot"),
     ('rated_payload = -1', r"cell\.rated_payload"),

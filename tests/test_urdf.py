@@ -232,7 +232,12 @@ GOOD_LINKS = f'<link name="base"/><link name="a">{inertial(1.0)}</link>'
     (GOOD_LINKS + joint("j1", "base", "a", extra='<limit lower="1" upper="0" effort="5" velocity="1"/>'),
      r"joint 'j1': <limit>: lower 1.0 is above upper 0.0"),
     (GOOD_LINKS + joint("j1", "base", "a", extra='<limit lower="0" upper="1" effort="5" velocity="1"/><mimic joint="j0"/>'),
-     r"joint 'j1': <mimic> joints are not supported"),
+     r"joint 'j1' <mimic joint=\"j0\">: no such joint \(load with mimic=\"independent\""),
+    (GOOD_LINKS + joint("j1", "base", "a", extra='<limit lower="0" upper="1" effort="5" velocity="1"/><mimic/>'),
+     r"joint 'j1' <mimic>: <mimic> is missing the attribute 'joint'"),
+    (GOOD_LINKS + joint("j1", "base", "a", extra='<limit lower="0" upper="1" effort="5" velocity="1"/>'
+                                                 '<mimic joint="j1" multiplier="x"/>'),
+     r"joint 'j1' <mimic>: <mimic multiplier=\"x\">: not a number"),
     (GOOD_LINKS + joint("j1", "base", "zz"), r"joint 'j1': <child link=\"zz\">: no such link"),
     (GOOD_LINKS + joint("j1", "yy", "a"), r"joint 'j1': <parent link=\"yy\">: no such link"),
     (GOOD_LINKS + '<joint name="j1" type="revolute"><child link="a"/></joint>', r"joint 'j1': missing <parent>"),
@@ -285,8 +290,11 @@ def test_example_robot_data_panda_frames(panda_urdf):
     # hand TCP: 0.107 (flange) + 0.1034 along z7
     body, T = robot.frame("panda_hand_tcp")
     assert body == 6 and np.allclose(T[:3, 3], [0, 0, 0.2104], atol=1e-12)
-    with pytest.raises(ModelError, match=r"panda_finger_joint2': <mimic> joints are not supported"):
-        from_urdf(panda_urdf, locked_joints={"panda_finger_joint1": 0.0})
+    # locking the leader locks its mimic at multiplier · value + offset (the Panda's: 1 · q + 0)
+    held = from_urdf(panda_urdf, locked_joints={"panda_finger_joint1": 0.02})
+    both = from_urdf(panda_urdf, locked_joints={"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.02})
+    assert held.n == held.n_bodies == 7 and held.coupling is None
+    assert np.allclose(held.coms, both.coms, atol=1e-15) and np.allclose(held.inertias, both.inertias, atol=1e-15)
 
 
 def test_unrealisable_inertia_loads_with_a_warning_unless_strict(tmp_path):

@@ -21,7 +21,7 @@ def _segments_robot(robot, q):
     T = dynamics.forward_kinematics(robot, q)
     o = T[:, :3, 3]
     body = []
-    for i in range(robot.n):
+    for i in range(robot.n_bodies):
         p = robot.parents[i]
         body.append((np.zeros(3) if p < 0 else o[p], o[i]))
     frames = []

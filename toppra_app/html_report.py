@@ -125,7 +125,7 @@ def robot_lines(robot, q, tool_frame: str | None = None) -> np.ndarray:
     P = T[..., :3, 3]
     nan = np.full((q.shape[0], 1, 3), np.nan)
     pts, prev = [np.zeros((q.shape[0], 1, 3))], -1
-    for i in range(robot.n):
+    for i in range(robot.n_bodies):
         parent = int(robot.parents[i])
         if parent != prev:                                    # a new branch: start at the parent
             pts += [nan, np.zeros((q.shape[0], 1, 3)) if parent < 0 else P[:, parent:parent + 1]]

@@ -99,22 +99,34 @@ def pose_error(robot: RobotModel, q, target, frame: str | None = None) -> tuple[
 
 # ------------------------------------------------------------------------------ the chain
 class _Chain:
-    """The joints that move ``frame`` (ancestors of its body), base to tip, with fixed transforms."""
+    """The joints that move ``frame`` (ancestors of its body), base to tip, with fixed transforms.
+    ``joints`` are their coordinates (indices into q); with mimic joints (`dynamics.mimic`) the chain
+    must be made of independent joints only: the one-joint-at-a-time steps assume each coordinate
+    moves one joint of the chain."""
 
     def __init__(self, robot: RobotModel, frame: str | None):
         body, T_body_frame = robot.frame(frame)
         anc = robot.subtree_mask()[:, body]
-        self.joints = [int(j) for j in np.flatnonzero(anc)]          # parents come first (parents[i] < i)
+        bodies = [int(j) for j in np.flatnonzero(anc)]               # parents come first (parents[i] < i)
+        self.joints = bodies
+        if robot.coupling is not None:
+            c = robot.coupling
+            self.joints = [int(c.coordinate[b]) for b in bodies]
+            for b, k in zip(bodies, self.joints):
+                if c.joint_names[b] != robot.joint_names[k]:
+                    raise IKError(f"frame '{frame or robot.tool_frame}': moved by the mimic joint '{c.joint_names[b]}' "
+                                  f"(follows '{robot.joint_names[k]}'); inverse kinematics needs a chain of "
+                                  f"independent joints (load with mimic=\"independent\")")
         self.robot = robot
         self.T_end = T_body_frame
         self.P = []
-        for j in self.joints:
+        for j in bodies:
             P = np.eye(4)
             P[:3, :3] = robot.placement_rotations[j]
             P[:3, 3] = robot.placement_translations[j]
             self.P.append(P)
-        self.prismatic = [robot.joint_types[j] == PRISMATIC for j in self.joints]
-        self.axes = [np.array(robot.axes[j]) for j in self.joints]
+        self.prismatic = [robot.joint_types[j] == PRISMATIC for j in bodies]
+        self.axes = [np.array(robot.axes[j]) for j in bodies]
         # Rodrigues in 4×4 form: X(q) = 1 + sin q K + (1 − cos q) K², K = [axis]× (revolute)
         # or X(q) = 1 + q K with K the translation generator (prismatic)
         self._K, self._K2 = [], []

@@ -52,11 +52,12 @@ def default_preferred_posture(robot: RobotModel, pick: np.ndarray) -> np.ndarray
 
 def _load_robot(source, r: Reader, base_dir: Path) -> tuple[str, RobotModel]:
     """[cell] robot (built-in) or urdf (file, relative to the cell file) with locked_joints
-    (a table joint = position, rad or m), tool_frame and rated_payload (kg)."""
+    (a table joint = position, rad or m), tool_frame, mimic ("coupled" or "independent", see
+    `dynamics.urdf_mimic`) and rated_payload (kg)."""
     from dynamics.robots import load_robot
     if r.has("urdf") and r.has("robot"):
         raise r.error("urdf", "give either 'robot' (a built-in name) or 'urdf' (a file), not both")
-    for key in ("locked_joints", "tool_frame"):
+    for key in ("locked_joints", "tool_frame", "mimic"):
         if r.has(key) and not r.has("urdf"):
             raise r.error(key, "only for a URDF robot ('urdf = \"FILE.urdf\"')")
     if r.has("urdf"):
@@ -68,8 +69,11 @@ def _load_robot(source, r: Reader, base_dir: Path) -> tuple[str, RobotModel]:
                 isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) for v in locked.values()):
             raise r.error("locked_joints", f"expected a table of joint = position (finite numbers), got "
                                            f"{short_repr(locked)}")
+        mimic = r.string("mimic", "coupled")
+        if mimic not in ("coupled", "independent"):
+            raise r.error("mimic", f"expected \"coupled\" or \"independent\", got {short_repr(mimic)}")
         try:
-            name, robot = path.stem, RobotModel.from_urdf(str(path), locked_joints=dict(locked) or None,
+            name, robot = path.stem, RobotModel.from_urdf(str(path), locked_joints=dict(locked) or None, mimic=mimic,
                                                           tool_frame=r.string("tool_frame") if r.has("tool_frame") else None)
         except ValueError as exc:
             raise r.error("urdf", str(exc)) from None

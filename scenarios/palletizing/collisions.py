@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dynamics.mimic import body_rates
 from toppra_app.errors import InfeasiblePathError
 
 from .cell import rot_z, yaw_pose
@@ -95,9 +96,10 @@ def _segments(cell, T):
     r = cell.link_radius if cell.link_radius is not None else LINK_RADIUS.get(cell.robot_name, DEFAULT_RADIUS)
     fl = _frame(robot, T, cell.flange)[..., :3, 3] if cell.flange else P[:, -1]
     tcp = _frame(robot, T, "tcp")
-    children = {i: [c for c in range(robot.n) if robot.parents[c] == i] for i in range(robot.n)}
+    nb = robot.n_bodies
+    children = {i: [c for c in range(nb) if robot.parents[c] == i] for i in range(nb)}
     segs = []
-    for i in range(robot.n):
+    for i in range(nb):
         ends = [P[:, c] for c in children[i]] or [fl]
         for e in ends:
             segs.append((robot.link_names[i], "capsule", P[:, i], e, r))
@@ -202,7 +204,8 @@ def check_move(cell, move, sample) -> Clearance:
     # speed bound: Σ_j |q̇_j| R_j, R_j from joint j's origin to the farthest point of any moving body
     O = T[..., :3, 3]                                                          # (K, n, 3) joint origins
     far = np.max([np.linalg.norm(c[:, None, :] - O, axis=2) + r for *_, c, r in moving], axis=0)   # (K, n)
-    V = 1.05 * float(np.max(np.sum(np.abs(qd) * far.max(axis=0), axis=1))) + 1e-9
+    qd_bodies = body_rates(cell.robot, np.atleast_2d(qd))                      # G q̇ with mimic joints
+    V = 1.05 * float(np.max(np.sum(np.abs(qd_bodies) * far.max(axis=0), axis=1))) + 1e-9
     req, res = coal.DistanceRequest(), coal.DistanceResult()
     names = [m[0] for m in moving]
     objs = [coal.CollisionObject(m[1], coal.Transform3s()) for m in moving]

@@ -14,7 +14,7 @@ from toppra_app.errors import InputError, short_repr
 
 
 SCHEMA = {
-    "cell": {"name", "robot", "urdf", "locked_joints", "tool_frame", "rated_payload", "package_paths", "flange",
+    "cell": {"name", "robot", "urdf", "locked_joints", "tool_frame", "mimic", "rated_payload", "package_paths", "flange",
              "preferred_posture_deg"},
     "gripper": {"mass", "com", "size", "inertia", "tcp_offset"},
     "pick": {"position", "yaw_deg"},

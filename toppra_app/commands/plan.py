@@ -57,6 +57,9 @@ def add_parser(sub):
     p.add_argument("--lock", action="append", default=[], metavar="JOINT=VALUE",
                    help="URDF robot: hold a joint at a position (rad or m); repeat for several")
     p.add_argument("--tool-frame", default=None, metavar="FRAME", help="URDF robot: the tool frame (a link name)")
+    p.add_argument("--mimic", default=None, choices=("coupled", "independent"),
+                   help="URDF robot: <mimic> joints follow their leader (coupled, the default: not in the waypoints) "
+                        "or are joints of their own (independent)")
     p.add_argument("--velocity-scaling", type=float, default=1.0, metavar="F",
                    help="scale every joint velocity limit by F in (0, 1] (MoveIt's max_velocity_scaling_factor)")
     p.add_argument("--acceleration-scaling", type=float, default=1.0, metavar="F",
@@ -95,14 +98,16 @@ def _scaling(value: float, flag: str) -> float:
 
 
 # ---------------------------------------------------------------------------------- input
-def load_robot_arg(name: str, locks=None, tool_frame=None):
+def load_robot_arg(name: str, locks=None, tool_frame=None, mimic=None):
     import dynamics
     if name.lower().endswith((".urdf", ".xacro")) or os.path.sep in name:
         if not os.path.exists(name):
             raise InputError(f"--robot: no such file '{name}'")
-        return dynamics.RobotModel.from_urdf(name, locked_joints=locks or None, tool_frame=tool_frame)
-    if locks or tool_frame:
-        raise InputError(f"--lock / --tool-frame: only for a URDF robot (--robot FILE.urdf), not the built-in '{name}'")
+        return dynamics.RobotModel.from_urdf(name, locked_joints=locks or None, tool_frame=tool_frame,
+                                             mimic=mimic or "coupled")
+    if locks or tool_frame or mimic:
+        raise InputError(f"--lock / --tool-frame / --mimic: only for a URDF robot (--robot FILE.urdf), not the "
+                         f"built-in '{name}'")
     loader = getattr(dynamics, "load_robot", None)
     if loader is None:
         from dynamics.robots import load_robot as loader
@@ -193,7 +198,7 @@ def run(args) -> int:
     formats = _formats(args.format)
     vs, accs = _scaling(args.velocity_scaling, "--velocity-scaling"), _scaling(args.acceleration_scaling,
                                                                                  "--acceleration-scaling")
-    robot = load_robot_arg(args.robot, _locks(args.lock), args.tool_frame)
+    robot = load_robot_arg(args.robot, _locks(args.lock), args.tool_frame, args.mimic)
     if vs != 1.0 or accs != 1.0:
         robot = robot.with_limits(qd_max=vs * np.asarray(robot.qd_max), qdd_max=accs * np.asarray(robot.qdd_max))
     waypoints, s, _ = read_waypoints(args.waypoints, robot.n, args.degrees)
