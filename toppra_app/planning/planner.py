@@ -45,6 +45,8 @@ from .result import TimeOptimalPlan
 
 DEFAULT_SUBSTEPS = 8               # sub-samples per interval of the between-grid check
 DEFAULT_TOL = 1e-3                 # allowed relative over-limit between grid points
+CHECK_SHARE = 0.9                  # the check's sub-samples get this share of it: a peak between two of them
+                                   # went up to +0.108 % on 1 ms resampling with the full tol (benchmark suite)
 REFINE_ABOVE = 0.01                # default `gap_target`: plan again on a finer default grid where
                                    # `verify.gap_estimate` exceeds it
 WARN_ABOVE = 0.05                  # and warn where it still does (it over-states the gap, up to ~15×)
@@ -250,7 +252,7 @@ class TimeOptimalPlanner:
             for lim in self.limits:
                 lim.check_time_law(robot, self.sub, law.b, check)
             timings["verify"] += time.perf_counter() - t0
-            over = {kind: check.ratios[kind] > 1.0 + self.tol for kind in check.ratios}
+            over = {kind: check.ratios[kind] > 1.0 + CHECK_SHARE * self.tol for kind in check.ratios}
             n_over = int(sum(o.sum() for o in over.values()))
             if n_over == 0:
                 break
