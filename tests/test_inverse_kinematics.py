@@ -303,3 +303,63 @@ def test_predicted_start_tracks_the_same_path_with_fewer_sweeps():
     assert np.abs(np.diff(fast_d.q, axis=0)).max() <= 1.05 * np.abs(np.diff(plain_d.q, axis=0)).max()
     with pytest.raises(IKError, match="predict"):
         track_path(cell.robot, cart.poses, q0, TCP_FRAME, predict=True, dt=1e-3, qd_max="robot")
+
+
+# ------------------------------------------------------------------------------ several starts, symmetric targets
+def test_multistart_reaches_a_panda_pose_a_single_start_misses(panda_urdf):
+    """From a posture with joint 7 near its limit (the Panda cell's first pick posture) the recursive IK
+    stalls short of a tool-down pose; other starts and the same pose turned by π (a box's symmetry) reach
+    it to 1e-9. The reached pose is checked independently with Pinocchio's forward kinematics."""
+    import pinocchio as pin
+    from dynamics.inverse_kinematics import random_seeds, solve_ik_multistart
+    from dynamics.urdf import from_urdf
+    from scenarios.palletizing.cell import tool_down_pose
+    fingers = {"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.0}
+    robot = from_urdf(panda_urdf, locked_joints=fingers)
+    start = np.array([-1.963, 0.265, 0.581, -2.170, -0.210, 2.382, -2.816])
+    r, az, yaw = 0.6734, 0.9906, 2.0111
+    T = tool_down_pose([r * math.cos(az), r * math.sin(az), 0.3414], yaw)
+    single = solve_ik(robot, T, start)
+    assert not single.success and single.pos_err > 0.01
+    turned = tool_down_pose(T[:3, 3], yaw + math.pi)
+    tight = dict(tol_pos=1e-12, tol_rot=1e-12)
+    ms = solve_ik_multistart(robot, [T, turned], [[start], random_seeds(robot, 8, seed=12)], **tight)
+    assert ms.success and not ms.first_try and ms.attempts == 2 and ms.target == 1 and ms.seed == 0
+    assert ms.best.pos_err < 1e-9 and ms.best.rot_err < 1e-9
+    assert np.all(ms.best.q >= robot.q_min) and np.all(ms.best.q <= robot.q_max)
+    # more starts, the configured yaw only: a random start reaches it too
+    ms_seeds = solve_ik_multistart(robot, [T], [[start], random_seeds(robot, 8, seed=12)], **tight)
+    assert ms_seeds.success and ms_seeds.seed > 0 and ms_seeds.best.pos_err < 1e-9
+    # Pinocchio's forward kinematics of the reached postures (fingers at their locked positions)
+    model = pin.buildModelFromUrdf(panda_urdf)
+    data = model.createData()
+    fid = model.getFrameId(robot.tool_frame)
+    for q, goal in ((ms.best.q, turned), (ms_seeds.best.q, T)):
+        qp = pin.neutral(model)
+        for name, value in list(zip(robot.joint_names, q)) + list(fingers.items()):
+            qp[model.joints[model.getJointId(name)].idx_q] = value
+        pin.framesForwardKinematics(model, data, qp)
+        M = data.oMf[fid]
+        assert np.linalg.norm(M.translation - goal[:3, 3]) < 1e-9
+        assert np.linalg.norm(pin.log3(goal[:3, :3].T @ M.rotation)) < 1e-9
+
+
+def test_multistart_bad_inputs_and_unreachable():
+    from dynamics.inverse_kinematics import random_seeds, solve_ik_multistart
+    robot = load_robot("iiwa7")
+    with pytest.raises(IKError, match="stages"):
+        solve_ik_multistart(robot, [np.zeros(3)], [np.zeros((1, 6))])
+    with pytest.raises(IKError, match="targets"):
+        solve_ik_multistart(robot, [], [np.zeros((1, 7))])
+    with pytest.raises(IKError, match="count"):
+        random_seeds(robot, -1)
+    S = random_seeds(robot, 50, seed=3)
+    assert np.all(S > robot.q_min) and np.all(S < robot.q_max)
+    np.testing.assert_array_equal(S, random_seeds(robot, 50, seed=3))
+    far = solve_ik_multistart(robot, [np.array([2.0, 0.0, 0.5])], [[np.zeros(7) + 0.1], S[:3]], max_sweeps=100)
+    assert not far.success and far.best is None and far.attempts == 4
+    # the closest attempt is the least error of all, and its error is that of its posture: 2 m from the
+    # base, the stretched arm (shoulder at 0.36 m, ~0.95 m to the flange) stays about 1.06–1.08 m short
+    assert far.closest.pos_err == min(t[3] for t in far.tried)
+    assert far.closest.pos_err == pytest.approx(pose_error(robot, far.closest.q, np.array([2.0, 0.0, 0.5]))[0])
+    assert 1.0 < far.closest.pos_err < 1.1
