@@ -89,13 +89,18 @@ def _random_poses(cell, shoulder, reach, count, rng):
     return out
 
 
-def _pose_rows(cell, poses, currents, box):
-    """Per pose: single start (current posture, the given yaw) and the cell's several starts × yaws."""
+def _pose_rows(cell, poses, currents, box, follow=False, known=None):
+    """Per pose: one start (the current posture, the pose's own yaw) and the cell's several starts × yaws
+    (`scenarios.palletizing.moves._solve_pose`). ``follow``: the current posture of a pose is the posture
+    chosen for the one before (a robot going from pose to pose; ``currents[0]`` first). ``known``: the
+    reachability of every pose from an earlier pass (no new search)."""
     from dynamics.inverse_kinematics import random_seeds, solve_ik, solve_ik_multistart
     from scenarios.palletizing.cell import TCP_FRAME, tool_down_pose
     from scenarios.palletizing.moves import _solve_pose, symmetric_yaws
     rows = []
-    for T, q0 in zip(poses, currents):
+    q_now = currents[0]
+    for i, T in enumerate(poses):
+        q0 = q_now if follow else currents[i]
         yaw = math.atan2(T[1, 0], T[0, 0])
         targets = [tool_down_pose(T[:3, 3], yaw + d) for d in symmetric_yaws(box)]
         t0 = time.perf_counter()
@@ -104,13 +109,16 @@ def _pose_rows(cell, poses, currents, box):
         ms = _solve_pose(cell, targets, q0)
         t2 = time.perf_counter()
         reachable = one.success or ms.success
-        if not reachable:
+        if known is not None:
+            reachable = reachable or known[i]
+        elif not reachable:
             ex = solve_ik_multistart(cell.robot, targets, [random_seeds(cell.robot, EXHAUSTIVE_STARTS, seed=99)],
                                      TCP_FRAME, reference=q0, rot_weight=cell.rot_weight)
             reachable = ex.success
-        sweeps = [] if ms.best is None else [ms.best.sweeps]
+        if ms.success:
+            q_now = ms.best.q
         rows.append(dict(single=one.success, multi=ms.success, reachable=reachable, solves=ms.attempts,
-                         t_single=t1 - t0, t_multi=t2 - t1, sweeps_single=one.sweeps, sweeps_multi=sweeps,
+                         t_single=t1 - t0, t_multi=t2 - t1, sweeps_single=one.sweeps,
                          closest_mm=1e3 * ms.closest.pos_err))
     return rows
 
@@ -118,7 +126,7 @@ def _pose_rows(cell, poses, currents, box):
 def run_ik_benchmark(out=print, quick: bool = False, robots=None) -> dict:
     from benchmarks.cases import available_robots
     from scenarios.palletizing import IKFailure, move_geometry, pick_posture
-    n_random = 10 if quick else 40
+    n_random = 10 if quick else 30
     have = set(available_robots())
     names = [r for r in (robots or ROBOTS) if r in have]
     results = {}
@@ -138,6 +146,8 @@ def run_ik_benchmark(out=print, quick: bool = False, robots=None) -> dict:
         pat_rows = pick_rows + _pose_rows(cell, places, [q_pick] * len(places), cell.layer_boxes[0])
         rnd = _random_poses(cell, shoulder, reach, n_random, rng)
         rnd_rows = _pose_rows(cell, rnd, [cell.q_preferred] * len(rnd), cell.layer_boxes[0])
+        seq_rows = _pose_rows(cell, rnd, [cell.q_preferred], cell.layer_boxes[0], follow=True,
+                              known=[r["reachable"] for r in rnd_rows])
         # the loaded moves' paths: recursive sweeps, polished samples
         track = dict(moves=0, failed=0, samples=0, sweeps=0, polished=0, seconds=0.0)
         for s in list(cell.slots):
@@ -151,39 +161,48 @@ def run_ik_benchmark(out=print, quick: bool = False, robots=None) -> dict:
             track["sweeps"] += geo.ik_sweeps
             track["polished"] += geo.ik_polished
             track["seconds"] += geo.ik_time
-        results[name] = dict(reach=reach, scale=scale, pattern=pat_rows, random=rnd_rows, track=track)
+        results[name] = dict(reach=reach, scale=scale, pattern=pat_rows, random=rnd_rows, sequence=seq_rows,
+                             track=track)
     _print(out, results, n_random)
     return results
 
 
 def _rate(rows, key):
+    """(successes among the reachable rows, number of reachable rows)."""
     ok = [r for r in rows if r["reachable"]]
     return sum(r[key] for r in ok), len(ok)
 
 
+KINDS = {"pattern": "pattern", "random": "random, from home", "sequence": "random, from the previous"}
+
+
 def _print(out, results, n_random):
-    out(f"## IK success rate (`toppra-app bench ik`: pick + pallet pattern of the default cell scaled by the "
-        f"robot's reach, and {n_random} random tool-down poses per robot)\n")
-    out("| robot | reach m | poses | reachable | one start | several starts × yaws | solves/pose | "
-        "one start ms | several ms | sweeps/solve |")
+    out(f"## IK success rate (`toppra-app bench ik`: the pick and the pallet pattern of the default cell "
+        f"scaled by the robot's reach; {n_random} random tool-down poses per robot, solved from the home "
+        f"posture and in sequence from the previous pose's posture)\n")
+    out("| robot | poses | reachable | one start | several starts × yaws | solves/pose | one start ms | "
+        "several ms (reachable) | several ms (unreachable) | sweeps/solve (one start) |")
     out("|---|---|---|---|---|---|---|---|---|---|")
     for name, r in results.items():
-        for kind in ("pattern", "random"):
+        for kind, label in KINDS.items():
             rows = r[kind]
             s1, n = _rate(rows, "single")
             sm, _ = _rate(rows, "multi")
-            reach = [x for x in rows if x["reachable"]]
-            solves = np.mean([x["solves"] for x in reach]) if reach else float("nan")
-            t1 = 1e3 * np.mean([x["t_single"] for x in rows])
-            tm = 1e3 * np.mean([x["t_multi"] for x in rows])
-            sw = np.mean([x["sweeps_single"] for x in rows])
-            out(f"| {name} ({kind}) | {r['reach']:.3f} | {len(rows)} | {n} | {s1}/{n} ({100 * s1 / max(n, 1):.0f} %) | "
-                f"{sm}/{n} ({100 * sm / max(n, 1):.0f} %) | {solves:.1f} | {t1:.1f} | {tm:.1f} | {sw:.0f} |")
-    out("\n| robot | loaded moves tracked | path samples | recursive sweeps | sweeps/sample | polished samples | "
-        "IK s |")
-    out("|---|---|---|---|---|---|---|")
+            ok = [x for x in rows if x["reachable"]]
+            bad = [x for x in rows if not x["reachable"]]
+            solves = np.mean([x["solves"] for x in ok]) if ok else float("nan")
+            t1 = 1e3 * np.mean([x["t_single"] for x in ok]) if ok else float("nan")
+            tm = 1e3 * np.mean([x["t_multi"] for x in ok]) if ok else float("nan")
+            tb = f"{1e3 * np.mean([x['t_multi'] for x in bad]):.0f}" if bad else "–"
+            sw = np.mean([x["sweeps_single"] for x in ok]) if ok else float("nan")
+            out(f"| {name} ({label}) | {len(rows)} | {n} | {s1}/{n} ({100 * s1 / max(n, 1):.0f} %) | "
+                f"{sm}/{n} ({100 * sm / max(n, 1):.0f} %) | {solves:.1f} | {t1:.1f} | {tm:.1f} | {tb} | {sw:.0f} |")
+    out("\n| robot | reach m (shoulder → TCP) | scale | loaded moves tracked | path samples | recursive sweeps | "
+        "sweeps/sample | polished samples | IK s |")
+    out("|---|---|---|---|---|---|---|---|---|")
     for name, r in results.items():
         t = r["track"]
         per = t["sweeps"] / max(t["samples"], 1)
-        out(f"| {name} | {t['moves']}/{t['moves'] + t['failed']} | {t['samples']} | {t['sweeps']} | {per:.2f} | "
+        out(f"| {name} | {r['reach']:.3f} | {r['scale']:.2f} | {t['moves']}/{t['moves'] + t['failed']} | "
+            f"{t['samples']} | {t['sweeps']} | {per:.2f} | "
             f"{t['polished']} ({100 * t['polished'] / max(t['samples'], 1):.0f} %) | {t['seconds']:.2f} |")
