@@ -221,8 +221,9 @@ def test_default_tracking_is_the_recursive_method_with_a_polish_only_where_neede
     assert 0 < tr.polished < len(targets) // 2 and np.sum(paper.sweeps > 5) > 0
     generous = track_path(robot, targets, PLANAR_THETA0, polish_after=10)
     assert generous.polished == 0 and np.array_equal(generous.q, paper.q)
-    with pytest.raises(IKError, match="polish_after"):
-        track_path(robot, targets[:3], PLANAR_THETA0, polish_after=-1)
+    for bad in (-1, 2.5, "5"):
+        with pytest.raises(IKError, match="polish_after"):
+            track_path(robot, targets[:3], PLANAR_THETA0, polish_after=bad)
     with pytest.raises(IKError, match="rot_weight"):
         track_path(robot, targets[:3], PLANAR_THETA0, rot_weight=0.0)
 
@@ -353,6 +354,10 @@ def test_multistart_bad_inputs_and_unreachable():
         solve_ik_multistart(robot, [], [np.zeros((1, 7))])
     with pytest.raises(IKError, match="count"):
         random_seeds(robot, -1)
+    with pytest.raises(IKError, match="count"):
+        random_seeds(robot, 2.5)
+    with pytest.raises(IKError, match="reference"):
+        solve_ik_multistart(robot, [np.zeros(3)], [np.zeros((1, 7))], reference=np.zeros(3))
     S = random_seeds(robot, 50, seed=3)
     assert np.all(S > robot.q_min) and np.all(S < robot.q_max)
     np.testing.assert_array_equal(S, random_seeds(robot, 50, seed=3))

@@ -42,7 +42,7 @@ class MultiStartResult:
 def random_seeds(robot: RobotModel, count: int, seed: int = 0, margin: float = 0.05) -> np.ndarray:
     """``count`` deterministic starts, uniform within the joint limits shrunk by ``margin`` of each range
     (an unlimited joint in [−π, π])."""
-    if int(count) != count or count < 0:
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
         raise IKError(f"count: expected a number of starts >= 0, got {count!r}")
     lo = np.where(np.isfinite(robot.q_min), robot.q_min, -np.pi)
     hi = np.where(np.isfinite(robot.q_max), robot.q_max, np.pi)
@@ -68,7 +68,10 @@ def solve_ik_multistart(robot: RobotModel, targets, stages, frame: str | None = 
     targets = list(targets)
     if not targets:
         raise IKError("targets: expected at least one target pose")
-    ref = _as_q(robot, stages[0][0] if reference is None else reference)
+    try:
+        ref = _as_q(robot, stages[0][0] if reference is None else reference)
+    except IKError:
+        raise IKError(f"reference: expected {robot.n} finite joint values, got {np.shape(reference)}") from None
     L2 = float(ik_options.get("rot_weight", 0.2)) ** 2
     tried = []
     best = closest = None

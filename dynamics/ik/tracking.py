@@ -58,7 +58,7 @@ def track_path(robot: RobotModel, targets, q0, frame: str | None = None, *, meth
     if method == "recursive":
         if step not in ("exact", "paper"):
             raise IKError(f"step: expected 'exact' or 'paper', got {step!r}")
-        if int(polish_after) != polish_after or polish_after < 0:
+        if isinstance(polish_after, bool) or not isinstance(polish_after, (int, np.integer)) or polish_after < 0:
             raise IKError(f"polish_after: expected a number of sweeps >= 0, got {polish_after!r}")
         lo = np.asarray(robot.q_min if q_min is None else q_min, float)
         hi = np.asarray(robot.q_max if q_max is None else q_max, float)
