@@ -50,3 +50,27 @@ def test_one_case_end_to_end():
     assert row["over"] <= 2e-3                                  # our plan within the limits (Pinocchio)
     s = summarise([row])
     assert s["all"]["n"] == 1 and len(verdicts(s)) == 5
+
+
+@pytest.mark.parametrize("name", ["iiwa7", "panda-urdf", "ur5e", "ur10-urdf"])
+def test_bench_ik_cells_are_scaled_to_the_robot_and_reachable(name):
+    """`toppra-app bench ik` builds the default cell for every robot, scaled about the shoulder by its reach:
+    the iiwa's is the default cell itself, and every cell's pick and place poses are reached (several
+    starts × the box's symmetric yaws) within the joint limits."""
+    from benchmarks.bench_ik import make_cell
+    from benchmarks.cases import available_robots
+    from scenarios.palletizing import DEFAULT_CELL, check_reachable, load_cell
+    if name not in available_robots():
+        pytest.skip(f"{name} not installed")
+    cell, shoulder, reach, scale = make_cell(name)
+    if name == "iiwa7":
+        ref = load_cell(DEFAULT_CELL, check_reach=False)
+        assert scale == pytest.approx(1.0)
+        np.testing.assert_allclose(cell.pick, ref.pick, atol=1e-12)
+        np.testing.assert_allclose([s.place for s in cell.slots], [s.place for s in ref.slots], atol=1e-12)
+    d_pick = np.linalg.norm(cell.pick[:3, 3] - shoulder) / reach
+    assert 0.3 < d_pick < 0.9
+    check_reachable(cell)
+    r = cell.robot
+    for q in [cell.q_pick, *cell.q_place.values()]:
+        assert np.all(q >= r.q_min) and np.all(q <= r.q_max)

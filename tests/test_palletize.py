@@ -57,9 +57,11 @@ def test_ik_reaches_every_slot_within_limits(cell):
     robot = cell.robot
     q_pick = pick_posture(cell)
     assert max(pose_error(robot, q_pick, cell.pick, TCP_FRAME)) <= 1e-6
-    for s in cell.slots:
-        res = slot_ik(cell, s)
-        assert res.success, (s.label, res)
+    for s in list(cell.slots):
+        ms = slot_ik(cell, s)
+        assert ms.success, (s.label, ms)
+        res = ms.best
+        s = cell.slots[s.index]                      # its place yaw as the pose IK chose it
         p, r = pose_error(robot, res.q, s.place, TCP_FRAME)
         assert p <= 1e-6 and r <= 1e-6, s.label
         assert np.all(res.q >= robot.q_min) and np.all(res.q <= robot.q_max), s.label
@@ -141,6 +143,14 @@ def test_cli_palletize_quick_writes_everything(tmp_path, capsys):
     assert "total:" in text and "exceeds its limit" in text
     summary = json.loads((out / "summary.json").read_text())
     assert summary["boxes_planned"] == 2 and len(summary["moves"]) == 4
+    # the IK along the paths is the recursive method: sweeps counted, Newton polish only on some samples
+    ik = summary["ik"]
+    loaded = [m["ik"] for m in summary["moves"] if m["kind"] == "loaded"]
+    assert ik["samples"] == sum(m["samples"] for m in loaded) == 2 * 80
+    assert ik["sweeps"] == sum(m["sweeps"] for m in loaded) >= ik["samples"] - 2
+    assert 0 <= ik["polished"] < ik["samples"] and ik["pose_ik"]["poses"] == 9
+    assert (f"IK: {ik['sweeps']} recursive sweeps (Nicolato & Madrid) over 160 path samples, {ik['polished']} "
+            f"polished by Newton steps") in text
     csvs = sorted(out.glob("*.csv"))
     assert len(csvs) == 4
     header = csvs[0].read_text().splitlines()[0].split(",")
@@ -160,7 +170,12 @@ BAD_CELLS = [
     ("unknown key", lambda t: edit(t, "yaw_deg = 90.0", "yaw_deg = 90.0\ncolour = \"red\""), r"pick\.colour: unknown key"),
     ("unknown table", lambda t: t + "\n[robotics]\nx = 1\n", r"robotics: unknown table"),
     ("unreachable slot", lambda t: edit(t, "position = [0.55, 0.05, 0.05]", "position = [1.30, 0.05, 0.05]"),
-     r"pallet\.position: box 1 \(L1R1C1\).*out of reach"),
+     r"pallet\.position: box 1 \(L1R1C1\), loaded move, place: the pose \(1\.195, -0\.030, 0\.150\) m, "
+     r"yaw -?180\.0° is out of reach of iiwa7 .*: closest \d+\.\d mm and \d+\.\d+° away after 20 solves "
+     r"\(2 symmetric yaws × 10 starts\)"),
+    ("unreachable pick", lambda t: edit(t, "position = [0.10, -0.55, 0.20]", "position = [0.10, -1.55, 0.20]"),
+     r"pick\.position: every box, loaded move, pick: the pose \(0\.100, -1\.550, 0\.200\) m, yaw 90\.0° is out "
+     r"of reach of iiwa7 .*: closest \d+\.\d mm"),
     ("too heavy", lambda t: edit(t, "mass = 5.0", "mass = 6.8"), r"boxes\.heavy\.mass: 6\.8 kg exceeds"),
     ("heavier than rating", lambda t: edit(t, "mass = 5.0", "mass = 9.0"), r"boxes\.heavy\.mass: 9 kg exceeds"),
     ("overlap", lambda t: edit(t, "gap = 0.01", "gap = -0.02"), r"pattern\.gap: .*overlap"),
@@ -299,3 +314,56 @@ def test_cell_robot_options_are_checked(tmp_path, line, why):
     (tmp_path / "c.toml").write_text(text)
     with pytest.raises(InputError, match=why):
         load_cell(tmp_path / "c.toml", check_reach=False)
+
+
+def _panda_cell_text(panda_urdf, fingers="{ panda_finger_joint1 = 0.0, panda_finger_joint2 = 0.0 }"):
+    text = DEFAULT_TEXT.replace('robot = "iiwa7"', f'urdf = "{panda_urdf}"\nlocked_joints = {fingers}\n'
+                                'tool_frame = "panda_hand"\nrated_payload = 8.0')
+    return text.replace('flange = "flange"', 'flange = "panda_link8"')
+
+
+def test_panda_cell_reached_by_other_starts_and_the_box_symmetry(tmp_path, panda_urdf):
+    """Issue 12: in the Panda cell a single start (the preferred posture, then the pick posture) misses a
+    place pose that other starts and the box's half turn reach. The cell now loads; every pick/place
+    posture reaches its pose (checked by forward kinematics) within the joint limits, with the place yaw
+    a symmetric turn of the pattern's, and every loaded move's path is tracked."""
+    from dynamics.inverse_kinematics import solve_ik
+    from scenarios.palletizing import make_slots, move_geometry
+    from scenarios.palletizing.moves import symmetric_yaws
+    path = write_cell(tmp_path, _panda_cell_text(panda_urdf), "panda.toml")
+    plain = load_cell(path, check_reach=False)
+    robot = plain.robot
+    # what a single start gives: the pick from the preferred posture, every place from that pick posture
+    single_pick = solve_ik(robot, plain.pick, plain.q_preferred, TCP_FRAME, rot_weight=plain.rot_weight)
+    assert single_pick.success
+    single = [solve_ik(robot, s.place, single_pick.q, TCP_FRAME, rot_weight=plain.rot_weight).success
+              for s in plain.slots]
+    assert not all(single)
+    cell = load_cell(path)                                  # check_reach: no IKFailure
+    pattern = make_slots(cell)
+    used_symmetry = cell.grasp_turn != 0.0
+    for s, s0 in zip(cell.slots, pattern):
+        turn = s.yaw - s0.yaw
+        assert min(abs(math.remainder(turn - d, 2 * math.pi)) for d in symmetric_yaws(s.box)) < 1e-12
+        used_symmetry |= abs(math.remainder(turn, 2 * math.pi)) > 1e-9
+        q = cell.q_place[s.index]
+        assert max(pose_error(robot, q, s.place, TCP_FRAME)) <= 1e-6
+        assert np.all(q >= robot.q_min) and np.all(q <= robot.q_max)
+        np.testing.assert_allclose(s.place[:3, 3], s0.place[:3, 3], atol=1e-15)
+    assert used_symmetry
+    assert max(pose_error(robot, cell.q_pick, cell.pick, TCP_FRAME)) <= 1e-6
+    for s in cell.slots[:2]:
+        geo = move_geometry(cell, s)
+        T = frame_pose(robot, geo.q, TCP_FRAME)
+        assert np.linalg.norm(T[:, :3, 3] - geo.cart.poses[:, :3, 3], axis=1).max() <= 1e-5
+        assert geo.ik_sweeps > 0 and geo.ik_polished < len(geo.q)
+
+
+def test_turned_grasp_turns_the_payload(cell):
+    """A pick turned by π (the box taken from its other end) sees the box's COM offset turned by π about the
+    tool axis; the inertia about the tool's z axis is unchanged."""
+    box = cell.boxes["heavy"]
+    a, b = box.payload(), box.payload(math.pi)
+    np.testing.assert_allclose(b.com[:2], -a.com[:2], atol=1e-15)
+    assert b.com[2] == pytest.approx(a.com[2]) and b.mass == a.mass
+    np.testing.assert_allclose(np.diag(b.inertia), np.diag(a.inertia), atol=1e-15)

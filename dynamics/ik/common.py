@@ -47,6 +47,16 @@ class TrackResult:
     def all_success(self) -> bool:
         return bool(np.all(self.success))
 
+    @property
+    def total_sweeps(self) -> int:
+        """Recursive sweeps over the whole path."""
+        return int(np.sum(self.sweeps))
+
+    @property
+    def polished(self) -> int:
+        """Samples the sweeps left outside the tolerance, finished by Newton steps."""
+        return int(np.count_nonzero(self.newton_steps))
+
 
 # ------------------------------------------------------------------------------ targets and errors
 def _parse_target(target):
@@ -75,6 +85,11 @@ def _rot_angle(Ra: np.ndarray, Rb: np.ndarray) -> float:
 
 def _rot_log(R: np.ndarray) -> np.ndarray:
     """Rotation vector of R (axis × angle)."""
+    x, y, z = 0.5 * (R[2, 1] - R[1, 2]), 0.5 * (R[0, 2] - R[2, 0]), 0.5 * (R[1, 0] - R[0, 1])
+    s = math.sqrt(x * x + y * y + z * z)
+    if s >= 1e-9:                                   # the usual case, in scalars (one call per joint move)
+        f = math.atan2(s, 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)) / s
+        return np.array([x * f, y * f, z * f])
     v = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
     s = np.linalg.norm(v)
     c = 0.5 * (np.trace(R) - 1.0)
@@ -144,16 +159,38 @@ class _Chain:
             return _EYE4 + qk * self._K[k]
         return _EYE4 + math.sin(qk) * self._K[k] + (1.0 - math.cos(qk)) * self._K2[k]
 
-    def relative_ends(self, q: np.ndarray) -> list[np.ndarray]:
-        """^kT_end for every chain joint k: pose of the end frame in body k (backward pass)."""
+    def jacobian(self, q) -> tuple[np.ndarray, np.ndarray]:
+        """(end pose (4, 4), geometric Jacobian (6, m) of the chain's joints): rows (v; ω) in the base frame,
+        column k = (z_k × (p − o_k); z_k) for a revolute joint, (z_k; 0) for a prismatic one (one forward
+        pass over the chain; the same matrix as `frame_jacobian` restricted to the chain's columns)."""
         m = len(self.joints)
-        rel = [None] * m
-        T = self.T_end
-        rel[m - 1] = T
+        Z = np.empty((m, 3))
+        O = np.empty((m, 3))
+        T = _EYE4
+        for k, j in enumerate(self.joints):
+            F = T @ self.P[k]
+            Z[k] = F[:3, :3] @ self.axes[k]
+            O[k] = F[:3, 3]
+            T = F @ self.joint_transform(k, q[j])
+        Te = T @ self.T_end
+        J = np.zeros((6, m))
+        rev = ~np.asarray(self.prismatic, bool)
+        J[:3] = np.where(rev[:, None], np.cross(Z, Te[:3, 3] - O), Z).T
+        J[3:] = np.where(rev[:, None], Z, 0.0).T
+        return Te, J
+
+
+    def tails(self, q: np.ndarray) -> list[np.ndarray]:
+        """X_k(q_k) · ^kT_end for every chain joint k: the end pose seen from joint k's frame before its
+        motion (the factor right of A'_k in eq. 13), one backward pass."""
+        m = len(self.joints)
+        S = [None] * m
+        T = self.joint_transform(m - 1, q[self.joints[m - 1]]) @ self.T_end
+        S[m - 1] = T
         for k in range(m - 1, 0, -1):
-            T = self.P[k] @ self.joint_transform(k, q[self.joints[k]]) @ T
-            rel[k - 1] = T
-        return rel
+            T = self.joint_transform(k - 1, q[self.joints[k - 1]]) @ (self.P[k] @ T)
+            S[k - 1] = T
+        return S
 
 
 def _end_pose(chain: _Chain, q) -> np.ndarray:

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..forward_kinematics import frame_jacobian
 from ..model import RobotModel
-from .common import IKResult, _Chain, _as_q, _end_pose, _parse_target, _rot_angle, _rot_log
+from .common import IKResult, _Chain, _as_q, _parse_target, _rot_angle, _rot_log
 
 
 # ------------------------------------------------------------------------------ damped least squares
@@ -21,7 +20,7 @@ def _dls_steps(robot, chain, q, p_d, R_d, frame, *, tol_pos, tol_rot, max_steps,
     steps = 0
     free = np.ones(len(cols), bool)
     while True:
-        Te = _end_pose(chain, q)
+        Te, J = chain.jacobian(q)
         e_p = p_d - Te[:3, 3]
         if R_d is None:
             e = e_p
@@ -31,7 +30,6 @@ def _dls_steps(robot, chain, q, p_d, R_d, frame, *, tol_pos, tol_rot, max_steps,
         re = 0.0 if R_d is None else _rot_angle(R_d, Te[:3, :3])
         if (pe <= tol_pos and re <= tol_rot) or steps >= max_steps:
             return q, pe, re, steps, (pe <= tol_pos and re <= tol_rot)
-        J = frame_jacobian(robot, q, frame)[:, cols]
         if R_d is None:
             J = J[:3]
         Jf = J[:, free]

@@ -54,6 +54,11 @@ def penalty_weight(q, q_min, q_max):
     return w
 
 
+def _weight(qj: float, lo: float, hi: float) -> float:
+    """eq. 23 for one joint with finite limits (scalar form of `penalty_weight`)."""
+    return min(max(4.0 * (hi - qj) * (qj - lo) / ((hi - lo) * (hi - lo)), 0.0), 1.0) if hi > lo else 1.0
+
+
 # ------------------------------------------------------------------------------ one joint (eq. 18–21)
 def _sinusoid_min(k1: float, k2: float, lo: float, hi: float) -> float:
     """Δ in [lo, hi] minimising k₁ cos Δ + k₂ sin Δ (the varying part of h, eq. 18 exact form)."""
@@ -135,7 +140,7 @@ def _sweeps(chain: _Chain, q: np.ndarray, p_d, R_d, L2, *, tol_pos, tol_rot, max
     status = "max_iterations"
     while True:
         # current error (sweep start)
-        rel = chain.relative_ends(q)
+        tails = chain.tails(q)
         Tw = np.eye(4)
         Te = None
         moved = 0.0
@@ -143,8 +148,7 @@ def _sweeps(chain: _Chain, q: np.ndarray, p_d, R_d, L2, *, tol_pos, tol_rot, max
             j = chain.joints[k]
             F = Tw @ chain.P[k]                            # joint frame before its motion (eq. 13)
             z = F[:3, :3] @ chain.axes[k]
-            Xk = chain.joint_transform(k, q[j])
-            Te = F @ Xk @ rel[k]
+            Te = F @ tails[k]                              # end pose (eq. 16 at Δθ = 0)
             if sweeps == 0 and k == 0:
                 e_p0 = float(np.linalg.norm(p_d - Te[:3, 3]))
                 e_r0 = 0.0 if R_d is None else _rot_angle(R_d, Te[:3, :3])
@@ -158,7 +162,9 @@ def _sweeps(chain: _Chain, q: np.ndarray, p_d, R_d, L2, *, tol_pos, tol_rot, max
                 # eq. 23–24: slow a joint down when it moves towards its nearer position limit
                 free = _joint_step(*args, -math.pi, math.pi) if not chain.prismatic[k] else _joint_step(*args, -np.inf, np.inf)
                 if (q[j] - 0.5 * (q_min[j] + q_max[j])) * free > 0:
-                    delta = min(max(free * float(penalty_weight(q[j], q_min[j], q_max[j])), lo), hi)
+                    delta = min(max(free * _weight(q[j], q_min[j], q_max[j]), lo), hi)
+                elif lo <= free <= hi:              # |free| ≤ π: also the minimiser on [lo, hi]
+                    delta = free
                 else:
                     delta = _joint_step(*args, lo, hi)
             else:
@@ -166,12 +172,11 @@ def _sweeps(chain: _Chain, q: np.ndarray, p_d, R_d, L2, *, tol_pos, tol_rot, max
             if delta != 0.0:
                 q[j] += delta
                 moved = max(moved, abs(delta))
-                Xk = chain.joint_transform(k, q[j])
-            Tw = F @ Xk
+            Tw = F @ chain.joint_transform(k, q[j])
         if sweeps >= max_sweeps:
             break
         sweeps += 1
-        Te = Tw @ rel[m - 1]
+        Te = Tw @ chain.T_end
         e_p = float(np.linalg.norm(p_d - Te[:3, 3]))
         e_r = 0.0 if R_d is None else _rot_angle(R_d, Te[:3, :3])
         if e_p <= tol_pos and e_r <= tol_rot:
@@ -201,8 +206,8 @@ def _sweeps(chain: _Chain, q: np.ndarray, p_d, R_d, L2, *, tol_pos, tol_rot, max
 def solve_ik(robot: RobotModel, target, q0, frame: str | None = None, *, tol_pos: float = 1e-6,
              tol_rot: float = 1e-6, max_sweeps: int = 500, rot_weight: float = 0.2, step: str = "exact",
              qd_max=None, dt: float | None = None, penalty: bool = False, newton_steps: int = 30,
-             newton_switch: float = 1e-3, newton_slow: float = 0.9, damping: float = 1e-4, q_min=None,
-             q_max=None) -> IKResult:
+             newton_switch: float = 1e-3, newton_slow: float | None = 0.9, damping: float = 1e-4, q_min=None,
+             q_max=None, polish_after: int | None = None) -> IKResult:
     """Recursive inverse kinematics (Nicolato & Madrid 2005) of ``frame`` (default the tool frame).
 
     ``target``: a position (3,) or a pose (4, 4) in the base frame. ``q0``: start (the "current joint
@@ -212,44 +217,55 @@ def solve_ik(robot: RobotModel, target, q0, frame: str | None = None, *, tol_pos
     with ``dt`` and ``qd_max`` (array or "robot") the total displacement is limited to q̇_max Δt (eq. 22).
     ``penalty`` enables eq. 23–24.
 
-    When the sweeps have brought the error below ``newton_switch`` (m and rad), or h shrinks by less
-    than a factor ``newton_slow`` per sweep, or the sweeps stop progressing short of the tolerance, up to ``newton_steps`` damped Gauss–Newton steps
-    finish the job (set ``newton_steps=0`` for the pure recursive method)."""
+    Newton finish (an addition to the paper, ``newton_steps > 0``): up to ``newton_steps`` damped
+    Gauss–Newton steps take over when the sweeps have brought the error below ``newton_switch`` (m and
+    rad), or h shrinks by less than a factor ``newton_slow`` per sweep (None: never), or the sweeps stop
+    progressing short of the tolerance. With ``polish_after`` = k the sweeps instead run to the tolerance
+    itself (the switch radius and the slow test are off) and the Newton steps only *polish* a pose the
+    first k sweeps did not bring within the tolerance (the tracking mode of `track_path`).
+    ``newton_steps=0``: the pure recursive method."""
     if step not in ("exact", "paper"):
         raise IKError(f"step: expected 'exact' or 'paper', got {step!r}")
     p_d, R_d = _parse_target(target)
     q = _as_q(robot, q0)
-    q_start = q.copy()
     chain = _Chain(robot, frame)
     qlo = np.asarray(robot.q_min if q_min is None else q_min, float)
     qhi = np.asarray(robot.q_max if q_max is None else q_max, float)
-    vmax_dt = _velocity_bound(robot, qd_max, dt)
-    L2 = float(rot_weight) ** 2
-    total = 0
+    return _solve(chain, q, p_d, R_d, tol_pos=tol_pos, tol_rot=tol_rot, max_sweeps=max_sweeps,
+                  L2=float(rot_weight) ** 2, step=step, vmax_dt=_velocity_bound(robot, qd_max, dt), penalty=penalty,
+                  newton_steps=newton_steps, newton_switch=newton_switch, newton_slow=newton_slow, damping=damping,
+                  q_min=qlo, q_max=qhi, polish_after=polish_after)
+
+
+def _solve(chain: _Chain, q: np.ndarray, p_d, R_d, *, tol_pos, tol_rot, max_sweeps, L2, step, vmax_dt, penalty,
+           newton_steps, newton_switch, newton_slow, damping, q_min, q_max, polish_after=None) -> IKResult:
+    """`solve_ik` on a parsed target and a prepared chain (`track_path` re-uses one chain for every sample)."""
+    q_start = q.copy()
     nsteps = 0
-    # phase 1: recursive sweeps, until the goal or the Newton switch radius
-    switch_pos = max(tol_pos, newton_switch) if newton_steps > 0 else tol_pos
-    switch_rot = max(tol_rot, newton_switch) if newton_steps > 0 else tol_rot
-    q, e_p, e_r, sweeps, status = _sweeps(chain, q, p_d, R_d, L2, tol_pos=switch_pos, tol_rot=switch_rot,
-                                          max_sweeps=max_sweeps, step=step, q_start=q_start, vmax_dt=vmax_dt,
-                                          use_penalty=penalty, q_min=qlo, q_max=qhi,
-                                          slow_ratio=newton_slow if newton_steps > 0 else None)
-    total += sweeps
+    if newton_steps > 0 and polish_after is not None:
+        # tracking: the sweeps to the tolerance (Section 5.1), at most polish_after of them
+        switch_pos, switch_rot, slow, first = tol_pos, tol_rot, None, min(polish_after, max_sweeps)
+    elif newton_steps > 0:
+        switch_pos, switch_rot = max(tol_pos, newton_switch), max(tol_rot, newton_switch)
+        slow, first = newton_slow, max_sweeps
+    else:
+        switch_pos, switch_rot, slow, first = tol_pos, tol_rot, None, max_sweeps
+    q, e_p, e_r, total, status = _sweeps(chain, q, p_d, R_d, L2, tol_pos=switch_pos, tol_rot=switch_rot,
+                                         max_sweeps=first, step=step, q_start=q_start, vmax_dt=vmax_dt,
+                                         use_penalty=penalty, q_min=q_min, q_max=q_max, slow_ratio=slow)
     ok = e_p <= tol_pos and e_r <= tol_rot
     if not ok and newton_steps > 0:
         lo_box = None if vmax_dt is None else q_start - vmax_dt
         hi_box = None if vmax_dt is None else q_start + vmax_dt
-        q, e_p, e_r, nsteps, ok = _dls_steps(robot, chain, q, p_d, R_d, frame, tol_pos=tol_pos, tol_rot=tol_rot,
-                                             max_steps=newton_steps, damping=damping, q_min=qlo, q_max=qhi,
-                                             lo_box=lo_box, hi_box=hi_box)
+        q, e_p, e_r, nsteps, ok = _dls_steps(chain.robot, chain, q, p_d, R_d, None, tol_pos=tol_pos,
+                                             tol_rot=tol_rot, max_steps=newton_steps, damping=damping,
+                                             q_min=q_min, q_max=q_max, lo_box=lo_box, hi_box=hi_box)
         if not ok:
             # Newton failed to converge (far from goal): let the sweeps continue to the end
             q, e_p, e_r, s2, status = _sweeps(chain, q, p_d, R_d, L2, tol_pos=tol_pos, tol_rot=tol_rot,
                                               max_sweeps=max(max_sweeps - total, 0), step=step, q_start=q_start,
-                                              vmax_dt=vmax_dt, use_penalty=penalty, q_min=qlo, q_max=qhi)
+                                              vmax_dt=vmax_dt, use_penalty=penalty, q_min=q_min, q_max=q_max)
             total += s2
             ok = e_p <= tol_pos and e_r <= tol_rot
     return IKResult(q=q, success=bool(ok), pos_err=e_p, rot_err=e_r, sweeps=total, newton_steps=nsteps,
                     status="converged" if ok else status)
-
-

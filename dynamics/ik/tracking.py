@@ -7,20 +7,29 @@ import numpy as np
 
 from ..forward_kinematics import frame_jacobian
 from ..model import RobotModel
-from .common import IKError, TrackResult, _Chain, _as_q, _end_pose, _parse_target, _rot_angle, _rot_log
-from .nicolato import solve_ik
+from .common import (IKError, TrackResult, _Chain, _as_q, _end_pose, _parse_target, _rot_angle, _rot_log,
+                     _velocity_bound)
+from .nicolato import _solve
+
+SWEEPS_BEFORE_POLISH = 5        # recursive sweeps per sample before a Newton polish (tracking mode)
 
 
 def track_path(robot: RobotModel, targets, q0, frame: str | None = None, *, method: str = "recursive",
-               dt: float | None = None, qd_max=None, penalty: bool = False, tol_pos: float = 1e-6,
-               tol_rot: float = 1e-6, max_sweeps: int = 500, rot_weight: float = 0.2, step: str = "exact",
-               newton_steps: int = 30, gain: float = 100.0, q_min=None, q_max=None,
-               predict: bool = False) -> TrackResult:
+               dt: float | None = None, qd_max=None, penalty: bool = False, tol_pos: float = 1e-5,
+               tol_rot: float | None = None, max_sweeps: int = 500, rot_weight: float = 0.2, step: str = "paper",
+               newton_steps: int = 30, polish_after: int = SWEEPS_BEFORE_POLISH, gain: float = 100.0, q_min=None,
+               q_max=None, predict: bool = False) -> TrackResult:
     """Joint positions following a sequence of targets (N positions (N, 3) or poses (N, 4, 4)).
 
-    ``method="recursive"``: each sample is solved by `solve_ik` starting from the previous solution
-    (the first from ``q0``, e.g. a preferred posture), as in Section 5.1 — with ``dt`` and ``qd_max``
-    the joint velocities are limited per time step (eq. 22).
+    ``method="recursive"`` (Section 5.1): each sample is solved by the recursive sweeps starting from the
+    previous solution (the first from ``q0``, e.g. a preferred posture), by default with the paper's step
+    (eq. 21) and tolerance (Section 6: √h ≤ 10⁻⁵ m, applied to both parts of h, so ``tol_rot`` defaults to
+    ``tol_pos / rot_weight``: the orientation error as an arc of radius L); position limits by clamping (eq. 22)
+    or, with ``penalty``, slowed down by eq. 23–24; with ``dt`` and ``qd_max`` the joint velocities are
+    limited per time step (eq. 22). Only a sample the first ``polish_after`` sweeps leave outside the
+    tolerance is polished by up to ``newton_steps`` damped Gauss–Newton steps (an addition to the paper;
+    ``newton_steps=0``: the paper's method alone, e.g. ``step="paper", newton_steps=0`` reproduces
+    Fig. 4–7). `TrackResult.sweeps` / ``newton_steps`` count both per sample.
     ``method="pinv"``: the classical closed-loop pseudo-inverse scheme q̇ = J⁺(v + K e) (eq. 6, K = gain·1),
     integrated with explicit Euler over ``dt`` (required), v from finite differences of the targets.
     The first sample is then taken as reached by q0 (start on the path).
@@ -34,6 +43,10 @@ def track_path(robot: RobotModel, targets, q0, frame: str | None = None, *, meth
         raise IKError(f"targets: expected shape (N, 3) or (N, 4, 4), got {targets.shape}")
     N = targets.shape[0]
     q = _as_q(robot, q0)
+    if not (np.isfinite(rot_weight) and rot_weight > 0):
+        raise IKError(f"rot_weight: expected a positive length (m), got {rot_weight!r}")
+    if tol_rot is None:
+        tol_rot = tol_pos / rot_weight
     Q = np.empty((N, robot.n))
     pe = np.zeros(N)
     re = np.zeros(N)
@@ -43,13 +56,21 @@ def track_path(robot: RobotModel, targets, q0, frame: str | None = None, *, meth
     if predict and qd_max is not None and dt is not None:
         raise IKError("predict: not with a velocity limit (eq. 22 bounds the step from the previous sample)")
     if method == "recursive":
+        if step not in ("exact", "paper"):
+            raise IKError(f"step: expected 'exact' or 'paper', got {step!r}")
+        if isinstance(polish_after, bool) or not isinstance(polish_after, (int, np.integer)) or polish_after < 0:
+            raise IKError(f"polish_after: expected a number of sweeps >= 0, got {polish_after!r}")
         lo = np.asarray(robot.q_min if q_min is None else q_min, float)
         hi = np.asarray(robot.q_max if q_max is None else q_max, float)
+        chain = _Chain(robot, frame)
+        vmax_dt = _velocity_bound(robot, qd_max, dt)
+        parsed = [_parse_target(t) for t in targets]
         for k in range(N):
-            start = np.clip(2.0 * q - Q[k - 2], lo, hi) if predict and k >= 2 else q
-            res = solve_ik(robot, targets[k], start, frame, tol_pos=tol_pos, tol_rot=tol_rot, max_sweeps=max_sweeps,
-                           rot_weight=rot_weight, step=step, qd_max=qd_max if k > 0 else None,
-                           dt=dt, penalty=penalty, newton_steps=newton_steps, q_min=q_min, q_max=q_max)
+            start = np.clip(2.0 * q - Q[k - 2], lo, hi) if predict and k >= 2 else q.copy()
+            res = _solve(chain, start, *parsed[k], tol_pos=tol_pos, tol_rot=tol_rot, max_sweeps=max_sweeps,
+                         L2=float(rot_weight) ** 2, step=step, vmax_dt=vmax_dt if k > 0 else None, penalty=penalty,
+                         newton_steps=newton_steps, newton_switch=0.0, newton_slow=None, damping=1e-4,
+                         q_min=lo, q_max=hi, polish_after=int(polish_after))
             q = res.q
             Q[k], pe[k], re[k], sw[k], ns[k], ok[k] = q, res.pos_err, res.rot_err, res.sweeps, res.newton_steps, res.success
         return TrackResult(Q, pe, re, sw, ok, ns)

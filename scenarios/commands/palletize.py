@@ -180,6 +180,12 @@ def _print_summary(report, summary) -> None:
         if "energy_without_s" in cl:
             print(f"  ∫τᵀRτ dt (R = 1/τ_max²) over the pallet: {cl['energy_s']:.3f} s instead of "
                   f"{cl['energy_without_s']:.3f} s ({100 * (cl['energy_s'] / cl['energy_without_s'] - 1):+.1f} %)")
+    ik = summary["ik"]
+    pi = ik["pose_ik"]
+    print(f"IK: {ik['sweeps']} recursive sweeps (Nicolato & Madrid) over {ik['samples']} path samples, "
+          f"{ik['polished']} polished by Newton steps; poses: {pi['poses']} by {pi['solves']} solves, "
+          f"{pi['poses'] - pi['reached_by_first_start']} needed another start or yaw, {pi['turned_by_symmetry']} "
+          f"turned by the box's symmetry")
     pl = summary["planning"]
     if pl["first_plan_mean_s"] is not None and pl["reused_plan_mean_s"] is not None:
         print(f"planning: {pl['first_plan_mean_s']:.2f} s per plan with a new problem, "

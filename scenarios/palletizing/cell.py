@@ -52,12 +52,14 @@ class BoxType:
     com_offset: np.ndarray       # (3,) COM relative to the box centre, box axes
     inertia: np.ndarray          # (3, 3) about the COM, box axes
 
-    def payload(self) -> RigidBodyInertia:
+    def payload(self, grasp_turn: float = 0.0) -> RigidBodyInertia:
         """The box as a payload in the TCP frame. The TCP is at the centre of the box's top face with the
         tool z axis pointing down into the box and the tool x axis along the box's long side, so the box
         centre is at (0, 0, h/2) and the box axes (z up) are seen from the tool through
-        R = diag(1, −1, −1): COM = (0, 0, h/2) + R·com_offset, inertia R I Rᵀ."""
-        R = np.diag([1.0, -1.0, -1.0])            # box axes (z up) seen from the tool (z down)
+        R = diag(1, −1, −1): COM = (0, 0, h/2) + R·com_offset, inertia R I Rᵀ. With the tool turned by
+        ``grasp_turn`` about the vertical at the pick (π: the box taken from its other end, which its
+        footprint allows), R = diag(1, −1, −1) R_z(−grasp_turn)."""
+        R = np.diag([1.0, -1.0, -1.0]) @ rot_z(-grasp_turn)     # box axes (z up) seen from the tool (z down)
         com = np.array([0.0, 0.0, 0.5 * self.size[2]]) + R @ self.com_offset
         return RigidBodyInertia(self.mass, com, R @ self.inertia @ R.T)
 
@@ -107,6 +109,9 @@ class Cell:
     q_preferred: np.ndarray
     slots: list = field(default_factory=list)
     q_pick: np.ndarray | None = None
+    grasp_turn: float = 0.0                  # tool yaw at the pick minus the conveyor's box yaw (0 or π)
+    q_place: dict = field(default_factory=dict)   # slot index -> joint positions at its place pose
+    pose_ik: dict = field(default_factory=dict)   # "pick" / slot index -> MultiStartResult (the pose IK)
     tool_speed_max: float | None = None      # [limits] TCP speed limit (m/s), None: none
     energy_max: float | None = None          # [limits] collaborative = { energy_max } (J), None: none
     contact_mass: float | None = None        # [limits] collaborative = { contact_mass } (kg), None: rigid

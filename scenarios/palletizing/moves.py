@@ -1,52 +1,124 @@
-"""Joint paths of the moves: the pick posture, reachability of the slots and IK along a move
-(Nicolato & Madrid's recursive IK, `dynamics.inverse_kinematics`)."""
+"""Joint paths of the moves: the pick and place postures (several starts × the box's symmetric yaws, the
+best posture kept), reachability of the slots and IK along a move (Nicolato & Madrid's recursive IK,
+`dynamics.inverse_kinematics`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
-from dynamics.inverse_kinematics import solve_ik, track_path
+from dynamics.inverse_kinematics import random_seeds, solve_ik_multistart, track_path
 from toppra_app.errors import InputError
 
 from .cartesian_path import CartesianPath, cartesian_path
-from .cell import Cell, Slot, TCP_FRAME
+from .cell import BoxType, Cell, Slot, TCP_FRAME, tool_down_pose, wrap_angle
+
+RANDOM_STARTS = 8          # deterministic random starts tried when the current and home postures fail
+RANDOM_SEED = 12           # of those starts (the same cell always gives the same postures)
+
 
 class IKFailure(InputError):
     pass
 
 
+def symmetric_yaws(box: BoxType) -> tuple[float, ...]:
+    """Turns about the vertical that leave a box's footprint unchanged: 0 and π, and ±π/2 too for a
+    square footprint (length = width)."""
+    L, W = float(box.size[0]), float(box.size[1])
+    if abs(L - W) <= 1e-9 * max(L, W):
+        return (0.0, 0.5 * math.pi, math.pi, -0.5 * math.pi)
+    return (0.0, math.pi)
+
+
+def _yaw(T) -> float:
+    return math.atan2(T[1, 0], T[0, 0])
+
+
+def _pose_text(T) -> str:
+    p = T[:3, 3]
+    return f"({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}) m, yaw {math.degrees(_yaw(T)):.1f}°"
+
+
+def _unreachable(cell: Cell, field: str, who: str, pose, ms, hint: str) -> IKFailure:
+    """One line: where, which box and move, the pose, and how close the best attempt came."""
+    c = ms.closest
+    yaws = len({t for t, *_ in ms.tried})
+    starts = len({s for _, s, *_ in ms.tried})
+    return IKFailure(f"{cell.source}: {field}: {who}: the pose {_pose_text(pose)} is out of reach of "
+                     f"{cell.robot_name} with the gripper pointing down: closest {1e3 * c.pos_err:.1f} mm and "
+                     f"{math.degrees(c.rot_err):.2f}° away after {ms.attempts} solves ({yaws} symmetric yaws × "
+                     f"{starts} starts); {hint}")
+
+
+def _solve_pose(cell: Cell, targets, current):
+    """Every target from the current posture; if none is reached, from the home (preferred) posture; then
+    from `RANDOM_STARTS` deterministic random starts — the reached posture nearest to the current one."""
+    stages = [[current]]
+    if not np.array_equal(current, cell.q_preferred):
+        stages.append([cell.q_preferred])
+    stages.append(random_seeds(cell.robot, RANDOM_STARTS, seed=RANDOM_SEED))
+    return solve_ik_multistart(cell.robot, targets, stages, TCP_FRAME, reference=current,
+                               rot_weight=cell.rot_weight)
+
+
 def pick_posture(cell: Cell) -> np.ndarray:
-    """Joint positions at the pick pose, from the preferred posture (the same every cycle)."""
+    """Joint positions at the pick pose (the same every cycle): from the preferred posture, then from
+    random starts (`_solve_pose`), towards the pick pose and the pick pose turned by π (the box and the
+    conveyor are symmetric under a half turn); the reached posture nearest to the preferred one is kept.
+    A turned pick becomes the cell's pick pose (`Cell.grasp_turn` = π: the payload is then seen turned)."""
     if cell.q_pick is None:
-        res = solve_ik(cell.robot, cell.pick, cell.q_preferred, TCP_FRAME, rot_weight=cell.rot_weight)
-        if not res.success:
-            raise IKFailure(f"{cell.source}: pick.position: the pick pose is out of reach of {cell.robot_name} "
-                            f"(IK error {res.pos_err:.3g} m, {math.degrees(res.rot_err):.3g}°)")
-        cell.q_pick = res.q
+        yaw = _yaw(cell.pick)
+        targets = [cell.pick, tool_down_pose(cell.pick[:3, 3], wrap_angle(yaw + math.pi))]
+        ms = _solve_pose(cell, targets, cell.q_preferred)
+        cell.pose_ik["pick"] = ms
+        if not ms.success:
+            raise _unreachable(cell, "pick.position", "every box, loaded move, pick", cell.pick, ms,
+                               "move the pick position closer to the robot")
+        if ms.target == 1:
+            cell.pick = targets[1]
+            cell.grasp_turn = math.pi
+        cell.q_pick = ms.best.q
     return cell.q_pick
 
 
-def slot_ik(cell: Cell, slot: Slot, q_start=None):
-    """IK of the place pose of one slot, from the pick posture (for reachability checks)."""
-    q0 = pick_posture(cell) if q_start is None else q_start
-    return solve_ik(cell.robot, slot.place, q0, TCP_FRAME, rot_weight=cell.rot_weight)
+def place_posture(cell: Cell, slot: Slot) -> tuple[Slot, np.ndarray]:
+    """The slot (its place yaw possibly turned by the box's symmetry) and the joint positions at its place
+    pose: from the pick posture (the previous one), the preferred (home) posture, then random starts
+    (`_solve_pose`), towards every symmetric yaw; the reached posture nearest to the pick posture is kept
+    and the slot in ``cell.slots`` replaced when its yaw changed. Raises `IKFailure` (box, move, pose,
+    closest distance)."""
+    if slot.index in cell.q_place:
+        return cell.slots[slot.index], cell.q_place[slot.index]
+    q_pick = pick_posture(cell)
+    targets = [tool_down_pose(slot.place[:3, 3], wrap_angle(slot.yaw + d)) for d in symmetric_yaws(slot.box)]
+    ms = _solve_pose(cell, targets, q_pick)
+    cell.pose_ik[slot.index] = ms
+    if not ms.success:
+        raise _unreachable(cell, "pallet.position", f"box {slot.index + 1} ({slot.label}), loaded move, place",
+                           slot.place, ms, "move the pallet closer or use fewer rows/columns/layers")
+    if ms.target != 0:
+        T = targets[ms.target]
+        slot = dataclasses.replace(slot, yaw=_yaw(T), place=T)
+        cell.slots[slot.index] = slot
+    cell.q_place[slot.index] = ms.best.q
+    return slot, ms.best.q
+
+
+def slot_ik(cell: Cell, slot: Slot):
+    """The pose IK of one slot's place pose (`place_posture`): the `MultiStartResult`."""
+    place_posture(cell, slot)
+    return cell.pose_ik[slot.index]
 
 
 def check_reachable(cell: Cell) -> None:
-    """IK of the pick pose and of every place pose (from the pick posture), within the joint limits."""
+    """The pick posture and every place posture (several starts × symmetric yaws), within the joint limits."""
     pick_posture(cell)
-    for s in cell.slots:
-        res = slot_ik(cell, s)
-        if not res.success:
-            p = s.place[:3, 3]
-            raise IKFailure(f"{cell.source}: pallet.position: box {s.index + 1} ({s.label}) at ({p[0]:.3f}, {p[1]:.3f}, "
-                            f"{p[2]:.3f}) m is out of reach of {cell.robot_name} with the gripper pointing down "
-                            f"(IK error {res.pos_err:.3g} m, {math.degrees(res.rot_err):.3g}°); move the pallet "
-                            f"closer or use fewer rows/columns/layers")
+    for s in list(cell.slots):
+        place_posture(cell, s)
 
 
 @dataclass
@@ -55,20 +127,25 @@ class MoveGeometry:
     cart: CartesianPath
     q: np.ndarray            # (M, n) joint samples along the loaded move
     ik_time: float
-    ik_sweeps: int
-    ik_newton: int
+    ik_sweeps: int           # recursive sweeps over the move
+    ik_newton: int           # Newton polish steps over the move
+    ik_polished: int = 0     # samples the sweeps left outside the tolerance (polished)
 
 
 def move_geometry(cell: Cell, slot: Slot) -> MoveGeometry:
-    """IK along the loaded move's Cartesian path, starting from the pick posture."""
-    cart = cartesian_path(cell, slot)
+    """IK along the loaded move's Cartesian path (to the slot's place pose as `place_posture` chose it),
+    starting from the pick posture: the recursive sweeps with the velocity penalty near the position
+    limits (eq. 23–24), a Newton polish where they fall short of the tolerance."""
     t0 = time.perf_counter()
-    tr = track_path(cell.robot, cart.poses, pick_posture(cell), TCP_FRAME, rot_weight=cell.rot_weight, predict=True)
+    slot, _ = place_posture(cell, slot)
+    cart = cartesian_path(cell, slot)
+    tr = track_path(cell.robot, cart.poses, pick_posture(cell), TCP_FRAME, rot_weight=cell.rot_weight,
+                    predict=True, penalty=True)
     dt = time.perf_counter() - t0
     if not tr.all_success:
         k = int(np.flatnonzero(~tr.success)[0])
-        p = cart.poses[k][:3, 3]
-        raise IKFailure(f"{cell.source}: pattern: box {slot.label}: the path to the slot leaves the reach of "
-                        f"{cell.robot_name} at ({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}) m "
-                        f"(IK error {tr.pos_err[k]:.3g} m, {math.degrees(tr.rot_err[k]):.3g}°)")
-    return MoveGeometry(slot, cart, tr.q, dt, int(tr.sweeps.sum()), int(tr.newton_steps.sum()))
+        raise IKFailure(f"{cell.source}: pattern: box {slot.index + 1} ({slot.label}), loaded move: the path to "
+                        f"the slot leaves the reach of {cell.robot_name} at sample {k + 1} of {len(tr.success)}, "
+                        f"the pose {_pose_text(cart.poses[k])}: closest {1e3 * tr.pos_err[k]:.1f} mm and "
+                        f"{math.degrees(tr.rot_err[k]):.2f}° away; move the pallet or the pick closer")
+    return MoveGeometry(slot, cart, tr.q, dt, tr.total_sweeps, int(tr.newton_steps.sum()), tr.polished)

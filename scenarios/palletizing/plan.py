@@ -89,8 +89,9 @@ def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, 
     slot = cell.slots[b]
     t0 = time.perf_counter()
     geo = move_geometry(cell, slot)
+    slot = geo.slot                                        # its place yaw as the pose IK chose it
     t_ik = time.perf_counter() - t0
-    load = slot.box.payload()
+    load = slot.box.payload(cell.grasp_turn)
     path = JointPath.from_waypoints(geo.q, s=geo.cart.u)
     t0 = time.perf_counter()
     with _move_context(slot, "loaded move"):
@@ -99,7 +100,9 @@ def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, 
     dt_plan = time.perf_counter() - t0
     t_plan = dt_plan
     loaded = MoveResult(first_index, b, "loaded", slot, load, path, plan, dt_plan, plan.reused_problem, geo.cart,
-                        geo.ik_time, _path_deviation(cell, path, geo.cart), unlimited(path, load))
+                        geo.ik_time, _path_deviation(cell, path, geo.cart), unlimited(path, load),
+                        ik_counts=dict(samples=len(geo.q), sweeps=geo.ik_sweeps, polished=geo.ik_polished,
+                                       newton_steps=geo.ik_newton))
     check = nominal_plan = None
     if nominal:
         t0 = time.perf_counter()

@@ -28,6 +28,7 @@ class MoveResult:
     path_error: float = 0.0      # max TCP deviation of the joint spline from the Cartesian path (m)
     reference_plan: object | None = None   # the same move without the cell's optional planner options
     clearance: object | None = None        # collisions.Clearance: the closest approach (None: not checked)
+    ik_counts: dict | None = None          # loaded move: IK samples, recursive sweeps, polished samples, Newton steps
 
     @property
     def duration(self) -> float:
@@ -51,6 +52,7 @@ class MoveResult:
                     reused_compiled_problem=bool(self.reused_problem), solver=self.plan.solver,
                     iterations=int(self.plan.iterations), path_deviation_m=self.path_error,
                     **({} if self.clearance is None else dict(clearance=self.clearance.as_dict())),
+                    **({} if self.ik_counts is None else dict(ik=dict(self.ik_counts))),
                     **({} if self.unlimited_duration is None else
                        dict(duration_without_cell_options_s=self.unlimited_duration)))
 
@@ -136,6 +138,18 @@ class PalletReport:
                        moves_slowed=int(sum(m.duration > f * (1 + 1e-4) for m, f in zip(self.moves, free))))
         return dict(cell_options=out)
 
+    def ik_summary(self) -> dict:
+        """The IK of the planned moves: Nicolato & Madrid's recursive sweeps along every loaded move's path and
+        the samples they left outside the tolerance (finished by Newton steps); the pose IK of the pick and
+        place poses (starts × symmetric yaws)."""
+        counts = [m.ik_counts for m in self.moves if m.ik_counts is not None]
+        out = {k: int(sum(c[k] for c in counts)) for k in ("samples", "sweeps", "polished", "newton_steps")}
+        poses = list(self.cell.pose_ik.values())
+        out["pose_ik"] = dict(poses=len(poses), solves=int(sum(p.attempts for p in poses)),
+                              reached_by_first_start=int(sum(p.first_try for p in poses)),
+                              turned_by_symmetry=int(sum(p.target > 0 for p in poses)))
+        return out
+
     def summary(self) -> dict:
         robot = self.cell.robot
         worst = max(self.moves, key=lambda m: m.plan.worst_ratio)
@@ -156,6 +170,7 @@ class PalletReport:
             planning=dict(first_plan_mean_s=float(np.mean(plan_first)) if plan_first else None,
                           reused_plan_mean_s=float(np.mean(plan_reused)) if plan_reused else None,
                           **{k: float(v) for k, v in self.seconds.items()}),
+            ik=self.ik_summary(),
             gripper_kg=self.cell.gripper.mass,
             rated_payload_kg=self.cell.base_robot.rated_payload,
             **self._options_summary(),

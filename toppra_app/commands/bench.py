@@ -1,4 +1,4 @@
-"""`toppra-app bench [dynamics|planner|trees|batch|collisions|all]`: timings against peers (Pinocchio, toppra) in one run.
+"""`toppra-app bench [dynamics|planner|trees|batch|collisions|ik|all]`: timings against peers (Pinocchio, toppra) in one run.
 
 The benchmarks and the peer adapters live outside the library, in the top-level package `benchmarks`
 (installed with the project); they need the test extras: pip install -e ".[test]"."""
@@ -9,8 +9,10 @@ import os
 
 
 def add_parser(sub):
-    p = sub.add_parser("bench", help="benchmarks against Pinocchio and toppra, printed as ratios")
-    p.add_argument("what", nargs="?", default="all", choices=("dynamics", "planner", "trees", "batch", "collisions", "all"))
+    p = sub.add_parser("bench", help="benchmarks against Pinocchio and toppra, printed as ratios; ik: IK success "
+                                     "rates of palletizing cells")
+    p.add_argument("what", nargs="?", default="all", choices=("dynamics", "planner", "trees", "batch", "collisions", "ik",
+                                                                "all"))
     p.add_argument("--quick", action="store_true", help="fewer cases, samples and sizes (a smoke run)")
     p.add_argument("--json", metavar="FILE", default=None, help="planner: all numbers as JSON (a new file)")
     p.add_argument("--markdown", metavar="FILE", default=None,
@@ -54,4 +56,8 @@ def run(args) -> int:
     if args.what in ("collisions", "all"):
         from benchmarks.bench_collisions import run_collision_benchmark
         run_collision_benchmark(quick=args.quick)
+        print()
+    if args.what in ("ik", "all"):
+        from benchmarks.bench_ik import run_ik_benchmark
+        run_ik_benchmark(quick=args.quick)
     return 0

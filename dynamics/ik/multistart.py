@@ -1,0 +1,99 @@
+"""Several starts and several equivalent targets for one pose: the recursive IK (`nicolato.solve_ik`)
+from every start towards every target, the best posture kept.
+
+Section 5.2 of Nicolato & Madrid notes that the sweeps converge whenever the goal is inside the workspace,
+"the only problematic situation" being an outstretched arm; in practice a 6-D goal can also be missed
+from one start because the joint limits (eq. 22) stop the sweeps in a posture from which no single joint
+helps (Δθ* = 0 for all i, Section 5.1) although another posture reaches it. Starting again elsewhere —
+the paper's own remark that joint moves can simulate "changes in the robot's configuration" — and
+accepting every target the task allows (a box turned by its symmetry) removes these false failures;
+a goal is declared unreachable only when no start reaches any of its targets.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..model import RobotModel
+from .common import IKError, IKResult, _as_q
+from .nicolato import solve_ik
+
+
+@dataclass
+class MultiStartResult:
+    best: IKResult | None        # the chosen solution, None when no start reached any target
+    target: int                  # index of the target it reaches (−1: none)
+    seed: int                    # index of the start it came from (−1: none)
+    closest: IKResult            # the attempt that came nearest (the best when one succeeded)
+    closest_target: int
+    attempts: int                # solves run
+    solutions: int               # of which reached their target
+    first_try: bool              # the first start reached the first target (what a single start gives)
+    tried: list = field(default_factory=list)     # (target, seed, success, pos_err, rot_err, cost) per attempt
+
+    @property
+    def success(self) -> bool:
+        return self.best is not None
+
+
+def random_seeds(robot: RobotModel, count: int, seed: int = 0, margin: float = 0.05) -> np.ndarray:
+    """``count`` deterministic starts, uniform within the joint limits shrunk by ``margin`` of each range
+    (an unlimited joint in [−π, π])."""
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
+        raise IKError(f"count: expected a number of starts >= 0, got {count!r}")
+    lo = np.where(np.isfinite(robot.q_min), robot.q_min, -np.pi)
+    hi = np.where(np.isfinite(robot.q_max), robot.q_max, np.pi)
+    span = hi - lo
+    rng = np.random.default_rng(seed)
+    return rng.uniform(lo + margin * span, hi - margin * span, size=(int(count), robot.n))
+
+
+def solve_ik_multistart(robot: RobotModel, targets, stages, frame: str | None = None, *, reference=None,
+                        **ik_options) -> MultiStartResult:
+    """`solve_ik` from every start towards every target in ``targets`` (a list of equivalent poses or
+    positions). ``stages``: a list of arrays of starts (k_i, n), tried stage by stage — a later stage only
+    when no start of the earlier ones reached any target (e.g. [[current], [home], random starts]).
+
+    Among the successful attempts of a stage the chosen posture is the one nearest to ``reference`` in
+    joint space (default: the first start), ties broken by the residual √h (eq. 10; the closest attempt is
+    the one with the least √h); every attempt stays within the
+    joint limits. ``ik_options`` go to `solve_ik` (tolerances, ``rot_weight``, limits, ...)."""
+    stages = [np.atleast_2d(np.asarray(st, dtype=float)) for st in stages]
+    stages = [st for st in stages if st.size]
+    if not stages or any(st.ndim != 2 or st.shape[1] != robot.n for st in stages):
+        raise IKError(f"stages: expected arrays of starts of shape (k, {robot.n}), at least one start")
+    targets = list(targets)
+    if not targets:
+        raise IKError("targets: expected at least one target pose")
+    try:
+        ref = _as_q(robot, stages[0][0] if reference is None else reference)
+    except IKError:
+        raise IKError(f"reference: expected {robot.n} finite joint values, got {np.shape(reference)}") from None
+    L2 = float(ik_options.get("rot_weight", 0.2)) ** 2
+    tried = []
+    best = closest = None
+    best_key = closest_key = None
+    offset = 0
+    for stage in stages:
+        for s, q0 in enumerate(stage):
+            for t, target in enumerate(targets):
+                res = solve_ik(robot, target, q0, frame, **ik_options)
+                cost = float(np.linalg.norm(res.q - ref))
+                tried.append((t, offset + s, res.success, res.pos_err, res.rot_err, cost))
+                # √h of eq. 10 (orientation as an arc of radius L): how close the attempt came
+                key = (math.sqrt(res.pos_err ** 2 + L2 * 2.0 * (1.0 - math.cos(res.rot_err))), cost)
+                if closest_key is None or key < closest_key:
+                    closest, closest_key, closest_t = res, key, t
+                if res.success and (best_key is None or (cost, key[0]) < best_key):
+                    best, best_key, best_t, best_s = res, (cost, key[0]), t, offset + s
+        offset += len(stage)
+        if best is not None:
+            break
+    first_try = bool(tried[0][2])
+    solutions = sum(1 for x in tried if x[2])
+    if best is None:
+        return MultiStartResult(None, -1, -1, closest, closest_t, len(tried), 0, first_try, tried)
+    return MultiStartResult(best, best_t, best_s, best, best_t, len(tried), solutions, first_try, tried)
