@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._batch import as_batch, body_poses
+from .checks import as_batch
+from .kinematics import body_poses, world_quantities
 from .mimic import coordinate_jacobian
 from .model import RobotModel
+from .spatial import cross
 
 
 def _homogeneous(R: np.ndarray, o: np.ndarray) -> np.ndarray:
@@ -35,7 +37,6 @@ def frame_pose(robot: RobotModel, q, frame: str | None = None) -> np.ndarray:
 def frame_jacobian(robot: RobotModel, q, frame: str | None = None) -> np.ndarray:
     """Geometric Jacobian (..., 6, n) of a frame's origin: rows (v; ω) in the base frame (J_bodies G with
     mimic joints, `dynamics.mimic`)."""
-    from ._batch import world_quantities, cross
     q2, single = as_batch(robot, q, "q")
     body, T_body = robot.frame(frame)
     W = world_quantities(robot, q2)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._batch import axis_rotation
 from .model import RobotModel
+from .spatial import axis_rotation
 
 
 def random_robot(n: int, seed: int | np.random.Generator = 0, *, tree: bool = False,
