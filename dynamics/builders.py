@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .inertial_parameters import cylinder_inertia, inertia_matrix
 from .model import PRISMATIC, REVOLUTE, ModelError, RobotModel
 
 __all__ = [
@@ -118,21 +119,6 @@ def dh_chain(alpha, a, d, theta_offset, q, joint_types=None) -> np.ndarray:
         T = T @ dh_transform(th, di, a[i], alpha[i])
         out.append(T)
     return np.array(out)
-
-
-def inertia_matrix(ixx, iyy, izz, ixy=0.0, ixz=0.0, iyz=0.0) -> np.ndarray:
-    """Symmetric 3×3 inertia tensor from its six entries (I_xy is the matrix entry, i.e. -∫xy dm
-    in the URDF/Gaz et al. convention where the products are stored as they appear in the matrix)."""
-    return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]], dtype=float)
-
-
-def cylinder_inertia(mass: float, radius: float, length: float, axis: int = 2) -> np.ndarray:
-    """Inertia about the centre of mass of a solid cylinder whose axis is the body axis ``axis``."""
-    ax = 0.5 * mass * radius**2
-    tr = mass * (3.0 * radius**2 + length**2) / 12.0
-    d = np.full(3, tr)
-    d[axis] = ax
-    return np.diag(d)
 
 
 def as_inertias(inertias, n: int, where: str = "inertias") -> np.ndarray:

@@ -36,6 +36,7 @@ import os
 import numpy as np
 
 from .builders import homogeneous, rpy_matrix
+from .inertial_parameters import merge_inertials
 from .mimic import Coupling
 from .model import PRISMATIC, REVOLUTE, ModelError, RobotModel, check_inertial, short_repr
 from . import urdf_mimic
@@ -103,19 +104,6 @@ class _Reader:
         if el is None:
             raise self.error(where, f"missing <{tag}>")
         return el
-
-
-def merge_inertials(parts):
-    """Combine rigid bodies [(mass, com (3,), inertia about com (3, 3))] given in one frame into one:
-    (mass, com, inertia about the combined com). A massless part adds only its inertia (as Pinocchio)."""
-    parts = [(float(m), np.asarray(c, float), np.asarray(I, float)) for m, c, I in parts]
-    mass = sum(m for m, _, _ in parts)
-    com = sum(m * c for m, c, _ in parts) / mass if mass > 0 else np.zeros(3)
-    inertia = np.zeros((3, 3))
-    for m, c, I in parts:
-        r = c - com
-        inertia += I + m * (r @ r * np.eye(3) - np.outer(r, r))     # parallel-axis theorem
-    return mass, com, 0.5 * (inertia + inertia.T)
 
 
 MAX_URDF_BYTES = 64 << 20          # the largest example-robot-data URDF is a few MB
