@@ -17,13 +17,11 @@ from .coriolis_tree import coriolis_matrix, coriolis_matrix_tree
 from .christoffel_tree import christoffel_tree
 from .operational_space_inertia import operational_space_inertia, operational_space_inertia_inverse
 from .euler_zxz import EulerLink, EulerModel, euler_points, from_euler_zxz, to_robot_model, zxz_euler
-from .charmie import charmie, charmie_robot
+from .charmie import charmie, charmie_robot  # via the old module, so `dynamics.charmie` stays the function
 from .path_coefficients import PathCoefficients, path_coefficients
-from .robots import load_robot
+from .io.robots import load_robot
 from .payload import PayloadError, RigidBodyInertia, with_payload
-from .builders import from_dh, from_mdh
-from .urdf import from_urdf
-from .urdf_export import to_urdf
+from .io import from_dh, from_mdh, from_urdf, to_urdf
 from . import _aliases  # noqa: F401  (RobotModel.from_urdf, robot.with_payload, … as aliases)
 from .inverse_kinematics import IKError, IKResult, TrackResult, pose_error, solve_ik, solve_ik_dls, track_path
 

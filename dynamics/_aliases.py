@@ -8,11 +8,11 @@ build models (no import circle model ↔ builders/urdf/payload).
 
 from __future__ import annotations
 
-from .builders import from_dh, from_mdh
+from .io.dh import from_dh, from_mdh
+from .io.urdf import from_urdf
+from .io.urdf_export import to_urdf, to_urdf_text
 from .model import RobotModel
 from .payload import with_payload
-from .urdf import from_urdf
-from .urdf_export import to_urdf, to_urdf_text
 
 
 def _from_mdh(cls, *args, **kwargs):
