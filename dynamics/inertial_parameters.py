@@ -117,7 +117,7 @@ class RigidBodyInertia:
     """Mass (kg), centre of mass (3,) and inertia about the centre of mass (3, 3), in one frame.
 
     Arrays are copied and read-only; the inertia must be physically consistent (symmetric, positive
-    semi-definite, triangle inequality; see `dynamics.model.check_inertial`). A zero mass (with zero
+    semi-definite, triangle inequality; see `check_inertial`). A zero mass (with zero
     inertia) is allowed and is the neutral element of `merge`."""
 
     mass: float

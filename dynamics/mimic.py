@@ -19,7 +19,7 @@ into the kinetic energy ½ q̇_bodyᵀ M_b q̇_body gives (Featherstone, Rigid B
     J       = J_b G                                (Jacobians of frames)
 
 The recursive algorithms run on the bodies and these maps are applied at their entry (positions,
-rates) and exit (forces, matrices, symbols), in `dynamics._batch` and the algorithm modules.
+rates) and exit (forces, matrices, symbols), in `dynamics.kinematics` and the algorithm modules.
 """
 
 from __future__ import annotations

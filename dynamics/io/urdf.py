@@ -20,7 +20,7 @@ walked depth-first from the root link, child joints in file order, so parents co
   ``<dynamics friction damping>`` → Coulomb / viscous friction.
 * ``<mimic joint multiplier offset>`` joints are coupled by default, q_mimic = multiplier · q_leader + offset:
   their bodies move, but only the independent joints are coordinates (``mimic="coupled"``, see
-  `dynamics.urdf_mimic` and `dynamics.mimic`); ``mimic="independent"`` makes each its own coordinate.
+  `dynamics.io.urdf_mimic` and `dynamics.mimic`); ``mimic="independent"`` makes each its own coordinate.
 * Floating/planar joints and closed loops are not supported.
 
 Every problem raises `ModelError` with one line naming the file, the joint or link and the field.
@@ -61,7 +61,7 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
 
     ``mimic``: ``"coupled"`` (default) keeps every ``<mimic>`` joint at multiplier · q_leader + offset,
     with only the independent joints as coordinates (``robot.n``); ``"independent"`` makes each mimic
-    joint a coordinate of its own (see `dynamics.urdf_mimic` for limits, locks and chains).
+    joint a coordinate of its own (see `dynamics.io.urdf_mimic` for limits, locks and chains).
 
     Real descriptions are often a little off; unless ``strict``, these load with one `URDFWarning` each,
     naming the links or joints: an inertia with a tiny negative principal moment (at most 1e-6 of the

@@ -1,4 +1,4 @@
-"""Reading robot descriptions as they are found in the wild (`dynamics.urdf.from_urdf`): ``.xacro`` files
+"""Reading robot descriptions as they are found in the wild (`dynamics.io.urdf.from_urdf`): ``.xacro`` files
 expanded by the `xacro` package, and the corrections and assumptions a non-strict load makes — a tiny
 negative inertia moment clipped, an inertia no mass distribution can have kept as given (as Pinocchio
 does), a limit of 0 read as none — each reported once in a `URDFWarning`."""

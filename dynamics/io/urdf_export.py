@@ -1,5 +1,5 @@
 """Any robot model as a URDF file, for other tools (Pinocchio, MoveIt, MuJoCo, Drake): the inverse of
-`dynamics.urdf.from_urdf`, so that ``from_urdf(to_urdf(robot))`` is the same model.
+`dynamics.io.urdf.from_urdf`, so that ``from_urdf(to_urdf(robot))`` is the same model.
 
 * The base is a link named ``robot.base_name`` without inertia. Body i is the link ``link_names[i]``
   (``<inertial>``: COM and inertia in the body axes, ``rpy = 0``), moved by the joint ``joint_names[i]``

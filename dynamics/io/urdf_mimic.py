@@ -1,4 +1,4 @@
-"""URDF ``<mimic>`` joints for `dynamics.urdf.from_urdf`: reading, resolving, and the coordinates' limits.
+"""URDF ``<mimic>`` joints for `dynamics.io.urdf.from_urdf`: reading, resolving, and the coordinates' limits.
 
 ``<mimic joint="a" multiplier="m" offset="o"/>`` (defaults m = 1, o = 0) on a movable joint b means
 q_b = m q_a + o. With ``mimic="coupled"`` (the default, as Pinocchio's ``buildModelFromUrdf(..., mimic=True)``
