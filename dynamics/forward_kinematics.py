@@ -8,22 +8,14 @@ from .checks import as_batch
 from .kinematics import body_poses, world_quantities
 from .mimic import coordinate_jacobian
 from .model import RobotModel
-from .spatial import cross
-
-
-def _homogeneous(R: np.ndarray, o: np.ndarray) -> np.ndarray:
-    T = np.zeros(R.shape[:-2] + (4, 4))
-    T[..., :3, :3] = R
-    T[..., :3, 3] = o
-    T[..., 3, 3] = 1.0
-    return T
+from .spatial import cross, homogeneous
 
 
 def forward_kinematics(robot: RobotModel, q) -> np.ndarray:
     """Poses of all bodies in the base frame, shape (..., n_bodies, 4, 4) for q of shape (..., n) (n_bodies = n
     unless some joints mimic others)."""
     q2, single = as_batch(robot, q, "q")
-    T = _homogeneous(*body_poses(robot, q2))
+    T = homogeneous(*body_poses(robot, q2))
     return T[0] if single else T
 
 

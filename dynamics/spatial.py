@@ -66,12 +66,14 @@ def axis_angle(axis: np.ndarray, angle: float) -> np.ndarray:
 
 # ---------------------------------------------------------------------------------- rigid transforms
 def homogeneous(R=None, p=None) -> np.ndarray:
-    """4×4 rigid transform from a rotation (default identity) and a translation (default zero)."""
-    T = np.eye(4)
-    if R is not None:
-        T[:3, :3] = R
-    if p is not None:
-        T[:3, 3] = p
+    """4×4 rigid transform from a rotation (default identity) and a translation (default zero); batched
+    over leading axes: R (..., 3, 3) and p (..., 3) give (..., 4, 4)."""
+    R = np.eye(3) if R is None else np.asarray(R, dtype=float)
+    p = np.zeros(3) if p is None else np.asarray(p, dtype=float)
+    T = np.zeros(np.broadcast_shapes(R.shape[:-2], p.shape[:-1]) + (4, 4))
+    T[..., :3, :3] = R
+    T[..., :3, 3] = p
+    T[..., 3, 3] = 1.0
     return T
 
 
