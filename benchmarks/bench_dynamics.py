@@ -12,30 +12,14 @@ Prints ratios (ours / Pinocchio, lower is better) measured on this machine in th
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
 import dynamics
 from dynamics.random_model import random_robot
 
+from .timing import best_time
 from .peers import pinocchio_christoffel, to_pinocchio
-
-
-def _best_time(fn, repeat: int, min_time: float = 0.2) -> float:
-    """Best of `repeat` timings of fn(), each looping enough calls to last ~min_time / repeat."""
-    fn()
-    t0 = time.perf_counter()
-    fn()
-    once = max(time.perf_counter() - t0, 1e-7)
-    loops = max(1, int(min_time / repeat / once))
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(loops):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / loops)
-    return best
 
 
 def _pin_christoffel_time(robot, q: np.ndarray) -> float:
@@ -48,7 +32,7 @@ def _pin_christoffel_time(robot, q: np.ndarray) -> float:
     def one():
         pinocchio_christoffel(model, data, q[k[0] % len(q)])
         k[0] += 1
-    return _best_time(one, 5)
+    return best_time(one, 5, 0.2 / 5)
 
 
 def _pin_coefficients_time(robot, q, dq, ddq) -> float:
@@ -62,7 +46,7 @@ def _pin_coefficients_time(robot, q, dq, ddq) -> float:
             g = pin.rnea(model, data, q[k], zero, zero)
             pin.rnea(model, data, q[k], zero, dq[k]) - g
             pin.rnea(model, data, q[k], dq[k], ddq[k]) - g
-    return _best_time(loop, 3)
+    return best_time(loop, 3, 0.2 / 3)
 
 
 def run_dynamics_benchmark(out=print, quick: bool = False, robots=("panda", "iiwa7")) -> dict:
@@ -75,8 +59,8 @@ def run_dynamics_benchmark(out=print, quick: bool = False, robots=("panda", "iiw
     for name in robots:
         robot = dynamics.load_robot(name)
         q = rng.uniform(np.maximum(robot.q_min, -np.pi), np.minimum(robot.q_max, np.pi), (N, robot.n))
-        ours = _best_time(lambda: dynamics.christoffel(robot, q), 5) / N
-        single = _best_time(lambda: dynamics.christoffel(robot, q[0]), 5)
+        ours = best_time(lambda: dynamics.christoffel(robot, q), 5, 0.2 / 5) / N
+        single = best_time(lambda: dynamics.christoffel(robot, q[0]), 5, 0.2 / 5)
         peer = _pin_christoffel_time(robot, q)
         results["christoffel"].append(dict(robot=name, ours=ours, single=single, pinocchio=peer))
         out(f"| {name} | {robot.n} | {ours * 1e6:.1f} | {single * 1e6:.0f} | {peer * 1e6:.1f} | {ours / peer:.2f} |")
@@ -87,8 +71,8 @@ def run_dynamics_benchmark(out=print, quick: bool = False, robots=("panda", "iiw
         robot = dynamics.load_robot(name)
         q = rng.uniform(np.maximum(robot.q_min, -np.pi), np.minimum(robot.q_max, np.pi), (N, robot.n))
         dq, ddq = rng.normal(size=(2, N, robot.n))
-        ours = _best_time(lambda: dynamics.path_coefficients(robot, q, dq, ddq), 5)
-        full = _best_time(lambda: dynamics.path_coefficients(robot, q, dq, ddq, method="full"), 5)
+        ours = best_time(lambda: dynamics.path_coefficients(robot, q, dq, ddq), 5, 0.2 / 5)
+        full = best_time(lambda: dynamics.path_coefficients(robot, q, dq, ddq, method="full"), 5, 0.2 / 5)
         peer = _pin_coefficients_time(robot, q, dq, ddq)
         results["coefficients"].append(dict(robot=name, ours=ours, full=full, pinocchio=peer))
         out(f"| {name} | {ours * 1e3:.2f} | {full * 1e3:.2f} | {peer * 1e3:.2f} | {ours / peer:.2f} | {full / peer:.2f} |")
@@ -100,7 +84,7 @@ def run_dynamics_benchmark(out=print, quick: bool = False, robots=("panda", "iiw
     for n in sizes:
         robot = random_robot(n, seed=n)
         q = rng.normal(size=(Ns, n))
-        ours = _best_time(lambda: dynamics.christoffel(robot, q), 3) / Ns
+        ours = best_time(lambda: dynamics.christoffel(robot, q), 3, 0.2 / 3) / Ns
         peer = _pin_christoffel_time(robot, q)
         results["scaling"].append(dict(n=n, ours=ours, pinocchio=peer))
         out(f"| {n} | {ours * 1e6:.1f} | {peer * 1e6:.1f} | {ours / peer:.2f} |")

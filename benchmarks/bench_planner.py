@@ -23,25 +23,16 @@ import json
 import platform
 import subprocess
 import sys
-import time
 import warnings
 
 import numpy as np
 
 from .cases import robot, suite
 from .peers import pinocchio_inverse_dynamics, to_pinocchio, toppra_plan
+from .timing import median_time
 
 REPLAN_PAYLOAD = 0.2              # kg at the tool: "another payload" (0.6 × rated torque leaves little room)
 TARGETS = dict(first_median=1.0, first_worst=2.0, replan=0.3, gap=1e-3, limit=1e-3)
-
-
-def _median_time(fn, repeats):
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times)), out
 
 
 def _over_limit(r, q, qd, qdd) -> float:
@@ -73,12 +64,12 @@ def run_case(case, repeats: int = 3) -> dict:
         ref = toppra_plan(r, W, 1000, sd_end=sd_end, dt=None, inv_dyn=inv_dyn)
         row.update(status="infeasible", message=str(exc)[:200], toppra_feasible=bool(ref["feasible"]))
         return row
-    t_ours, plan = _median_time(lambda: plan_time_optimal(r, JointPath.from_waypoints(W), sd_end=sd_end), repeats)
-    t_toppra, tp = _median_time(lambda: toppra_plan(r, W, 1000, sd_end=sd_end, dt=None, inv_dyn=inv_dyn), repeats)
+    t_ours, plan = median_time(lambda: plan_time_optimal(r, JointPath.from_waypoints(W), sd_end=sd_end), repeats)
+    t_toppra, tp = median_time(lambda: toppra_plan(r, W, 1000, sd_end=sd_end, dt=None, inv_dyn=inv_dyn), repeats)
     planner = TimeOptimalPlanner(r, JointPath.from_waypoints(W))
     planner.plan(sd_end=sd_end)
     try:
-        t_replan, _ = _median_time(lambda: planner.plan(payload=REPLAN_PAYLOAD, sd_end=sd_end), repeats)
+        t_replan, _ = median_time(lambda: planner.plan(payload=REPLAN_PAYLOAD, sd_end=sd_end), repeats)
     except InfeasiblePathError:                       # the payload is too heavy for this path: time the error
         t_replan = np.nan
     t5 = toppra_plan(r, W, 5000, sd_end=sd_end, dt=None, inv_dyn=inv_dyn)

@@ -17,70 +17,12 @@ log N over the larger sizes; the "t/(N·d)" columns show the paper's complexity 
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 import dynamics
-from dynamics import RobotModel
-from dynamics.random_model import random_robot
-
-
-def binary_tree_parents(n: int) -> list[int]:
-    """Parents of a complete binary tree with n bodies (heap shape: node h has children 2h, 2h+1),
-    numbered depth-first (pre-order) as Pinocchio requires."""
-    order, stack = [], [1]
-    while stack:
-        h = stack.pop()
-        if h <= n:
-            order.append(h)
-            stack.extend((2 * h + 1, 2 * h))
-    number = {h: i for i, h in enumerate(order)}
-    return [-1 if h == 1 else number[h // 2] for h in order]
-
-
-def random_tree_robot(parents, seed: int = 0, *, prismatic: float = 0.0, name: str | None = None) -> RobotModel:
-    """A physically valid random model on a given tree (random placements, axes and inertias)."""
-    return random_robot(len(parents), seed, prismatic=prismatic, parents=parents, name=name or f"tree{len(parents)}")
-
-
-def binary_tree_robot(n: int, seed: int = 0, *, prismatic: float = 0.0) -> RobotModel:
-    return random_tree_robot(binary_tree_parents(n), seed, prismatic=prismatic, name=f"binary{n}")
-
-
-def serial_chain_robot(n: int, seed: int = 0, *, prismatic: float = 0.0) -> RobotModel:
-    return random_tree_robot(list(range(-1, n - 1)), seed, prismatic=prismatic, name=f"chain{n}")
-
-
-def two_arm_robot(n: int, seed: int = 0) -> RobotModel:
-    """A trunk carrying two equal arms (n bodies in all; n ≥ 18 gives 6-joint arms and an invertible
-    12×12 Λ) with a frame at each arm's tip."""
-    trunk = max(1, n - 2 * (n // 3))
-    arm = (n - trunk) // 2
-    parents = list(range(-1, trunk - 1))
-    for _ in range(2):
-        parents += [trunk - 1] + list(range(len(parents), len(parents) + arm - 1))
-    base = random_tree_robot(parents, seed, name=f"two-arms{n}")
-    tip = np.eye(4)
-    tip[:3, 3] = 0.1
-    return base.replace(frame_names=("left", "right"), frame_bodies=np.array([trunk + arm - 1, n - 1]),
-                        frame_transforms=np.array([tip, tip]))
-
-
-def _time(fn, repeat: int = 3, min_time: float = 0.05) -> float:
-    """Best of ``repeat`` timings of fn(), each looping for at least ~min_time."""
-    fn()
-    best = np.inf
-    for _ in range(repeat):
-        loops, t0 = 0, time.perf_counter()
-        while True:
-            fn()
-            loops += 1
-            el = time.perf_counter() - t0
-            if el >= min_time:
-                break
-        best = min(best, el / loops)
-    return best
+from .timing import best_time
+from dynamics.random_model import (binary_tree_parents, binary_tree_robot, random_tree_robot,  # noqa: F401
+                                   serial_chain_robot, two_arm_robot)
 
 
 def _depth(robot) -> int:
@@ -113,12 +55,12 @@ def run_tree_benchmark(out=print, quick: bool = False) -> dict:
             triples = len(tree_triples(robot).trip_i)
             batch = int(np.clip(2_000_000 // (6 * triples), 4, 64))
             q, qd = rng.uniform(-np.pi, np.pi, (2, 64, n))
-            tc = _time(lambda: coriolis_matrix_tree(robot, q, qd, dense=False), repeat) / 64
+            tc = best_time(lambda: coriolis_matrix_tree(robot, q, qd, dense=False), repeat) / 64
             tg, ts = np.nan, np.nan
             if triples <= 200_000:
-                tg = _time(lambda: christoffel_tree(robot, q[:batch], dense=False), repeat) / batch
+                tg = best_time(lambda: christoffel_tree(robot, q[:batch], dense=False), repeat) / batch
             if n <= 127:
-                ts = _time(lambda: dynamics.christoffel(robot, q[:8]), repeat) / 8
+                ts = best_time(lambda: dynamics.christoffel(robot, q[:8]), repeat) / 8
             rows.append(dict(N=n, d=d, coriolis=tc, christoffel=tg, safeea=ts))
             out(f"| {n} | {d} | {tc * 1e6:.1f} | {tc / (n * d) * 1e9:.0f} | {tg * 1e6:.1f} ({batch}) | "
                 f"{tg / (n * d * d) * 1e9:.1f} | {ts * 1e6:.0f} |")
@@ -139,13 +81,13 @@ def run_tree_benchmark(out=print, quick: bool = False) -> dict:
         robot = two_arm_robot(n, seed=n)
         batch = 64
         q = rng.uniform(-np.pi, np.pi, (batch, n))
-        to = _time(lambda: operational_space_inertia(robot, q, ["left", "right"]), repeat) / batch
+        to = best_time(lambda: operational_space_inertia(robot, q, ["left", "right"]), repeat) / batch
 
         def direct():
             J = np.concatenate([dynamics.frame_jacobian(robot, q, f) for f in ("left", "right")], axis=1)
             Minv_JT = np.linalg.solve(dynamics.mass_matrix(robot, q), np.swapaxes(J, 1, 2))
             return np.linalg.inv(J @ Minv_JT)
-        tdir = _time(direct, repeat) / batch if n <= 288 else np.nan      # O(n³): skip the largest
+        tdir = best_time(direct, repeat) / batch if n <= 288 else np.nan      # O(n³): skip the largest
         rows.append(dict(n=n, osi=to, direct=tdir))
         out(f"| {n} | {batch} | {to * 1e6:.1f} | {tdir * 1e6:.1f} |")
     eo = _slope(sizes, [r["osi"] for r in rows], len(rows) - 4)

@@ -1,7 +1,9 @@
 """Rigid-body dynamics of robot arms, computed recursively and batched over path samples.
 
 Models are immutable data (`RobotModel`); algorithms are free functions of (model, inputs) that accept
-a single configuration of shape (n,) or a batch of shape (N, n).
+a single configuration of shape (n,) or a batch of shape (N, n). Builders and parsers are free functions
+too (`from_dh`, `from_mdh`, `from_urdf`, `with_payload`, `to_urdf`); `dynamics._aliases` attaches them to
+`RobotModel` as the documented aliases (``RobotModel.from_urdf``, ``robot.with_payload``, …).
 """
 
 from .model import ModelError, RobotModel, check_inertial
@@ -15,10 +17,12 @@ from .coriolis_tree import coriolis_matrix, coriolis_matrix_tree
 from .christoffel_tree import christoffel_tree
 from .operational_space_inertia import operational_space_inertia, operational_space_inertia_inverse
 from .euler_zxz import EulerLink, EulerModel, euler_points, from_euler_zxz, to_robot_model, zxz_euler
-from .charmie import charmie, charmie_robot
+from .charmie import charmie, charmie_robot  # via the old module, so `dynamics.charmie` stays the function
 from .path_coefficients import PathCoefficients, path_coefficients
-from .robots import load_robot
+from .io.robots import load_robot
 from .payload import PayloadError, RigidBodyInertia, with_payload
+from .io import from_dh, from_mdh, from_urdf, to_urdf
+from . import _aliases  # noqa: F401  (RobotModel.from_urdf, robot.with_payload, … as aliases)
 from .inverse_kinematics import IKError, IKResult, TrackResult, pose_error, solve_ik, solve_ik_dls, track_path
 
 __all__ = [
@@ -29,6 +33,6 @@ __all__ = [
     "coriolis_matrix_tree", "christoffel_tree", "operational_space_inertia", "operational_space_inertia_inverse",
     "EulerLink", "EulerModel", "euler_points", "from_euler_zxz", "to_robot_model", "zxz_euler",
     "charmie", "charmie_robot",
-    "PayloadError", "RigidBodyInertia", "with_payload",
+    "PayloadError", "RigidBodyInertia", "with_payload", "from_dh", "from_mdh", "from_urdf", "to_urdf",
     "IKError", "IKResult", "TrackResult", "pose_error", "solve_ik", "solve_ik_dls", "track_path",
 ]

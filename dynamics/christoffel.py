@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._batch import WorldT, as_batch, cross3, world_quantities_t
+from .checks import as_batch
+from .kinematics import WorldT, world_quantities_t
+from .spatial import cross3
 from .mimic import body_rates, coordinate_christoffel, coordinate_forces
 from .model import PRISMATIC, RobotModel
 

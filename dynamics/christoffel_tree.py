@@ -25,10 +25,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._batch import as_batch, world_quantities
-from .coriolis_tree import body_factorization, crf_bar, motion_axes, spatial_inertias, sum_subtrees, tree_index
+from .checks import as_batch
+from .kinematics import world_quantities
+from .coriolis_tree import body_factorization, motion_axes, spatial_inertias, sum_subtrees, tree_index
 from .mimic import coordinate_christoffel
 from .model import ModelError, RobotModel
+from .spatial import crf_bar
 
 
 class TreeTriples(NamedTuple):

@@ -26,43 +26,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._batch import same_batch, world_quantities
+from .checks import same_batch
+from .kinematics import world_quantities
 from .mimic import body_rates, coordinate_matrix
 from .model import PRISMATIC, ModelError, RobotModel
-
-
-# ---------------------------------------------------------------- spatial algebra (Appendix A)
-def skew(a: np.ndarray) -> np.ndarray:
-    """S(a): (..., 3) -> (..., 3, 3) with S(a) b = a × b."""
-    S = np.zeros(a.shape[:-1] + (3, 3))
-    S[..., 0, 1], S[..., 0, 2], S[..., 1, 2] = -a[..., 2], a[..., 1], -a[..., 0]
-    S[..., 1, 0], S[..., 2, 0], S[..., 2, 1] = a[..., 2], -a[..., 1], a[..., 0]
-    return S
-
-
-def crm(v: np.ndarray) -> np.ndarray:
-    """(v ×) on motions: [[S(ω), 0], [S(v_O), S(ω)]]."""
-    X = np.zeros(v.shape[:-1] + (6, 6))
-    w = skew(v[..., :3])
-    X[..., :3, :3] = w
-    X[..., 3:, 3:] = w
-    X[..., 3:, :3] = skew(v[..., 3:])
-    return X
-
-
-def crf(v: np.ndarray) -> np.ndarray:
-    """(v ×*) on forces = −(v ×)ᵀ (eq. 8)."""
-    return -np.swapaxes(crm(v), -1, -2)
-
-
-def crf_bar(f: np.ndarray) -> np.ndarray:
-    """(f ×̄*), the operator with (f ×̄*) v = v ×* f: [[−S(n), −S(f)], [−S(f), 0]] (Appendix A)."""
-    X = np.zeros(f.shape[:-1] + (6, 6))
-    sf = skew(f[..., 3:])
-    X[..., :3, :3] = -skew(f[..., :3])
-    X[..., :3, 3:] = -sf
-    X[..., 3:, :3] = -sf
-    return X
+from .spatial import crf, crf_bar, crm, cross, skew  # noqa: F401  (crf_bar: christoffel_tree's old import)
 
 
 def body_factorization(v: np.ndarray, inertia: np.ndarray) -> np.ndarray:
@@ -88,7 +56,7 @@ def motion_axes(robot: RobotModel, W) -> np.ndarray:
     """Joint motion subspaces Φ_i (N, n, 6): (k_i; o_i × k_i) revolute, (0; k_i) prismatic."""
     prism = np.array([t == PRISMATIC for t in robot.joint_types])
     ang = np.where(prism[:, None], 0.0, W.z)
-    lin = np.where(prism[:, None], W.z, np.cross(W.o, W.z))
+    lin = np.where(prism[:, None], W.z, cross(W.o, W.z))
     return np.concatenate((ang, lin), axis=-1)
 
 

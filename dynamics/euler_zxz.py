@@ -29,7 +29,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .model import ModelError
+from .checks import ModelError
+from .inertial_parameters import merge_inertials  # the parallel-axis theorem
+from .model import RobotModel
 
 
 def zxz_euler(z1, x2, z3) -> np.ndarray:
@@ -194,19 +196,6 @@ def euler_points(model: EulerModel, q) -> EulerPoints:
 
 
 # ------------------------------------------------------------------------ as a RobotModel
-def _merge_inertial(a, b):
-    """Two (mass, com, inertia about com) in one frame combined (parallel-axis theorem)."""
-    (m1, c1, I1), (m2, c2, I2) = a, b
-    m = m1 + m2
-    if m == 0:
-        return 0.0, np.zeros(3), np.zeros((3, 3))
-    c = (m1 * c1 + m2 * c2) / m
-    def shift(mi, ci):
-        d = ci - c
-        return mi * (d @ d * np.eye(3) - np.outer(d, d))
-    return m, c, I1 + shift(m1, c1) + I2 + shift(m2, c2)
-
-
 def to_robot_model(model: EulerModel, *, inertials=None, exclude=(), frames=None, tool_frame=None, **limits):
     """The same kinematics as a `RobotModel` (revolute/prismatic tree), when every joint variable
     moves one link about one axis. Fixed links are merged into their moving ancestor (their names
@@ -271,7 +260,7 @@ def to_robot_model(model: EulerModel, *, inertials=None, exclude=(), frames=None
             mass, com, I = inertials[lk.name]
             com_b = Tl[:3, :3] @ (np.asarray(com, float) - lk.points["A"]) + Tl[:3, 3]
             I_b = Tl[:3, :3] @ np.asarray(I, float) @ Tl[:3, :3].T
-            inert[b] = _merge_inertial(inert.get(b, (0.0, np.zeros(3), np.zeros((3, 3)))), (float(mass), com_b, I_b))
+            inert[b] = merge_inertials([inert.get(b, (0.0, np.zeros(3), np.zeros((3, 3)))), (float(mass), com_b, I_b)])
     if not lnames:
         raise ModelError(f"model '{model.name}': no moving links")
     for fname, (link, point) in dict(frames or {}).items():
@@ -285,7 +274,6 @@ def to_robot_model(model: EulerModel, *, inertials=None, exclude=(), frames=None
     masses = [inert.get(b, (0.0,))[0] for b in range(n)]
     coms = [inert.get(b, (0.0, np.zeros(3)))[1] for b in range(n)]
     inertias = [inert.get(b, (0.0, None, np.zeros((3, 3))))[2] for b in range(n)]
-    from .model import RobotModel
     return RobotModel.create(name=model.name, parents=parents, joint_types=types, placement_rotations=rots,
                              placement_translations=trans, axes=axes, masses=masses, coms=coms,
                              inertias=inertias, joint_names=jnames, link_names=lnames, base_name=base_name,

@@ -4,24 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._batch import as_batch, body_poses
+from .checks import as_batch
+from .kinematics import body_poses, world_quantities
 from .mimic import coordinate_jacobian
 from .model import RobotModel
-
-
-def _homogeneous(R: np.ndarray, o: np.ndarray) -> np.ndarray:
-    T = np.zeros(R.shape[:-2] + (4, 4))
-    T[..., :3, :3] = R
-    T[..., :3, 3] = o
-    T[..., 3, 3] = 1.0
-    return T
+from .spatial import cross, homogeneous
 
 
 def forward_kinematics(robot: RobotModel, q) -> np.ndarray:
     """Poses of all bodies in the base frame, shape (..., n_bodies, 4, 4) for q of shape (..., n) (n_bodies = n
     unless some joints mimic others)."""
     q2, single = as_batch(robot, q, "q")
-    T = _homogeneous(*body_poses(robot, q2))
+    T = homogeneous(*body_poses(robot, q2))
     return T[0] if single else T
 
 
@@ -35,7 +29,6 @@ def frame_pose(robot: RobotModel, q, frame: str | None = None) -> np.ndarray:
 def frame_jacobian(robot: RobotModel, q, frame: str | None = None) -> np.ndarray:
     """Geometric Jacobian (..., 6, n) of a frame's origin: rows (v; ω) in the base frame (J_bodies G with
     mimic joints, `dynamics.mimic`)."""
-    from ._batch import world_quantities, cross
     q2, single = as_batch(robot, q, "q")
     body, T_body = robot.frame(frame)
     W = world_quantities(robot, q2)

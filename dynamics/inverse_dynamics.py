@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._batch import WorldT, as_batch, cross3, same_batch, world_quantities_into
+from .checks import as_batch, same_batch
+from .kinematics import WorldT, world_quantities_into
+from .spatial import cross3
 from .mimic import body_rates, coordinate_forces
 from .model import PRISMATIC, ModelError, RobotModel
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._batch import WorldT, as_batch, cross3, world_quantities_t
+from .checks import as_batch
+from .kinematics import WorldT, world_quantities_t
+from .spatial import cross3
 from .mimic import coordinate_matrix
 from .model import PRISMATIC, RobotModel
 

@@ -19,7 +19,7 @@ into the kinetic energy ½ q̇_bodyᵀ M_b q̇_body gives (Featherstone, Rigid B
     J       = J_b G                                (Jacobians of frames)
 
 The recursive algorithms run on the bodies and these maps are applied at their entry (positions,
-rates) and exit (forces, matrices, symbols), in `dynamics._batch` and the algorithm modules.
+rates) and exit (forces, matrices, symbols), in `dynamics.kinematics` and the algorithm modules.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+
+from .checks import ModelError, readonly
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,7 +46,6 @@ class Coupling:
 
     @classmethod
     def create(cls, joint_names, coordinate, multiplier, offset) -> "Coupling":
-        from .model import ModelError, _ro
         names = tuple(str(x) for x in joint_names)
         nb = len(names)
         try:
@@ -58,7 +59,7 @@ class Coupling:
                 raise ModelError(f"coupling: {key}: expected {nb} values (one per body), got shape {arr.shape}")
         if not np.issubdtype(coord.dtype, np.integer):
             raise ModelError(f"coupling: coordinate: expected integer indices, got {coord.tolist()}")
-        return cls(names, _ro(coord, int), _ro(mult), _ro(off))
+        return cls(names, readonly(coord, int), readonly(mult), readonly(off))
 
     @property
     def n(self) -> int:
@@ -80,7 +81,6 @@ class Coupling:
 
 def validate(coupling: Coupling, joint_names: tuple[str, ...], n_bodies: int) -> None:
     """Check a coupling against the model's bodies and coordinates (`ModelError` naming the joint)."""
-    from .model import ModelError
     c = coupling
     if len(c.joint_names) != n_bodies:
         raise ModelError(f"coupling: expected {n_bodies} body joint names (one per body), got {len(c.joint_names)}")

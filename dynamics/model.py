@@ -13,6 +13,12 @@ frame. Extra named frames (tool flange, TCP, …) are fixed to a body by a 4×4 
 
 Every array is copied and made read-only on construction; "changing" a model returns a new one
 (``with_limits``, ``with_payload``), so the same model can be shared between threads and plans.
+
+This module holds the data and its validation only (Pinocchio's ``Model``, spatial_v2's model struct).
+Builders and parsers (``from_dh``, ``from_mdh``, ``from_urdf``), ``with_payload`` and ``to_urdf`` are
+free functions in their own modules, exported from `dynamics`; `dynamics._aliases` also attaches them
+to `RobotModel` as the documented aliases ``RobotModel.from_urdf(...)``, ``robot.with_payload(...)``,
+``robot.to_urdf(...)``, so that nothing here imports them back.
 """
 
 from __future__ import annotations
@@ -22,72 +28,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .checks import ModelError, array as _array, readonly as _ro, short_repr, vector as _vector
+from .inertial_parameters import check_inertial
 from .mimic import Coupling, validate as _validate_coupling
+
+__all__ = ["RobotModel", "ModelError", "check_inertial", "short_repr", "REVOLUTE", "PRISMATIC", "JOINT_TYPES"]
 
 REVOLUTE = "revolute"
 PRISMATIC = "prismatic"
 JOINT_TYPES = (REVOLUTE, PRISMATIC)
-
-
-class ModelError(ValueError):
-    """A robot model, or an input given to a dynamics function, is invalid."""
-
-
-def _ro(a, dtype=float) -> np.ndarray:
-    a = np.array(a, dtype=dtype, copy=True)
-    a.setflags(write=False)
-    return a
-
-
-def short_repr(value, limit: int = 80) -> str:
-    """A one-line, bounded repr of a user's value for error messages (arrays and long values shortened)."""
-    if isinstance(value, np.ndarray):
-        text = np.array2string(value, separator=", ", threshold=12, max_line_width=10**6)
-    else:
-        try:
-            text = repr(value)
-        except Exception:                                   # noqa: BLE001 — a hostile __repr__
-            text = f"<{type(value).__name__}>"
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
-
-
-def _floats(name: str, value, expected: str) -> np.ndarray:
-    """`value` as a float array; strings, dicts, booleans, complex numbers and objects are a `ModelError`."""
-    if isinstance(value, (str, bytes, dict, bool)) or value is None:
-        raise ModelError(f"{name}: expected {expected}, got {short_repr(value)}")
-    try:
-        if np.iscomplexobj(value) or np.asarray(value).dtype == bool:
-            raise TypeError
-        return np.array(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ModelError(f"{name}: expected {expected}, got {short_repr(value)}") from None
-
-
-def _vector(name: str, value, n: int, default: float | None, *, allow_inf: bool = True) -> np.ndarray:
-    if value is None:
-        if default is None:
-            raise ModelError(f"{name}: required")
-        value = np.full(n, default)
-    arr = _floats(name, value, f"a number or {n} numbers")
-    if arr.ndim == 0:
-        arr = np.full(n, float(arr))
-    if arr.shape != (n,):
-        raise ModelError(f"{name}: expected {n} values, got shape {arr.shape}")
-    if np.isnan(arr).any() or (not allow_inf and not np.isfinite(arr).all()):
-        raise ModelError(f"{name}: values must be finite numbers, got {arr.tolist()}")
-    return _ro(arr)
-
-
-def _array(name: str, value, shape: tuple) -> np.ndarray:
-    """`value` as a finite float array of `shape`, else a `ModelError` naming the field."""
-    arr = _floats(name, value, f"numbers of shape {shape}")
-    if arr.size != int(np.prod(shape)):
-        raise ModelError(f"{name}: expected shape {shape}, got shape {arr.shape}")
-    arr = arr.reshape(shape)
-    if not np.isfinite(arr).all():
-        raise ModelError(f"{name}: values must be finite numbers")
-    return arr
 
 
 @dataclass(frozen=True, eq=False)
@@ -271,12 +220,6 @@ class RobotModel:
         given = dict(q_min=q_min, q_max=q_max, qd_max=qd_max, qdd_max=qdd_max, tau_max=tau_max)
         return self.replace(**{k: v for k, v in given.items() if v is not None})
 
-    def to_urdf(self, path=None) -> str:
-        """The model as URDF text, or written to a new file `path` (never overwriting); see
-        `dynamics.urdf_export` for what URDF can and cannot hold."""
-        from .urdf_export import to_urdf, to_urdf_text
-        return to_urdf_text(self) if path is None else to_urdf(self, path)
-
     def joint_index(self, name: str) -> int:
         try:
             return self.joint_names.index(name)
@@ -373,60 +316,3 @@ def _validate(m: RobotModel) -> None:
         raise ModelError(f"armature: expected {n} values >= 0 (rotor inertia per joint), got {m.armature}")
     if m.rated_payload is not None and not m.rated_payload >= 0:
         raise ModelError(f"rated_payload: must be >= 0 kg, got {m.rated_payload}")
-
-
-def check_inertial(where: str, mass: float, inertia: np.ndarray, tol: float = 1e-9, *, realisable: bool = True) -> None:
-    """Physical consistency of a rigid body's mass and inertia about its centre of mass.
-
-    Mass positive (or exactly zero for a massless body, whose inertia must then be zero); inertia
-    symmetric, positive semi-definite, principal moments satisfying the triangle inequality
-    I_a + I_b >= I_c (the density cannot be negative). With ``realisable=False`` only what the dynamics
-    algorithms need: mass >= 0, inertia symmetric positive semi-definite (as Pinocchio accepts)."""
-    I = np.asarray(inertia, dtype=float)
-    if not np.isfinite(mass) or not np.isfinite(I).all():
-        raise ModelError(f"{where}: mass and inertia must be finite numbers")
-    if mass < 0:
-        raise ModelError(f"{where}: mass must be positive (or 0 for a massless link), got {mass}")
-    scale = max(float(np.abs(I).max()), 1e-12)
-    if np.abs(I - I.T).max() > tol * scale:
-        raise ModelError(f"{where}: inertia must be symmetric, got {I.tolist()}")
-    if mass == 0 and realisable:
-        if np.abs(I).max() > 0:
-            raise ModelError(f"{where}: a massless link must have zero inertia")
-        return
-    ev = np.linalg.eigvalsh(0.5 * (I + I.T))
-    if ev[0] < -tol * scale:
-        raise ModelError(f"{where}: inertia must be positive semi-definite, principal moments {ev.tolist()}")
-    if realisable and ev[0] + ev[1] < ev[2] - tol * scale:
-        raise ModelError(f"{where}: principal moments {ev.tolist()} violate the triangle inequality I1 + I2 >= I3")
-
-
-# Builders live in their own files; they are exposed as class methods for the public API.
-def _from_mdh(cls, *args, **kwargs):
-    """Model from a modified (Craig) DH table; see `dynamics.builders.from_mdh`."""
-    from .builders import from_mdh
-    return from_mdh(*args, **kwargs)
-
-
-def _from_dh(cls, *args, **kwargs):
-    """Model from a standard DH table; see `dynamics.builders.from_dh`."""
-    from .builders import from_dh
-    return from_dh(*args, **kwargs)
-
-
-def _from_urdf(cls, path, locked_joints=None, **kwargs):
-    """Model from a URDF file; see `dynamics.urdf.from_urdf`."""
-    from .urdf import from_urdf
-    return from_urdf(path, locked_joints=locked_joints, **kwargs)
-
-
-def _with_payload(self, payload, frame=None, **kwargs):
-    """New model with a carried object merged into the body holding `frame`; see `dynamics.payload`."""
-    from .payload import with_payload
-    return with_payload(self, payload, frame=frame, **kwargs)
-
-
-RobotModel.from_mdh = classmethod(_from_mdh)
-RobotModel.from_dh = classmethod(_from_dh)
-RobotModel.from_urdf = classmethod(_from_urdf)
-RobotModel.with_payload = _with_payload

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._batch import as_batch, world_quantities
+from .checks import as_batch
+from .kinematics import world_quantities
 from .model import PRISMATIC, ModelError, RobotModel
 
 

@@ -12,7 +12,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._batch import same_batch, world_quantities_t
+from .checks import same_batch
+from .kinematics import world_quantities_t
 from .christoffel import christoffel_quadratic_world, christoffel_world
 from .gravity_torques import gravity_torques_world
 from .mass_matrix import composite_inertias, mass_matrix_world

@@ -1,197 +1,32 @@
-"""Shared test helpers: random robots (plain functions and hypothesis strategies), a converter of any
-RobotModel into a pinocchio model, pinocchio reference quantities, and the example-robot-data URDFs."""
+"""pytest configuration: the hypothesis profile and the session fixtures (example-robot-data URDFs).
+
+The shared helpers and data are in `fixtures.py`; they are re-exported here for tests that still write
+``from conftest import …``."""
 
 from __future__ import annotations
 
 import os
 
-import numpy as np
 import pytest
 
-from dynamics import RobotModel
-from dynamics.builders import homogeneous
-from benchmarks.peers import to_pinocchio  # noqa: F401  (re-exported for the tests)
+from fixtures import (PANDA_FINGERS, PinReference, assert_rel, erd_path, make_random_robot,  # noqa: F401
+                      random_inertia, random_rotation, random_states, rel_err, st, to_pinocchio)
+
+if st is not None:
+    from fixtures import random_robots  # noqa: F401
 
 try:
     from hypothesis import settings as _hyp_settings
-    from hypothesis import strategies as st
     # CI (CI=true) runs a fixed set of examples and keeps no example database: a green run is
     # reproducible; locally every run explores new examples and replays earlier failures.
     _hyp_settings.register_profile("ci", derandomize=True, database=None)
     if os.environ.get("CI"):
         _hyp_settings.load_profile("ci")
 except ImportError:  # pragma: no cover - hypothesis is a test dependency
-    st = None
-
-
-# ------------------------------------------------------------------------------ comparison
-def rel_err(actual, expected, scale=None) -> float:
-    """max |actual − expected| / max |expected| over the whole array (or / ``scale`` when that is
-    larger: the size of a related quantity, for arrays that may be all zero)."""
-    actual, expected = np.asarray(actual, float), np.asarray(expected, float)
-    assert actual.shape == expected.shape, (actual.shape, expected.shape)
-    s = max(float(np.abs(expected).max(initial=0.0)), float(scale or 0.0), 1e-300)
-    return float(np.abs(actual - expected).max(initial=0.0)) / s
-
-
-def assert_rel(actual, expected, tol, what="", scale=None):
-    e = rel_err(actual, expected, scale)
-    assert e <= tol, f"{what}: relative error {e:.3e} > {tol:.1e}"
-
-
-# ------------------------------------------------------------------------------ random robots
-def random_rotation(rng) -> np.ndarray:
-    q = rng.normal(size=4)
-    w, x, y, z = q / np.linalg.norm(q)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
-
-
-def random_inertia(rng, mass: float) -> np.ndarray:
-    """A physically consistent inertia about the COM: from random second moments σ of the mass
-    distribution (I_xx = σ_y + σ_z, …, so the triangle inequality holds), turned by a random rotation."""
-    sigma = rng.uniform(0.002, 0.05, size=3) * mass
-    principal = np.array([sigma[1] + sigma[2], sigma[0] + sigma[2], sigma[0] + sigma[1]])
-    R = random_rotation(rng)
-    return R @ np.diag(principal) @ R.T
-
-
-def make_random_robot(n: int, parents, prismatic, seed: int, gravity=None) -> RobotModel:
-    """Random tree (or chain) with revolute/prismatic joints, random placements, axes and inertial data,
-    Coulomb/viscous friction and a named frame ``tip`` on the last body."""
-    rng = np.random.default_rng(seed)
-    axes = rng.normal(size=(n, 3))
-    axes[np.linalg.norm(axes, axis=1) < 0.1] += 1.0
-    masses = rng.uniform(0.2, 3.0, size=n)
-    tip = homogeneous(random_rotation(rng), rng.uniform(-0.2, 0.2, size=3))
-    if gravity is None:
-        g = rng.normal(size=3)
-        gravity = 9.81 * g / np.linalg.norm(g)
-    return RobotModel.create(
-        name=f"random{n}_{seed}",
-        parents=parents,
-        joint_types=["prismatic" if p else "revolute" for p in prismatic],
-        placement_rotations=[random_rotation(rng) for _ in range(n)],
-        placement_translations=rng.uniform(-0.4, 0.4, size=(n, 3)),
-        axes=axes,
-        masses=masses,
-        coms=rng.uniform(-0.2, 0.2, size=(n, 3)),
-        inertias=[random_inertia(rng, m) for m in masses],
-        coulomb=rng.uniform(0.0, 2.0, size=n),
-        viscous=rng.uniform(0.0, 1.0, size=n),
-        gravity=gravity,
-        frames={"tip": (n - 1, tip)},
-        tool_frame="tip",
-    )
-
-
-if st is not None:
-    @st.composite
-    def random_robots(draw, max_n: int = 6, trees: bool = True, prismatic: bool = True):
-        """Hypothesis strategy: random serial chains and trees with revolute and prismatic joints."""
-        n = draw(st.integers(1, max_n))
-        if trees and draw(st.booleans()):
-            parents = [-1] + [draw(st.integers(-1, i - 1)) for i in range(1, n)]
-        else:
-            parents = list(range(-1, n - 1))
-        kinds = [draw(st.booleans()) if prismatic else False for _ in range(n)]
-        seed = draw(st.integers(0, 2**31 - 1))
-        return make_random_robot(n, parents, kinds, seed)
-
-
-def random_states(robot: RobotModel, N: int, seed: int = 0):
-    """(q, qd, qdd) of shape (N, n): positions within ±π (±0.5 m), moderate speeds/accelerations."""
-    rng = np.random.default_rng(seed)
-    return (rng.uniform(-np.pi, np.pi, (N, robot.n)), rng.uniform(-2, 2, (N, robot.n)),
-            rng.uniform(-3, 3, (N, robot.n)))
-
-
-# ------------------------------------------------------------------------------ pinocchio
-class PinReference:
-    """Reference dynamics from a pinocchio model whose joints carry our joint names (each nq = nv = 1)."""
-
-    def __init__(self, pin_model, robot: RobotModel):
-        import pinocchio as pin
-        self.pin = pin
-        self.model = pin_model
-        self.data = pin_model.createData()
-        self.robot = robot
-        idx = []
-        for name in robot.joint_names:
-            jid = pin_model.getJointId(name)
-            j = pin_model.joints[jid]
-            assert j.nq == 1 and j.nv == 1, f"joint {name}: nq={j.nq}"
-            idx.append(j.idx_q)
-        self.idx = np.array(idx)
-        assert pin_model.nq == robot.n
-        self.free = pin_model.copy()
-        self.free.gravity = pin.Motion.Zero()
-        self.free_data = self.free.createData()
-
-    def _pin(self, x):
-        out = np.zeros(self.model.nq)
-        out[self.idx] = x
-        return out
-
-    def _ours(self, x):
-        return np.asarray(x)[self.idx]
-
-    def _map(self, fn, *arrays):
-        arrays = [np.asarray(a, float) for a in arrays]
-        single = arrays[0].ndim == 1
-        batch = [a[None] if single else a for a in arrays]
-        out = np.array([fn(*rows) for rows in zip(*batch)])
-        return out[0] if single else out
-
-    def mass_matrix(self, q):
-        def one(qi):
-            M = self.pin.crba(self.model, self.data, self._pin(qi))
-            M = np.triu(M) + np.triu(M, 1).T
-            return M[np.ix_(self.idx, self.idx)]
-        return self._map(one, q)
-
-    def gravity(self, q):
-        def one(qi):
-            return self._ours(self.pin.computeGeneralizedGravity(self.model, self.data, self._pin(qi)))
-        return self._map(one, q)
-
-    def rnea(self, q, qd, qdd):
-        return self._map(lambda a, b, c: self._ours(self.pin.rnea(self.model, self.data, self._pin(a), self._pin(b),
-                                                                  self._pin(c))), q, qd, qdd)
-
-    def christoffel(self, q):
-        """C[k, i, j] = ½ ∂τ_k/∂v_i at v = e_j, a = 0, no gravity: τ_k(v) = Σ_ij C[k,i,j] v_i v_j is a
-        quadratic form, so ∂τ_k/∂v_i = 2 Σ_j C[k,i,j] v_j."""
-        n = self.robot.n
-
-        def one(qi):
-            C = np.zeros((n, n, n))
-            qp = self._pin(qi)
-            for j in range(n):
-                e = np.zeros(n)
-                e[j] = 1.0
-                _, dtau_dv, _ = self.pin.computeRNEADerivatives(self.free, self.free_data, qp, self._pin(e),
-                                                                np.zeros(n))
-                C[:, :, j] = 0.5 * np.asarray(dtau_dv)[np.ix_(self.idx, self.idx)]
-            return C
-        return self._map(one, q)
-
-    def frame_poses(self, q, names):
-        """{name: (4, 4)} for one configuration."""
-        pin = self.pin
-        pin.framesForwardKinematics(self.model, self.data, self._pin(q))
-        out = {}
-        for name in names:
-            assert self.model.existFrame(name), f"pinocchio model has no frame '{name}'"
-            out[name] = self.data.oMf[self.model.getFrameId(name)].homogeneous.copy()
-        return out
+    pass
 
 
 # ------------------------------------------------------------------------------ example-robot-data
-from benchmarks.cases import erd_path  # noqa: E402  (one finder of example-robot-data files)
-
-
 @pytest.fixture(scope="session")
 def panda_urdf():
     p = erd_path("robots/panda_description/urdf/panda.urdf")
@@ -207,5 +42,3 @@ def ur5_urdf():
         pytest.skip("example-robot-data ur5_robot.urdf not installed")
     return p
 
-
-PANDA_FINGERS = {"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.03}

@@ -123,7 +123,7 @@ def test_written_trajectory_keeps_the_torque_limits_by_pinocchio(serial_run):
     """The loaded move's file, replayed through Pinocchio's RNEA with the box merged: within the limits."""
     pin = pytest.importorskip("pinocchio")
     from scenarios.palletizing import cell_from_document
-    from benchmarks.peers import pinocchio_inverse_dynamics
+    from fixtures import pinocchio_inverse_dynamics
     manifest, out = serial_run
     cs = read_source(manifest).cells[1]
     cell = cell_from_document(cs.document, cs.source, cs.base_dir, cs.default_name, check_reach=False)

@@ -15,12 +15,12 @@ import dynamics
 from dynamics.payload import RigidBodyInertia
 from toppra_app import JointPath
 from dynamics import load_robot
-from benchmarks.cases import BENCH_PATHS
+from fixtures import BENCH_PATHS
 from toppra_app.limits.cartesian import (CartesianSpeedLimit, CollaborativeEnergyLimit, check_trajectory,
                                          effective_mass_speed2)
 from toppra_app.limits import default_limits
 from toppra_app.errors import InputError
-from benchmarks.peers import to_pinocchio
+from fixtures import to_pinocchio
 from toppra_app.planner import TimeOptimalPlanner, plan_time_optimal
 
 pin = pytest.importorskip("pinocchio")

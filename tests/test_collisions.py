@@ -106,7 +106,7 @@ def test_urdf_collision_meshes_are_placed_as_pinocchio_places_them(tmp_path):
     pin = pytest.importorskip("pinocchio")
     from pathlib import Path
     from types import SimpleNamespace
-    from benchmarks.cases import erd_path
+    from fixtures import erd_path
     ur5 = erd_path("robots/ur_description/urdf/ur5_robot.urdf")
     if ur5 is None:
         pytest.skip("example-robot-data not installed")
@@ -143,7 +143,7 @@ def test_urdf_collision_meshes_are_placed_as_pinocchio_places_them(tmp_path):
 
 def test_a_urdf_robot_is_checked_with_its_own_geometry(tmp_path, capsys):
     """The UR5 in the iiwa's cell: its upper arm and forearm pass through the conveyor at the pick."""
-    from benchmarks.cases import erd_path
+    from fixtures import erd_path
     ur5 = erd_path("robots/ur_description/urdf/ur5_robot.urdf")
     if ur5 is None:
         pytest.skip("example-robot-data not installed")

@@ -12,7 +12,7 @@ import dynamics as dyn  # noqa: E402
 from dynamics.robots import load_robot  # noqa: E402
 from dynamics.urdf import from_urdf  # noqa: E402
 from dynamics.model import ModelError  # noqa: E402
-from conftest import (PANDA_FINGERS, PinReference, assert_rel, random_robots, random_states,  # noqa: E402
+from fixtures import (PANDA_FINGERS, PinReference, assert_rel, random_robots, random_states,  # noqa: E402
                       to_pinocchio)
 
 TOL = 1e-9
@@ -139,7 +139,7 @@ def test_links_welded_to_the_fixed_base_are_not_judged(rel, locked):
     """Their odd inertias (Tiago's −3.5e-8 moment, ANYmal's and Go1's rod-like base) never enter the
     dynamics of a fixed-base model: the file loads even with strict=True, and matches Pinocchio."""
     import warnings
-    from benchmarks.cases import erd_path
+    from fixtures import erd_path
     path = erd_path(f"robots/{rel}")
     if path is None:
         pytest.skip(f"example-robot-data {rel} not installed")
@@ -157,7 +157,7 @@ def test_real_descriptions_load_with_a_warning_and_match_pinocchio(rel, said, lo
     """Descriptions a little off (inertias outside the triangle inequality or with a tiny negative
     moment, limits written as 0) load with one warning and match Pinocchio, which reads them as given;
     strict=True refuses them. A clipped moment (≤ 1e-6 kg·m²) is the only difference allowed."""
-    from benchmarks.cases import erd_path
+    from fixtures import erd_path
     from dynamics.urdf import URDFWarning
     path = erd_path(f"robots/{rel}")
     if path is None:

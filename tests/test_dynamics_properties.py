@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import dynamics as dyn
 from dynamics.robots import load_robot
-from conftest import assert_rel, random_robots, random_states
+from fixtures import assert_rel, random_robots, random_states
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 H = 1e-6          # central-difference step
@@ -126,7 +126,7 @@ def safeea_error(C, C_ref, zero=1e-6):
 @pytest.mark.parametrize("name", ["panda", "iiwa7"])
 def test_safeea_error_metric_against_pinocchio(name):
     pytest.importorskip("pinocchio")
-    from conftest import PinReference, to_pinocchio
+    from fixtures import PinReference, to_pinocchio
     robot = load_robot(name)
     ref = PinReference(to_pinocchio(robot), robot)
     q = random_states(robot, 40, 11)[0]

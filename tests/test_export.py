@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import dynamics
-from conftest import PANDA_FINGERS
+from fixtures import PANDA_FINGERS
 from toppra_app import JointPath, plan_time_optimal
 from toppra_app.cli import main
 from toppra_app.export import export_text, joint_trajectory

@@ -17,7 +17,7 @@ from scipy.optimize import linprog
 import dynamics
 from dynamics.payload import RigidBodyInertia
 from toppra_app import JointPath
-from benchmarks.cases import BENCH_PATHS
+from fixtures import BENCH_PATHS
 from toppra_app.limits import PathData
 from toppra_app.planning import refine
 from toppra_app.socp import stations

@@ -8,7 +8,7 @@ from dynamics import ModelError, RobotModel
 from dynamics.builders import (as_inertias, dh_chain, from_dh, from_mdh, inertia_matrix, mdh_chain,
                                rotx, rpy_matrix)
 from dynamics.robots import BUILTIN_ROBOTS, PUMA560_GEAR, PUMA560_JM, load_robot
-from conftest import assert_rel, random_inertia, random_states
+from fixtures import assert_rel, random_inertia, random_states
 
 PI = np.pi
 

@@ -11,9 +11,9 @@ import pytest
 import dynamics
 from toppra_app import JointPath, plan_time_optimal
 from dynamics import load_robot
-from benchmarks.cases import BENCH_PATHS
+from fixtures import BENCH_PATHS
 from toppra_app.errors import InputError
-from benchmarks.peers import pinocchio_inverse_dynamics
+from fixtures import pinocchio_inverse_dynamics
 from toppra_app.objectives.energy import energy_integral, energy_weights, time_energy_curve
 from toppra_app.planner import TimeOptimalPlanner
 

@@ -9,7 +9,7 @@ import pytest
 import dynamics
 from dynamics.model import ModelError
 from dynamics.operational_space_inertia import operational_space_inertia, operational_space_inertia_inverse
-from benchmarks.bench_trees import random_tree_robot
+from fixtures import random_tree_robot
 
 pin = pytest.importorskip("pinocchio")
 from test_trees import erd_path, load_urdf_tree, robot_from_pinocchio  # noqa: E402
@@ -97,7 +97,7 @@ def two_arm_tree():
 
 
 def test_two_arm_tree_lambda_against_pinocchio():
-    from benchmarks.peers import to_pinocchio
+    from fixtures import to_pinocchio
     robot = two_arm_tree()
     pmodel = to_pinocchio(robot)
     for name in robot.frame_names:

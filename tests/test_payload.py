@@ -13,19 +13,12 @@ from dynamics.inverse_dynamics import inverse_dynamics
 from dynamics.mass_matrix import mass_matrix
 from dynamics.model import ModelError, RobotModel
 from dynamics.payload import PayloadError, RigidBodyInertia, with_payload
+from dynamics.random_model import random_robot as shared_random_robot, random_rotation
 
 pin = pytest.importorskip("pinocchio")
 
 
 # ---------------------------------------------------------------------------------- helpers
-def random_rotation(rng) -> np.ndarray:
-    Q, R = np.linalg.qr(rng.normal(size=(3, 3)))
-    Q = Q @ np.diag(np.sign(np.diag(R)))
-    if np.linalg.det(Q) < 0:
-        Q[:, 0] *= -1
-    return Q
-
-
 def random_inertia(rng, mass: float) -> np.ndarray:
     """Physically consistent inertia about the COM: a random solid box, randomly rotated."""
     a, b, c = rng.uniform(0.02, 0.4, size=3)
@@ -47,30 +40,18 @@ def random_transform(rng) -> np.ndarray:
 
 
 def random_robot(rng, parents=(-1, 0, 1, 2, 3, 4), prismatic=(), rated=10.0) -> RobotModel:
+    """The shared generator (`dynamics.random_model`) with a random tool frame ``flange`` and a rating."""
     n = len(parents)
-    masses = rng.uniform(0.5, 4.0, size=n)
-    return RobotModel.create(
-        name="random",
-        parents=list(parents),
-        joint_types=["prismatic" if i in prismatic else "revolute" for i in range(n)],
-        placement_rotations=[random_rotation(rng) for _ in range(n)],
-        placement_translations=rng.uniform(-0.3, 0.3, size=(n, 3)),
-        axes=rng.normal(size=(n, 3)),
-        masses=masses,
-        coms=rng.uniform(-0.1, 0.1, size=(n, 3)),
-        inertias=[random_inertia(rng, m) for m in masses],
-        frames={"flange": (n - 1, random_transform(rng))},
-        tool_frame="flange",
-        rated_payload=rated,
-    )
+    return shared_random_robot(n, rng, parents=parents, prismatic=[i in prismatic for i in range(n)],
+                               tool_frame="flange", rated_payload=rated, name="random")
 
 
 def to_pin(robot: RobotModel):
     """A pinocchio model with exactly our numbers (our joint i is pinocchio joint i + 1): the project's
-    bridge `benchmarks.peers.to_pinocchio` when present, else a local copy of the same construction
+    bridge `benchmarks.peers.to_pinocchio` (via `fixtures`) when present, else a local copy of the same construction
     (joint placement (R_i, p_i), a joint about/along axis_i, body inertia in the joint frame)."""
     try:
-        from benchmarks.peers import to_pinocchio
+        from fixtures import to_pinocchio
     except ImportError:
         to_pinocchio = None
     if to_pinocchio is not None:

@@ -14,7 +14,7 @@ import pytest
 
 import dynamics
 from toppra_app import JointPath
-from benchmarks.cases import BENCH_PATHS
+from fixtures import BENCH_PATHS
 from toppra_app.errors import InfeasiblePathError, InputError
 from toppra_app.planner import TimeOptimalPlanner, plan_time_optimal
 

@@ -11,7 +11,7 @@ import pytest
 
 import dynamics
 from toppra_app import JointPath
-from benchmarks.cases import BENCH_PATHS
+from fixtures import BENCH_PATHS
 from toppra_app.limits import PathData, RowBlock
 from toppra_app.planner import TimeOptimalPlanner
 from toppra_app.planning.sequential import grid_blocks

@@ -11,7 +11,7 @@ import pytest
 import dynamics
 from toppra_app import JointPath
 from dynamics import load_robot
-from benchmarks.cases import BENCH_PATHS
+from fixtures import BENCH_PATHS
 from toppra_app.errors import InputError
 from toppra_app.objectives.thermal import cycle_rms, plan_cycle_with_rms_limit
 

@@ -13,7 +13,7 @@ import dynamics
 import dynamics.random_model
 from dynamics.christoffel_tree import christoffel_tree
 from dynamics.coriolis_tree import coriolis_matrix_tree
-from benchmarks.bench_trees import binary_tree_robot, serial_chain_robot
+from fixtures import binary_tree_robot, serial_chain_robot
 
 pin = pytest.importorskip("pinocchio")
 
@@ -133,7 +133,7 @@ def test_urdf_tree_coriolis_equals_rnea(key):
 
 @pytest.mark.parametrize("robot", random_trees(), ids=lambda r: r.name)
 def test_random_tree_coriolis_equals_rnea(robot):
-    from benchmarks.peers import to_pinocchio
+    from fixtures import to_pinocchio
     q, qd = paper_samples(robot.n, seed=robot.n)
     C = coriolis_matrix_tree(robot, q, qd)
     Cqd = np.einsum("nij,nj->ni", C, qd)
@@ -201,7 +201,7 @@ def test_solo12_christoffel_vs_pinocchio_rnea_fd(solo12):
 
 @pytest.mark.parametrize("robot", random_trees()[:2], ids=lambda r: r.name)
 def test_random_tree_christoffel_vs_pinocchio_rnea_fd(robot):
-    from benchmarks.peers import to_pinocchio
+    from fixtures import to_pinocchio
     q, _ = paper_samples(robot.n, N=2, seed=13)
     G = christoffel_tree(robot, q)
     pmodel = to_pinocchio(robot)
@@ -234,7 +234,7 @@ from hypothesis import strategies as st  # noqa: E402
 def test_property_random_trees(case):
     """Any tree (parents drawn at random), any mix of revolute and prismatic joints: C q̇ = RNEA,
     Ṁ = C + Cᵀ (Algorithm 1's own Ṁ), Γ from Algorithm 2 equals Safeea's and contracts to C."""
-    from benchmarks.bench_trees import random_tree_robot
+    from fixtures import random_tree_robot
     n, draws, seed, prismatic = case
     parents = [-1] + [int(draws[i] % (i + 1)) - 1 for i in range(1, n)]
     robot = random_tree_robot(parents, seed, prismatic=prismatic)

@@ -10,7 +10,7 @@ from scipy.spatial.transform import Rotation
 import dynamics as dyn
 from dynamics import ModelError, RobotModel
 from dynamics.urdf import from_urdf
-from conftest import assert_rel, random_states
+from fixtures import assert_rel, random_states
 
 
 def write(tmp_path, body, name="robot.urdf"):

@@ -12,7 +12,7 @@ import dynamics as dyn
 from dynamics import ModelError, RobotModel
 from dynamics.mimic import Coupling
 from dynamics.urdf import from_urdf
-from conftest import assert_rel, make_random_robot
+from fixtures import assert_rel, make_random_robot
 from test_urdf import inertial, joint, write
 
 pin = pytest.importorskip("pinocchio")
@@ -34,7 +34,7 @@ ALEX = "alex_description/urdf/alex_psyonic_hands.urdf"     # its mimics name joi
 
 
 def erd(rel):
-    from benchmarks.cases import erd_path
+    from fixtures import erd_path
     path = erd_path(f"robots/{rel}")
     if path is None:
         pytest.skip(f"example-robot-data {rel} not installed")
@@ -421,7 +421,7 @@ def test_to_urdf_writes_mimic_joints_back(tmp_path):
 try:
     from hypothesis import given, settings
     from hypothesis import strategies as st
-    from conftest import random_robots
+    from fixtures import random_robots
 except ImportError:  # pragma: no cover - hypothesis is a test dependency
     given = None
 

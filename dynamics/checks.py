@@ -1,0 +1,114 @@
+"""Errors and input checks shared by the whole dynamics package (no dependency on any other module of it).
+
+* `ModelError` (and its `PayloadError`): one-line messages naming the field, the joint or the link.
+* Field conversion for the model's constructor: `readonly`, `floats`, `vector`, `array`.
+* Batched inputs of the algorithms: `as_batch`, `same_batch` (a configuration (n,) or a batch (N, n)).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:                     # only for annotations: checks must not import the model
+    from .model import RobotModel
+
+__all__ = ["ModelError", "PayloadError", "short_repr", "readonly", "floats", "vector", "array",
+           "as_batch", "same_batch"]
+
+
+class ModelError(ValueError):
+    """A robot model, or an input given to a dynamics function, is invalid."""
+
+
+class PayloadError(ModelError):
+    """A payload is invalid, or too heavy for the robot it is given to."""
+
+
+def short_repr(value, limit: int = 80) -> str:
+    """A one-line, bounded repr of a user's value for error messages (arrays and long values shortened)."""
+    if isinstance(value, np.ndarray):
+        text = np.array2string(value, separator=", ", threshold=12, max_line_width=10**6)
+    else:
+        try:
+            text = repr(value)
+        except Exception:                                   # noqa: BLE001 — a hostile __repr__
+            text = f"<{type(value).__name__}>"
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def readonly(a, dtype=float) -> np.ndarray:
+    """A read-only copy of `a` (the model's arrays are immutable)."""
+    a = np.array(a, dtype=dtype, copy=True)
+    a.setflags(write=False)
+    return a
+
+
+def floats(name: str, value, expected: str) -> np.ndarray:
+    """`value` as a float array; strings, dicts, booleans, complex numbers and objects are a `ModelError`."""
+    if isinstance(value, (str, bytes, dict, bool)) or value is None:
+        raise ModelError(f"{name}: expected {expected}, got {short_repr(value)}")
+    try:
+        if np.iscomplexobj(value) or np.asarray(value).dtype == bool:
+            raise TypeError
+        return np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"{name}: expected {expected}, got {short_repr(value)}") from None
+
+
+def vector(name: str, value, n: int, default: float | None, *, allow_inf: bool = True) -> np.ndarray:
+    """A read-only (n,) vector from a scalar or n numbers (`default` when None; NaN refused)."""
+    if value is None:
+        if default is None:
+            raise ModelError(f"{name}: required")
+        value = np.full(n, default)
+    arr = floats(name, value, f"a number or {n} numbers")
+    if arr.ndim == 0:
+        arr = np.full(n, float(arr))
+    if arr.shape != (n,):
+        raise ModelError(f"{name}: expected {n} values, got shape {arr.shape}")
+    if np.isnan(arr).any() or (not allow_inf and not np.isfinite(arr).all()):
+        raise ModelError(f"{name}: values must be finite numbers, got {arr.tolist()}")
+    return readonly(arr)
+
+
+def array(name: str, value, shape: tuple) -> np.ndarray:
+    """`value` as a finite float array of `shape`, else a `ModelError` naming the field."""
+    arr = floats(name, value, f"numbers of shape {shape}")
+    if arr.size != int(np.prod(shape)):
+        raise ModelError(f"{name}: expected shape {shape}, got shape {arr.shape}")
+    arr = arr.reshape(shape)
+    if not np.isfinite(arr).all():
+        raise ModelError(f"{name}: values must be finite numbers")
+    return arr
+
+
+def as_batch(robot: "RobotModel", value, name: str) -> tuple[np.ndarray, bool]:
+    """``value`` of shape (n,) or (N, n) as a float (N, n) array, and whether it was a single sample."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"{name}: expected numbers of shape (n,) or (N, n) with n = {robot.n}") from None
+    single = arr.ndim == 1
+    if single:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.shape[1] != robot.n:
+        raise ModelError(f"{name}: expected shape ({robot.n},) or (N, {robot.n}) for robot '{robot.name}', got {np.shape(value)}")
+    if not np.isfinite(arr).all():
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise ModelError(f"{name}: non-finite value at sample {bad[0]}, joint {bad[1]}")
+    return arr, single
+
+
+def same_batch(robot: "RobotModel", q, *others):
+    """Check q and further arrays (name, value) to one common batch shape."""
+    q2, single = as_batch(robot, q, "q")
+    out = [q2]
+    for name, v in others:
+        v2, s2 = as_batch(robot, v, name)
+        if s2 != single or v2.shape != q2.shape:
+            raise ModelError(f"{name}: shape {np.shape(v)} does not match q's shape {np.shape(q)}")
+        out.append(v2)
+    return out, single

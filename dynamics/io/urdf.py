@@ -1,0 +1,375 @@
+"""Robot models from URDF files (ROS Unified Robot Description Format), read with xml.etree.
+
+Supported joint types: revolute, continuous (no position limits), prismatic and fixed. The tree is
+walked depth-first from the root link, child joints in file order, so parents come before children.
+
+* Every revolute/continuous/prismatic joint that is not locked becomes a body of the model (named after
+  its child link). The URDF joint frame is ``parent link · origin(xyz, rpy)``; the child link frame
+  coincides with it, and the joint moves the child link about/along ``axis`` (default (1, 0, 0)),
+  given in that frame — exactly our placement · X_joint(q) convention.
+* A fixed joint, or a movable joint named in ``locked_joints`` (held at the given position), welds its
+  child link to the parent's body: the child's inertial data is merged into that body (masses add, the
+  COM is the mass-weighted mean, inertias are rotated into the body's axes and moved to the common COM
+  by the parallel-axis theorem), and the child link becomes a named frame of the body (e.g. ``tool0``,
+  ``panda_hand``). Links welded to the fixed root link are part of the base and are dropped.
+* ``<origin rpy>`` is roll-pitch-yaw about fixed axes: R = Rz(yaw) Ry(pitch) Rx(roll).
+* ``<inertial>``: ``<mass value>``, ``<origin>`` (the COM frame, whose axes the ``<inertia>`` tensor
+  is expressed in; the tensor is about the COM), ``<inertia ixx ixy ixz iyy iyz izz>`` (the matrix
+  entries). A link without ``<inertial>`` is massless.
+* ``<limit lower upper velocity effort>`` → q_min/q_max (continuous: unbounded), qd_max, tau_max;
+  ``<dynamics friction damping>`` → Coulomb / viscous friction.
+* ``<mimic joint multiplier offset>`` joints are coupled by default, q_mimic = multiplier · q_leader + offset:
+  their bodies move, but only the independent joints are coordinates (``mimic="coupled"``, see
+  `dynamics.io.urdf_mimic` and `dynamics.mimic`); ``mimic="independent"`` makes each its own coordinate.
+* Floating/planar joints and closed loops are not supported.
+
+Every problem raises `ModelError` with one line naming the file, the joint or link and the field.
+The default tool frame is the last frame welded by fixed joints to the last body (e.g. ``tool0`` or
+``panda_hand_tcp``), or the last body itself when it has none; trailing bodies of coupled mimic joints
+(a gripper's fingers) are passed over, so the Panda with its hand keeps ``panda_hand_tcp``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..checks import ModelError, short_repr
+from ..inertial_parameters import check_inertial, merge_inertials
+from ..mimic import Coupling
+from ..model import PRISMATIC, REVOLUTE, RobotModel
+from ..spatial import axis_angle, homogeneous
+from . import urdf_mimic
+from .urdf_as_found import URDFWarning, lenient_inertia, read_urdf_root, warn_corrections
+from .urdf_xml import Reader
+
+__all__ = ["from_urdf", "merge_inertials", "URDFWarning", "read_urdf_root"]
+
+_MOVABLE = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
+_KNOWN = set(_MOVABLE) | {"fixed"}
+_UNSUPPORTED = {"floating", "planar"}
+
+MAX_URDF_BYTES = 64 << 20          # the largest example-robot-data URDF is a few MB
+
+
+def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str | None = None,
+              gravity=(0.0, 0.0, -9.81), strict: bool = False, xacro_args: dict | None = None,
+              mimic: str = "coupled") -> RobotModel:
+    """Model from a URDF file; ``locked_joints`` maps joint names to the positions they are held at
+    (a list of names locks them at 0). See the module docstring for what is read and how.
+
+    ``mimic``: ``"coupled"`` (default) keeps every ``<mimic>`` joint at multiplier · q_leader + offset,
+    with only the independent joints as coordinates (``robot.n``); ``"independent"`` makes each mimic
+    joint a coordinate of its own (see `dynamics.io.urdf_mimic` for limits, locks and chains).
+
+    Real descriptions are often a little off; unless ``strict``, these load with one `URDFWarning` each,
+    naming the links or joints: an inertia with a tiny negative principal moment (at most 1e-6 of the
+    largest or 1e-6 kg·m²: exporter rounding, or a negligible body) is clipped to positive semi-definite; an inertia no mass
+    distribution can have (triangle inequality, or inertia without mass) is kept as given, as Pinocchio
+    does — the dynamics only need it positive semi-definite; ``velocity="0"`` or ``effort="0"`` means no
+    limit. ``strict=True`` refuses each of these with a `ModelError`.
+
+    A ``.xacro`` file is expanded first by the `xacro` package (``pip install xacro``), with
+    ``xacro_args`` as its arguments (``name:=value``); ROS substitutions such as ``$(find pkg)`` need ROS.
+
+    The steps: read the document, its links and joints; resolve locked and mimic joints; walk the tree
+    from the root (movable joints make bodies, the others weld links and become frames); merge the
+    inertial data per body; choose the tool frame; build the model."""
+    path = _checked_path(path, mimic)
+    rd = Reader(path)
+    root = _read_document(path, xacro_args)
+    locked = _locked_positions(locked_joints)
+    notes = {"clipped": [], "unrealisable": [], "unlimited": []}    # what non-strict loading accepted
+    links, link_axes, order = _read_links(rd, root, path)
+    joints, child_of, children = _read_joints(rd, root, links, strict, notes)
+    _check_locked(path, locked, joints)
+    follows, mimic_locked = urdf_mimic.resolve(path, joints, locked, set(_MOVABLE), mimic)
+    held = {**locked, **mimic_locked}            # positions of welded movable joints
+    base = _root_link(path, order, child_of)
+    bodies, frames, body_of, T_in_body = _walk_tree(rd, path, base, joints, children, held, order)
+    merged = _body_inertials(path, order, links, link_axes, body_of, T_in_body, len(bodies), strict, notes)
+    frame_dict = {fname: (b, T) for fname, b, T, _ in frames}
+    tool_frame = _tool_frame(path, tool_frame, bodies, frames, frame_dict, follows)
+
+    coupling = None
+    js = [bd["joint"] for bd in bodies]
+    if follows:
+        js, coord, mult, off = urdf_mimic.coordinates(path, js, follows)
+        coupling = Coupling.create([bd["joint"]["name"] for bd in bodies], coord, mult, off)
+    warn_corrections(path, notes)
+    try:
+        return RobotModel.create(
+            name=name or root.get("name") or os.path.splitext(os.path.basename(path))[0],
+            parents=[bd["parent"] for bd in bodies],
+            joint_types=[_MOVABLE[bd["joint"]["type"]] for bd in bodies],
+            placement_rotations=[bd["placement"][:3, :3] for bd in bodies],
+            placement_translations=[bd["placement"][:3, 3] for bd in bodies],
+            axes=[bd["joint"]["axis"] for bd in bodies],
+            masses=[m for m, _, _ in merged],
+            coms=[c for _, c, _ in merged],
+            inertias=[I for _, _, I in merged],
+            joint_names=[j["name"] for j in js],
+            link_names=[bd["link"] for bd in bodies],
+            base_name=base,
+            q_min=[j["lower"] for j in js], q_max=[j["upper"] for j in js],
+            qd_max=[j["velocity"] for j in js], tau_max=[j["effort"] for j in js],
+            coulomb=[j["coulomb"] for j in js], viscous=[j["viscous"] for j in js],
+            gravity=gravity,
+            frames=frame_dict,
+            tool_frame=tool_frame,
+            realisable_inertias=not notes["unrealisable"],
+            coupling=coupling,
+        )
+    except ModelError as exc:
+        raise ModelError(f"{path}: {exc}") from None
+
+
+# ------------------------------------------------------------------ step 1: the file
+def _checked_path(path, mimic) -> str:
+    """The file name as a printable str (and the `mimic` mode checked), else a one-line `ModelError`."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise ModelError(f"from_urdf: path: expected a file name, got {type(path).__name__}")
+    path = os.fsdecode(path)
+    if not isinstance(mimic, str) or mimic not in urdf_mimic.MODES:
+        raise ModelError(f"from_urdf: mimic: expected 'coupled' or 'independent', got {short_repr(mimic)}")
+    if not path.isprintable():                   # a newline or control character would break the one-line errors
+        raise ModelError(f"from_urdf: path: {short_repr(path)} is not a printable file name")
+    return path
+
+
+def _read_document(path: str, xacro_args):
+    """The <robot> root element (a regular file of at most MAX_URDF_BYTES; .xacro expanded)."""
+    if os.path.exists(path) and (not os.path.isfile(path) or os.path.getsize(path) > MAX_URDF_BYTES):
+        what = "not a regular file" if not os.path.isfile(path) else f"larger than {MAX_URDF_BYTES >> 20} MiB"
+        raise ModelError(f"{path}: {what}; expected a URDF file")
+    root = read_urdf_root(path, xacro_args)
+    if root.tag != "robot":
+        raise ModelError(f"{path}: the root element is <{root.tag}>, expected <robot>")
+    return root
+
+
+def _locked_positions(locked_joints) -> dict:
+    if locked_joints is None:
+        return {}
+    if isinstance(locked_joints, dict):
+        return dict(locked_joints)
+    return {str(j): 0.0 for j in locked_joints}
+
+
+# ------------------------------------------------------------------ step 2: links
+def _read_links(rd: Reader, root, path: str):
+    """{link: (mass, com, inertia about the com)} in the link frame, {link: axes of its <inertial> frame},
+    and the links in file order."""
+    links: dict[str, tuple[float, np.ndarray, np.ndarray]] = {}   # name -> (mass, com, inertia) in link frame
+    link_axes: dict[str, np.ndarray] = {}      # checked below, only for links that end up on a moving body
+    order: list[str] = []
+    for el in root.findall("link"):
+        lname = rd.attr(el, "name", "<link>")
+        where = f"link '{lname}'"
+        if lname in links:
+            raise rd.error(where, "defined twice")
+        inertial = el.find("inertial")
+        if inertial is None:
+            links[lname] = (0.0, np.zeros(3), np.zeros((3, 3)))
+            link_axes[lname] = np.eye(3)
+        else:
+            mass = rd.number(rd.child(inertial, "mass", where + " <inertial>"), "value", where + " <inertial>")
+            T = rd.origin(inertial, where + " <inertial>")
+            iel = rd.child(inertial, "inertia", where + " <inertial>")
+            entries = {k: rd.number(iel, k, where + " <inertial>") for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
+            I = np.array([[entries["ixx"], entries["ixy"], entries["ixz"]],
+                          [entries["ixy"], entries["iyy"], entries["iyz"]],
+                          [entries["ixz"], entries["iyz"], entries["izz"]]])
+            R = T[:3, :3]
+            if not (np.isfinite(mass) and np.isfinite(I).all()):
+                check_inertial(f"{path}: link '{lname}' <inertial>", mass, I)    # one line: not numbers
+            links[lname] = (mass, T[:3, 3].copy(), R @ I @ R.T)
+            link_axes[lname] = R
+        order.append(lname)
+    if not links:
+        raise ModelError(f"{path}: no <link> elements")
+    return links, link_axes, order
+
+
+# ------------------------------------------------------------------ step 3: joints
+def _read_joints(rd: Reader, root, links: dict, strict: bool, notes: dict):
+    """{joint: its fields}, {child link: joint}, {link: joints whose parent it is, in file order}."""
+    joints: dict[str, dict] = {}
+    child_of: dict[str, str] = {}       # child link -> joint name
+    children: dict[str, list[str]] = {lname: [] for lname in links}
+    for el in root.findall("joint"):
+        jname = rd.attr(el, "name", "<joint>")
+        where = f"joint '{jname}'"
+        if jname in joints:
+            raise rd.error(where, "defined twice")
+        jtype = rd.attr(el, "type", where)
+        if jtype in _UNSUPPORTED:
+            raise rd.error(where, f"joint type '{jtype}' is not supported "
+                                  f"(use revolute, continuous, prismatic or fixed)")
+        if jtype not in _KNOWN:
+            raise rd.error(where, f"unknown joint type '{jtype}' (use revolute, continuous, prismatic or fixed)")
+        parent = rd.attr(rd.child(el, "parent", where), "link", where)
+        child = rd.attr(rd.child(el, "child", where), "link", where)
+        for role, lname in (("parent", parent), ("child", child)):
+            if lname not in links:
+                raise rd.error(where, f"<{role} link=\"{lname}\">: no such link")
+        if child in child_of:
+            raise rd.error(where, f"link '{child}' is already the child of joint '{child_of[child]}' "
+                                  f"(closed kinematic loops are not supported)")
+        if parent == child:
+            raise rd.error(where, f"link '{child}' is its own parent (a loop)")
+        j = {"name": jname, "type": jtype, "parent": parent, "child": child,
+             "origin": rd.origin(el, where), "mimic": None}
+        if jtype in _MOVABLE:
+            _read_movable(rd, el, j, where, strict, notes)
+        joints[jname] = j
+        child_of[child] = jname
+        children[parent].append(jname)
+    return joints, child_of, children
+
+
+def _read_movable(rd: Reader, el, j: dict, where: str, strict: bool, notes: dict) -> None:
+    """A movable joint's axis, <limit>, <dynamics> and <mimic>, into `j`."""
+    jname, jtype = j["name"], j["type"]
+    axis_el = el.find("axis")
+    axis = rd.vector(axis_el, "xyz", where + " <axis>", (1.0, 0.0, 0.0)) if axis_el is not None \
+        else np.array([1.0, 0.0, 0.0])
+    if np.linalg.norm(axis) < 1e-12:
+        raise rd.error(where, f"<axis xyz=\"{axis_el.get('xyz')}\">: the axis must not be zero")
+    j["axis"] = axis / np.linalg.norm(axis)
+    lim = el.find("limit")
+    if lim is None and jtype != "continuous":
+        raise rd.error(where, f"missing <limit> (required for a {jtype} joint)")
+    if jtype == "continuous":
+        j["lower"], j["upper"] = -np.inf, np.inf
+    else:
+        j["lower"] = rd.number(lim, "lower", where + " <limit>", default=0.0)
+        j["upper"] = rd.number(lim, "upper", where + " <limit>", default=0.0)
+        if j["lower"] > j["upper"]:
+            raise rd.error(where, f"<limit>: lower {j['lower']} is above upper {j['upper']}")
+    if lim is not None:
+        j["velocity"] = rd.number(lim, "velocity", where + " <limit>")
+        j["effort"] = rd.number(lim, "effort", where + " <limit>")
+        for key in ("velocity", "effort"):
+            if j[key] == 0 and not strict:
+                j[key] = np.inf                       # "0" is written for "not given" by many exporters
+                notes["unlimited"].append(f"{jname} {key}")
+            elif not j[key] > 0:
+                raise rd.error(where, f"<limit {key}=\"{lim.get(key)}\">: must be positive")
+    else:
+        j["velocity"] = j["effort"] = np.inf
+    dyn = el.find("dynamics")
+    j["coulomb"] = rd.number(dyn, "friction", where + " <dynamics>", default=0.0) if dyn is not None else 0.0
+    j["viscous"] = rd.number(dyn, "damping", where + " <dynamics>", default=0.0) if dyn is not None else 0.0
+    for key in ("coulomb", "viscous"):
+        if j[key] < 0:
+            raise rd.error(where, f"<dynamics {'friction' if key == 'coulomb' else 'damping'}>: must be >= 0")
+    j["mimic"] = urdf_mimic.read_mimic(rd, el, where)
+
+
+# ------------------------------------------------------------------ step 4: locked joints, the root
+def _check_locked(path: str, locked: dict, joints: dict) -> None:
+    """Every locked joint exists and is held at a finite number (converted in place)."""
+    for jname, value in locked.items():
+        if jname not in joints:
+            raise ModelError(f"{path}: locked joint '{jname}' not found (joints: {', '.join(joints) or 'none'})")
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise ModelError(f"{path}: locked joint '{jname}': position {value!r} is not a number") from None
+        if not np.isfinite(v):
+            raise ModelError(f"{path}: locked joint '{jname}': position must be finite, got {value!r}")
+        locked[jname] = v
+
+
+def _root_link(path: str, order: list, child_of: dict) -> str:
+    roots = [lname for lname in order if lname not in child_of]
+    if not roots:
+        raise ModelError(f"{path}: no root link: every link is the child of a joint (a loop)")
+    if len(roots) > 1:
+        raise ModelError(f"{path}: two or more root links ({', '.join(roots)}): links must form one tree "
+                         f"(every link but one must be the child of a joint)")
+    return roots[0]
+
+
+# ------------------------------------------------------------------ step 5: walk the tree
+def _walk_tree(rd: Reader, path: str, base: str, joints: dict, children: dict, held: dict, order: list):
+    """Depth-first from the root, child joints in file order (parents before children): the bodies
+    (one per movable, not held joint), the welded links as frames (name, body, transform, reached
+    through fixed joints only), each link's body and its frame in that body."""
+    body_of = {base: -1}                  # link -> body index (-1: the fixed base)
+    T_in_body = {base: np.eye(4)}         # link frame in its body's frame
+    via_fixed = {base: True}              # reached from its body only through fixed joints
+    bodies: list[dict] = []
+    frames: list[tuple[str, int, np.ndarray, bool]] = []
+    visited = {base}
+    stack = list(reversed(children[base]))       # joints still to visit; popped in file order (pre-order)
+    while stack:
+        jname = stack.pop()
+        j = joints[jname]
+        p, c = j["parent"], j["child"]
+        where = f"joint '{jname}'"
+        if c in visited:
+            raise rd.error(where, f"link '{c}' is reached twice (a loop)")
+        visited.add(c)
+        b = body_of[p]
+        T_joint = T_in_body[p] @ j["origin"]
+        if j["type"] in _MOVABLE and jname not in held:
+            bodies.append({"joint": j, "link": c, "parent": b, "placement": T_joint})
+            body_of[c], T_in_body[c], via_fixed[c] = len(bodies) - 1, np.eye(4), True
+        else:
+            X = np.eye(4)
+            if j["type"] in _MOVABLE:                 # locked joint: its child is welded at q = held[j]
+                qv = held[jname]
+                if j["type"] == "prismatic":
+                    X[:3, 3] = qv * j["axis"]
+                else:
+                    X = homogeneous(axis_angle(j["axis"], qv))
+            body_of[c], T_in_body[c] = b, T_joint @ X
+            via_fixed[c] = via_fixed[p] and j["type"] == "fixed"
+            if b >= 0:
+                frames.append((c, b, T_in_body[c], via_fixed[c]))
+        stack.extend(reversed(children[c]))
+    unreached = [lname for lname in order if lname not in visited]
+    if unreached:
+        raise ModelError(f"{path}: links {', '.join(unreached)} are not connected to the root '{base}' "
+                         f"(a loop of joints)")
+    if not bodies:
+        raise ModelError(f"{path}: no movable joints (all joints are fixed or locked)")
+    return bodies, frames, body_of, T_in_body
+
+
+# ------------------------------------------------------------------ step 6: inertial data per body
+def _body_inertials(path, order, links, link_axes, body_of, T_in_body, n, strict, notes) -> list:
+    """(mass, com, inertia about the com) of every body in its frame: its links' inertials moved into the
+    body frame and merged by the parallel-axis theorem (`dynamics.inertial_parameters.merge_inertials`)."""
+    parts: list[list] = [[] for _ in range(n)]
+    for lname in order:
+        b = body_of[lname]
+        if b < 0:
+            continue
+        m, c, I = links[lname]
+        R = link_axes[lname]                       # the <inertial> frame's axes in the link frame
+        I = R @ lenient_inertia(f"{path}: link '{lname}' <inertial>", lname, m, R.T @ I @ R, strict, notes) @ R.T
+        T = T_in_body[lname]
+        parts[b].append((m, T[:3, :3] @ c + T[:3, 3], T[:3, :3] @ I @ T[:3, :3].T))
+    return [merge_inertials(p) for p in parts]
+
+
+# ------------------------------------------------------------------ step 7: the tool frame
+def _tool_frame(path, tool_frame, bodies, frames, frame_dict, follows):
+    """The given tool frame (checked), or the last frame welded by fixed joints to the last body that is
+    not a coupled mimic joint (a gripper's fingers), or that body itself."""
+    if tool_frame is None:
+        last, coupled = len(bodies) - 1, set(follows) | {leader for leader, _, _ in follows.values()}
+        while last > 0 and bodies[last]["joint"]["name"] in coupled:    # a gripper's coupled fingers at the end
+            last -= 1
+        tips = [fname for fname, b, _, fixed in frames if b == last and fixed]
+        return tips[-1] if tips else bodies[last]["link"]
+    if tool_frame not in frame_dict and tool_frame not in [bd["link"] for bd in bodies]:
+        raise ModelError(f"{path}: tool_frame '{tool_frame}': no such link on a moving body")
+    return tool_frame
+
+
+_Reader = Reader      # the former private name (dynamics.urdf._Reader)

@@ -1,0 +1,89 @@
+"""Reading robot descriptions as they are found in the wild (`dynamics.io.urdf.from_urdf`): ``.xacro`` files
+expanded by the `xacro` package, and the corrections and assumptions a non-strict load makes — a tiny
+negative inertia moment clipped, an inertia no mass distribution can have kept as given (as Pinocchio
+does), a limit of 0 read as none — each reported once in a `URDFWarning`."""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from ..checks import ModelError
+from ..inertial_parameters import check_inertial
+
+
+def read_urdf_root(path: str, xacro_args: dict | None = None):
+    """The XML root of a URDF file, or of a ``.xacro`` file expanded by the `xacro` package; one-line
+    `ModelError`s naming the file."""
+    try:
+        if os.fsdecode(path).endswith(".xacro"):
+            return ET.fromstring(_expand_xacro(path, xacro_args))
+        return ET.parse(path).getroot()
+    except FileNotFoundError:
+        raise ModelError(f"{path}: file not found") from None
+    except ET.ParseError as exc:
+        raise ModelError(f"{path}: not valid XML: {exc}") from None
+    except OSError as exc:
+        raise ModelError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _expand_xacro(path: str, args: dict | None) -> str:
+    try:
+        import xacro
+    except ImportError:
+        raise ModelError(f"{path}: a .xacro file needs the xacro package: pip install xacro (or expand it with "
+                         f"`xacro {os.path.basename(path)} > robot.urdf`)") from None
+    if not os.path.isfile(path):
+        raise FileNotFoundError(path)
+    try:
+        return xacro.process_file(path, mappings={str(k): str(v) for k, v in (args or {}).items()}).toxml()
+    except Exception as exc:                                    # noqa: BLE001 - xacro raises many kinds
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ModelError(f"{path}: xacro could not expand it: {first}") from None
+
+
+
+class URDFWarning(UserWarning):
+    """A URDF was loaded with a correction or an assumption (named in the message); strict=True refuses it."""
+
+
+CLIP_TOL = 1e-6       # a negative principal moment up to this share of the largest, or up to
+CLIP_ABS = 1e-6       # this many kg·m² (a 10 g body 1 cm across), is exporter rounding or a negligible body
+
+
+def lenient_inertia(where: str, lname: str, mass: float, I: np.ndarray, strict: bool, notes: dict) -> np.ndarray:
+    """The link's inertia as checked by `check_inertial`, or (not strict) clipped / accepted as noted."""
+    try:
+        check_inertial(where, mass, I)
+        return I
+    except ModelError:
+        if strict or not (np.isfinite(mass) and np.isfinite(I).all() and mass >= 0):
+            raise                                          # not numbers, or negative mass: never corrected
+    S = 0.5 * (I + I.T)
+    ev, V = np.linalg.eigh(S)
+    top = max(float(np.abs(ev).max()), 1e-300)
+    if mass >= 0 and np.isfinite(S).all() and ev[0] < 0 and -ev[0] <= max(CLIP_TOL * top, CLIP_ABS):
+        S = (V * np.maximum(ev, 0.0)) @ V.T
+        notes["clipped"].append(f"{lname} ({ev[0]:.3g} kg·m² → 0)")
+    check_inertial(where, mass, S, realisable=False)           # what the algorithms need, else refused
+    try:
+        check_inertial(where, mass, S)
+    except ModelError:
+        notes["unrealisable"].append(lname)
+    return S
+
+
+def warn_corrections(path: str, notes: dict) -> None:
+    import warnings
+    said = []
+    if notes["clipped"]:
+        said.append("negative principal moments clipped to 0 at link(s) " + ", ".join(notes["clipped"]))
+    if notes["unrealisable"]:
+        said.append("inertia no mass distribution can have (triangle inequality, or inertia without mass) kept "
+                    "as given at link(s) " + ", ".join(notes["unrealisable"]))
+    if notes["unlimited"]:
+        said.append("limit 0 read as no limit for " + ", ".join(notes["unlimited"]))
+    if said:
+        warnings.warn(f"{path}: " + "; ".join(said) + " (strict=True refuses)", URDFWarning, stacklevel=3)

@@ -1,0 +1,99 @@
+"""Collision geometry of a URDF's links, placed on the bodies of the model `from_urdf` makes of the same
+file (a welded link's shapes go to the body it is welded to). Shapes are plain data — box, cylinder,
+sphere, capsule or mesh file — for a collision library (coal) to build.
+
+``package://NAME/rest`` mesh names are resolved through `search_paths` (directories that hold a folder
+NAME, or are NAME), then ``ROS_PACKAGE_PATH``, then the URDF's own ancestors (a directory named NAME, or
+holding NAME): example-robot-data's files resolve without any setting. ``file://`` and relative names are
+taken from the URDF's directory."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..checks import ModelError
+from ..model import RobotModel
+from .urdf_as_found import read_urdf_root
+from .urdf_xml import Reader
+
+
+@dataclass(frozen=True)
+class Shape:
+    link: str
+    body: int                  # the model's body the link is on
+    T: np.ndarray              # (4, 4) the shape's frame in the body frame
+    kind: str                  # "box", "cylinder", "sphere", "capsule", "mesh"
+    size: tuple                # box (x, y, z); cylinder/capsule (radius, length); sphere (radius,); mesh scale (3)
+    file: str | None = None    # mesh file, resolved
+
+
+def resolve_uri(uri: str, urdf_path: str, search_paths=()) -> str:
+    """The file a URDF's mesh name refers to (see the module doc); `ModelError` naming it if none exists."""
+    base = os.path.dirname(os.path.abspath(urdf_path))
+    if uri.startswith("file://"):
+        path = uri[len("file://"):]
+        return path if os.path.isabs(path) else os.path.join(base, path)
+    if not uri.startswith("package://"):
+        return uri if os.path.isabs(uri) else os.path.join(base, uri)
+    name, _, rest = uri[len("package://"):].partition("/")
+    roots = list(search_paths) + [p for p in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if p]
+    d = base
+    while True:
+        roots.append(d)
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    for root in roots:
+        for candidate in (os.path.join(root, name, rest), os.path.join(root, rest) if os.path.basename(root) == name
+                          else None):
+            if candidate and os.path.isfile(candidate):
+                return candidate
+    raise ModelError(f"{urdf_path}: mesh '{uri}': package '{name}' not found (give its parent directory in "
+                     f"package_paths / search_paths, or set ROS_PACKAGE_PATH)")
+
+
+def collision_shapes(urdf_path, robot: RobotModel, search_paths=()) -> list[Shape]:
+    """Every `<collision>` of every link that is on a moving body of `robot` (the model read from the
+    same file; links of the fixed base are left out)."""
+    path = os.fspath(urdf_path)
+    root = read_urdf_root(path)
+    rd = Reader(path)                                 # the same attribute parsing and errors as from_urdf
+
+    def positive(elem, key, where):
+        value = rd.number(elem, key, where)
+        if not (np.isfinite(value) and value >= 0):
+            raise rd.error(where, f"<{elem.tag} {key}=\"{elem.get(key)}\">: expected a finite number >= 0")
+        return value
+
+    shapes = []
+    for link in root.findall("link"):
+        name = link.get("name", "")
+        try:
+            body, T_body_link = robot.frame(name)
+        except ModelError:
+            continue                                   # on the fixed base (or not in the model)
+        for k, col in enumerate(link.findall("collision")):
+            where = f"link '{name}' <collision> {k + 1}"
+            T = T_body_link @ rd.origin(col, where)
+            g = rd.child(col, "geometry", where)
+            if len(g) == 0:
+                raise rd.error(where, "<geometry> is empty")
+            g = g[0]
+            if g.tag == "box":
+                rd.attr(g, "size", where)                                # required
+                shapes.append(Shape(name, body, T, "box", tuple(rd.vector(g, "size", where, None))))
+            elif g.tag in ("cylinder", "capsule"):
+                shapes.append(Shape(name, body, T, g.tag, (positive(g, "radius", where), positive(g, "length", where))))
+            elif g.tag == "sphere":
+                shapes.append(Shape(name, body, T, "sphere", (positive(g, "radius", where),)))
+            elif g.tag == "mesh":
+                scale = tuple(rd.vector(g, "scale", where, (1.0, 1.0, 1.0)))
+                shapes.append(Shape(name, body, T, "mesh", scale,
+                                    resolve_uri(rd.attr(g, "filename", where), path, search_paths)))
+            else:
+                raise rd.error(where, f"unknown geometry <{g.tag}>")
+    return shapes

@@ -1,0 +1,71 @@
+"""Attribute parsing of URDF XML elements with one-line errors that name the file and the element
+(shared by the model reader `dynamics.io.urdf` and the collision reader `dynamics.io.urdf_collision`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..checks import ModelError
+from ..spatial import homogeneous, rpy_matrix
+
+__all__ = ["Reader"]
+
+
+class Reader:
+    """Attribute parsing with error messages that name the file and the element."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def error(self, where: str, what: str) -> ModelError:
+        return ModelError(f"{self.path}: {where}: {what}")
+
+    def attr(self, elem, key: str, where: str, default=None, required: bool = True):
+        value = elem.get(key)
+        if value is None:
+            if required and default is None:
+                raise self.error(where, f"<{elem.tag}> is missing the attribute '{key}'")
+            return default
+        return value
+
+    def number(self, elem, key: str, where: str, default: float | None = None) -> float:
+        raw = self.attr(elem, key, where, default=None, required=default is None)
+        if raw is None:
+            return float(default)
+        try:
+            value = float(raw)
+        except ValueError:
+            raise self.error(where, f"<{elem.tag} {key}=\"{raw}\">: not a number") from None
+        if np.isnan(value):
+            raise self.error(where, f"<{elem.tag} {key}=\"{raw}\">: not a number")
+        return value
+
+    def vector(self, elem, key: str, where: str, default) -> np.ndarray:
+        raw = elem.get(key)
+        if raw is None:
+            return np.array(default, dtype=float)
+        parts = raw.split()
+        try:
+            values = [float(p) for p in parts]
+        except ValueError:
+            raise self.error(where, f"<{elem.tag} {key}=\"{raw}\">: not a list of numbers") from None
+        if len(values) != 3 or not np.isfinite(values).all():
+            raise self.error(where, f"<{elem.tag} {key}=\"{raw}\">: expected 3 finite numbers")
+        return np.array(values)
+
+    def origin(self, parent, where: str) -> np.ndarray:
+        el = parent.find("origin")
+        if el is None:
+            return np.eye(4)
+        xyz = self.vector(el, "xyz", where, (0.0, 0.0, 0.0))
+        rpy = self.vector(el, "rpy", where, (0.0, 0.0, 0.0))
+        return homogeneous(rpy_matrix(*rpy), xyz)
+
+    def child(self, elem, tag: str, where: str):
+        el = elem.find(tag)
+        if el is None:
+            raise self.error(where, f"missing <{tag}>")
+        return el
+
+
+_Reader = Reader      # the former private name
