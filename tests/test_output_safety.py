@@ -251,8 +251,9 @@ def test_interrupt_leaves_nothing_behind(cell, sig, monkeypatch):
             pytest.skip("the run finished writing before the interrupt took effect")
         assert proc.returncode != 0, (f"late={late} rc=0 output={sorted(os.listdir(cell / 'res')) if (cell / 'res').exists() else None} "
                                       f"leftovers={leftovers(cell)} err={err!r}")
-        assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
-        assert "nothing was written" in err
+        lines = [x for x in err.strip().splitlines() if not x.startswith("toppra-app plan: warning:")]
+        assert "Traceback" not in err and len(lines) == 1, err           # (the plan's own warnings may precede it)
+        assert "nothing was written" in lines[0]
         assert snapshot(cell) == before and not leftovers(cell)
 
 
