@@ -15,10 +15,6 @@ TWO_PI = 2.0 * math.pi
 _EYE4 = np.eye(4)
 
 
-def _cross(a, b):
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
-
-
 class IKError(ModelError):
     """Bad input to an inverse-kinematics function."""
 

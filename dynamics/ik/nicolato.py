@@ -39,7 +39,8 @@ import math
 import numpy as np
 
 from ..model import RobotModel
-from .common import (TWO_PI, IKError, IKResult, _as_q, _Chain, _cross, _end_pose, _parse_target, _rot_angle,
+from ..spatial import cross
+from .common import (TWO_PI, IKError, IKResult, _as_q, _Chain, _end_pose, _parse_target, _rot_angle,
                      _rot_log, _velocity_bound)
 from .dls import _dls_steps
 
@@ -84,7 +85,7 @@ def _joint_step(z, o, p, R, p_d, R_d, L2, prismatic: bool, step: str, lo: float,
     if prismatic:                               # h = |e − Δ z|², quadratic: Δ* = e·z
         return min(max(float(np.dot(p_d - p, z)), lo), hi)
     r = p - o                                   # ^{i−1}p_n in world axes (eq. 17)
-    u = _cross(z, r)                            # ∂p/∂Δ at Δ = 0 (eq. 15–16)
+    u = cross(z, r)                             # ∂p/∂Δ at Δ = 0 (eq. 15–16)
     if step == "paper":
         # eq. 18–21 with R_z(Δ) ≈ 1 + Δ[z]× (eq. 15): h ≈ |e_p − Δu|² + L²|φ − Δz|² = k₀Δ² + k₁Δ + k₂
         k0 = float(np.dot(u, u))               # eq. 19: c_x² + c_y², the part of r normal to z
