@@ -102,11 +102,11 @@ def _raise_point(robot, theta, i, name, blk, r, b, other=None):
     raise InfeasiblePathError(msg)
 
 
-def solve_station_problem(N: int, R: int, values: dict, solver, sd_start: float, sd_end: float):
+def solve_station_problem(N: int, R: int, values: dict, solver, sd_start: float, sd_end: float, K: int = 0):
     """Solve the compiled problem of structure (N, R) with `values` down the solver chain. An infeasible
     report is explained: rest to rest with every point holdable (checked before) it is a numerical
     failure (`SolverError`) — creeping is always feasible; otherwise the boundary speeds cannot be met."""
-    with cache.acquire(N, R) as problem:
+    with cache.acquire(N, R, K) as problem:
         out = solve_with_chain(lambda name, opts: problem.solve(values, name, opts), solver)
     if out[0] != "infeasible":
         return out

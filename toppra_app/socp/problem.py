@@ -74,6 +74,7 @@ class StationProblem:
                 cp.SOC(t + rs, cp.vstack([_S0 + np.arange(N, dtype=float), t - rs]), axis=0),  # (2)
                 cp.SOC(beta + 1.0, cp.vstack([2.0 * r, beta - 1.0]), axis=0), r >= 0,          # (3)
                 beta[0] == _E0, beta[N] == _E0 + 1.0]                                          # (5)
+        cons += self._extra_constraints(x, beta)
         self.problem = cp.Problem(cp.Minimize(cp.sum(t)), cons)
         self.x, self.P = x, P
         self.lock = threading.Lock()
@@ -81,6 +82,16 @@ class StationProblem:
         self.compile_time = 0.0
         with _STATS_LOCK:
             _STATS["built"] += 1
+
+    # hooks for structures with more constraints (`socp.controller_problem`): none here
+    def _extra_constraints(self, x, beta) -> list:
+        return []
+
+    def _extra_positions(self, A, b) -> dict:
+        return {}
+
+    def _write_extra(self, data: dict, pos: dict, values: dict) -> None:
+        return None
 
     @property
     def compiled(self) -> bool:
@@ -101,6 +112,7 @@ class StationProblem:
         b = data["b"]
         pos = {"G": _locate(A.data, _G0, 4 * self.M), "h": _locate(b, _H0, self.M),
                "span": _locate(b, _S0, self.N), "ends": _locate(b, _E0, 2)}
+        pos.update(self._extra_positions(A, b))
         offsets = getattr(inverse[-2], "var_offsets", None) if len(inverse) >= 2 else None
         pos["direct"] = solver == "CLARABEL" and offsets == {self.x.id: 0} and data["c"].size == self.x.size
         if pos["direct"]:
@@ -126,6 +138,7 @@ class StationProblem:
         for key in ("h", "span", "ends"):
             sign, at = pos[key]
             data["b"][at] = sign * np.asarray(values[key], dtype=float)
+        self._write_extra(data, pos, values)
         if pos["direct"]:
             status, v = _clarabel(data, pos, options)
             beta = None if v is None else np.array(v[:self.P], dtype=float)
