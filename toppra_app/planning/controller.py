@@ -45,7 +45,9 @@ GAMMA_SHARE = 0.6            # (C4): share of the rate budget the gravity term m
 SETTLE = 2e-3                # another pass while the duration moved by more than this (relative)
 NEAR = 0.02                  # rows added after a solve: broken, or within this (normalised) of their bound
 MAX_ADD_ROUNDS = 12          # solves per pass that add broken rows
-GAIN_MIN = 0.02              # another pass only if it could loosen a binding row by more than this share
+D_RANGE = 1e-2              # z = D β (`_compute`): D_i = 1 / the expected β_i, from 1 to 1 / D_RANGE
+H_SLACK = 2e-7               # every normalised bound lowered by this: twice the solver's feasibility tolerance
+GAIN_MIN = 0.1               # another pass only if it could loosen a binding row by more than this share
 MARGIN = 0.05                # pack the groups that might come within this of their limit (`_initial_keep`)
 FIRST_SLACK = 0.25           # the first cap: (1 + FIRST_SLACK)² × the coarse reachability profile
 
@@ -80,10 +82,17 @@ class ControllerRows:
         self.b_floor = np.zeros(P)
         self.b_floor[[0, -1]] = ends
         b_first = np.maximum(np.asarray(b_first, float), 0.0)
-        self.cap = self._capped((1.0 + FIRST_SLACK) ** 2 * b_first)
-        a_first = np.diff(b_first) / (2.0 * np.diff(self.theta))
-        self.a_ref = float(np.max(np.abs(a_first), initial=0.0))
+        self.cap = self._capped((1.0 + FIRST_SLACK) ** 2 * np.minimum(b_first, self._ramp()))
+        # |θ̈| the plan may reach near each point: the reachability profile's, over ±2 intervals, × 1.5 (`_initial_keep`)
+        a_first = np.abs(np.diff(b_first) / (2.0 * np.diff(self.theta)))
+        a_pt = np.maximum(np.concatenate(([0.0], a_first)), np.concatenate((a_first, [0.0])))
+        pad = np.pad(a_pt, 2, mode="edge")
+        self.a_ref = 1.5 * np.max(np.stack([pad[k:k + P] for k in range(5)]), axis=0)[:, None]
         self.passes, self.history, self.last, self._rows, self._values = 0, [], None, None, None
+
+    def _ramp(self) -> np.ndarray:
+        """(C5) on the grid, from the jump coefficients at its ends."""
+        return ramp_profile(self.theta, self.g[0], self.g[-1], self.Lg, self.rest)
 
     def _scale(self) -> np.ndarray:
         """(P, G) allowed rate L_k s_i of every group."""
@@ -117,7 +126,7 @@ class ControllerRows:
             rows = np.arange(p.shape[0])[:, None]
             pk = np.where(valid[:, :, None], p[rows, order], 0.0)
             hk = np.where(valid, hh[rows, order], UNUSED)
-            self._values = {"p": pk.reshape(-1), "ph": hk.reshape(-1), "cap": cap}
+            self._values = {"p": pk.reshape(-1), "ph": hk.reshape(-1), "cap": cap, "D": self._D}
         return self._values
 
     def _initial_keep(self, G: np.ndarray) -> np.ndarray:
@@ -135,15 +144,15 @@ class ControllerRows:
         return keep & (self._rows[1] < UNUSED)
 
     def add_broken(self, beta) -> bool:
-        """After a solve: add every left-out row the profile β (grid points, scaled) breaks or nearly
-        meets; True if any was added (solve again) — at most `MAX_ADD_ROUNDS` times per pass."""
+        """After a solve: add every left-out row the profile β (grid points, scaled) breaks or nearly meets;
+        True if any was added (solve again) — at most `MAX_ADD_ROUNDS` times per pass."""
         self.solves += 1
         if self.rounds >= MAX_ADD_ROUNDS:
             return False
         p, hh = self._rows[:2]
         P = p.shape[0]
         win = window_start(P)[:, None] + np.arange(3)[None, :]
-        value = np.einsum("pkc,pc->pk", p, np.asarray(beta, float)[win]) - hh
+        value = np.einsum("pkc,pc->pk", p, (self._D * np.asarray(beta, float))[win]) - hh
         new = (value > -NEAR) & ~self.keep & (hh < UNUSED)
         if not new.any():
             return False
@@ -166,7 +175,10 @@ class ControllerRows:
         # shortest time of the adjacent intervals at θ̇ ≤ √b̄ (a lower bound of the real one)
         top = np.sqrt(np.maximum(cap[:-1], cap[1:]))
         t_lo = np.where(top > 0, dth / np.where(top > 0, top, 1.0), np.inf)
-        w = np.minimum(dt_c, np.minimum(np.concatenate(([np.inf], t_lo)), np.concatenate((t_lo, [np.inf]))))
+        # w_i (C3): a point whose adjacent intervals last ≥ 2Δt_c is alone in any sample period; else several
+        # may share one, and with w = h/2 their jumps sum to at most Δt_c worth (h: shortest adjacent interval)
+        h = np.minimum(np.concatenate(([np.inf], t_lo)), np.concatenate((t_lo, [np.inf])))
+        w = np.where(h >= 2.0 * dt_c, dt_c, 0.5 * h)
         i = np.arange(P)
         jump_on = ((i > 0) | self.rest[0]) & ((i < N) | self.rest[1])      # none at a moving end
         Ls = self._scale()
@@ -208,12 +220,19 @@ class ControllerRows:
         p[i, :, off] = (-c_next + c_prev + c_b)[i]
         p[i[:-1], :, off[:-1] + 1] = c_next[:-1]
         p[i[1:], :, off[1:] - 1] = -c_prev[1:]
-        scale = np.abs(p).max(axis=2)
-        used = scale > 1e-14 * np.maximum(np.abs(hh), 1.0)
-        scale = np.where(used, scale, 1.0)
-        p = np.where(used[:, :, None], p / scale[:, :, None], 0.0)
-        hh = np.where(used, hh / scale, UNUSED)
+        # rows on z = D β (ControllerProblem (8)), D_i = 1 / (β expected at θ_i: the cap), each divided by its
+        # largest coefficient
         cap_beta = np.where(np.isfinite(cap), cap / (L * L * Bbar), UNUSED)
+        expect = np.minimum(cap_beta, 1e6)
+        D = 1.0 / np.clip(expect, D_RANGE, 1.0)
+        win = window_start(P)[:, None] + np.arange(3)[None, :]
+        p = p / D[win][:, None, :]
+        size = np.abs(p).max(axis=2)
+        used = size > 1e-14 * np.maximum(np.abs(hh), 1.0)
+        scale = np.where(used, size, 1.0)
+        p = np.where(used[:, :, None], p / scale[:, :, None], 0.0)
+        hh = np.where(used, hh / scale - H_SLACK, UNUSED)     # (the solver meets rows to ~1e-7 absolute)
+        self._D = D
         return p, hh, cap_beta, G1
 
     def after(self, robot, path, law) -> bool:
@@ -284,6 +303,22 @@ class ControllerRows:
         keep = self.keep if self.keep is not None else np.zeros(0, bool)
         return dict(solves=self.solves, passes=self.passes, history=self.history, rows=int(keep.sum()),
                     rows_all=int(keep.size))
+
+
+def ramp_profile(theta, g_start, g_end, L, rest) -> np.ndarray:
+    """b along the fastest start from (stop at) rest that the jump rows allow (C5): θ̈ rising at
+    k = min_k L_k / |g_k| at most, so θ̈ = k t, θ = k t³/6, b = (k t²/2)² = (k²/4)(6Δθ/k)^{4/3} at a
+    distance Δθ from the rest end; inf where no end is at rest. (g: jump coefficients of every limited
+    (kind, joint) at the two ends, L their limits.)"""
+    theta = np.asarray(theta, float)
+    out = np.full(theta.size, np.inf)
+    for end, g, on in ((0, g_start, rest[0]), (-1, g_end, rest[1])):
+        g = np.abs(np.asarray(g, float))
+        k = np.min(np.where(g > 0, L / np.where(g > 0, g, 1.0), np.inf))
+        if on and np.isfinite(k):
+            d = np.abs(theta - theta[end])
+            out = np.minimum(out, 0.25 * k * k * (6.0 * d / k) ** (4.0 / 3.0))
+    return out
 
 
 def controller_samples(robot, path, law, dt: float):

@@ -102,12 +102,20 @@ def _raise_point(robot, theta, i, name, blk, r, b, other=None):
     raise InfeasiblePathError(msg)
 
 
+# the controller profile's rate rows have bounds down to ~1e-6 near a rest end (`planning.controller`), and
+# Clarabel's feasibility tolerance is relative to the largest entries of the solution (long interval times
+# there): 1e-7 broke such rows by up to 60 %
+CONTROLLER_CLARABEL: dict = {}
+
+
 def solve_station_problem(N: int, R: int, values: dict, solver, sd_start: float, sd_end: float, K: int = 0):
     """Solve the compiled problem of structure (N, R) with `values` down the solver chain. An infeasible
     report is explained: rest to rest with every point holdable (checked before) it is a numerical
     failure (`SolverError`) — creeping is always feasible; otherwise the boundary speeds cannot be met."""
     with cache.acquire(N, R, K) as problem:
-        out = solve_with_chain(lambda name, opts: problem.solve(values, name, opts), solver)
+        extra = CONTROLLER_CLARABEL if K else {}
+        out = solve_with_chain(lambda name, opts: problem.solve(
+            values, name, {**opts, **extra} if name == "CLARABEL" else opts), solver)
     if out[0] != "infeasible":
         return out
     if sd_start == 0 and sd_end == 0:

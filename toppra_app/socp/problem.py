@@ -62,13 +62,13 @@ class StationProblem:
         self.N, self.R = N, R = int(N), int(R)
         P = N + 1
         self.M = M = N * R
-        x = cp.Variable(2 * P + N, name="x")
-        beta, r, t = x[:P], x[P:2 * P], x[2 * P:]
+        x = cp.Variable(2 * P + N + self._extra_variables(P), name="x")
+        beta, r, t = x[:P], x[P:2 * P], x[2 * P:2 * P + N]
         j = np.repeat(np.arange(N), R)
         rows = np.repeat(np.arange(M), 4)
         cols = np.stack([j, j + 1, P + j, P + j + 1], axis=1).reshape(-1)
         self._cols = cols
-        G = sp.csr_matrix((_G0 + np.arange(4 * M, dtype=float), (rows, cols)), shape=(M, 2 * P + N))
+        G = sp.csr_matrix((_G0 + np.arange(4 * M, dtype=float), (rows, cols)), shape=(M, x.size))
         rs = r[:-1] + r[1:]
         cons = [G @ x <= _H0 + np.arange(M, dtype=float),                                      # (4)
                 cp.SOC(t + rs, cp.vstack([_S0 + np.arange(N, dtype=float), t - rs]), axis=0),  # (2)
@@ -83,7 +83,10 @@ class StationProblem:
         with _STATS_LOCK:
             _STATS["built"] += 1
 
-    # hooks for structures with more constraints (`socp.controller_problem`): none here
+    # hooks for structures with more variables and constraints (`socp.controller_problem`): none here
+    def _extra_variables(self, P: int) -> int:
+        return 0
+
     def _extra_constraints(self, x, beta) -> list:
         return []
 
