@@ -139,7 +139,7 @@ class ControllerRows:
         su = np.sqrt(self.cap)[:, None]
         S_ub = (su * np.abs(self.al) + np.abs(self.za)) * self.a_ref + (su * np.abs(self.be) + np.abs(self.zb)) * \
             self.cap[:, None] + su * np.abs(self.ga)
-        on = np.where(np.isfinite(B), G * B, 0.0) + S_ub >= (1.0 - MARGIN) * Ls
+        on = G * np.where(np.isfinite(B), B, 0.0) + S_ub >= (1.0 - MARGIN) * Ls
         keep = np.repeat(on, self.E * 4, axis=1)
         return keep & (self._rows[1] < UNUSED)
 
@@ -249,9 +249,10 @@ class ControllerRows:
         self.history.append(dict(duration=law.duration, worst_rate_ratio=worst))
         over = worst > 1.0 + self.tol
         gain = self._gain(law)
-        self.history[-1]["gain"] = gain
-        if self.passes >= self.profile.max_passes or (not over and (gain < GAIN_MIN or
-                                                                    (not moved and self.passes > 1))):
+        capped = bool(np.any((law.b >= (1.0 - 1e-4) * self.cap) & (self.cap > self.b_floor)))
+        self.history[-1].update(gain=gain, capped=capped)
+        if self.passes >= self.profile.max_passes or (not over and not capped and (gain < GAIN_MIN or
+                                                                                   (not moved and self.passes > 1))):
             return False
         if over:
             RateLimits.tighten(self.scales, checked, self.theta, self.tol)

@@ -112,6 +112,9 @@ class TimeOptimalPlanner:
                              f"robot.with_limits(tau_max=..., qd_max=..., qdd_max=...)")
         from ..objectives.energy import energy_weights                  # time–energy objective (optional)
         self.energy_weight, self.energy_R = energy_weights(robot, energy_weight, energy_R)
+        if self.controller is not None and self.energy_weight > 0:
+            raise InputError("controller: the controller profile plans for time only; it cannot be combined with "
+                             "energy_weight")
         from ..limits.rates import RateLimits                      # torque-rate / jerk limits (optional)
         self.rates = RateLimits(robot, torque_rate_max, jerk_max, rate_dt) if (
             torque_rate_max is not None or jerk_max is not None) else None
@@ -344,11 +347,15 @@ class TimeOptimalPlanner:
 
     def _controller_rows(self, robot, sd_start, sd_end):
         """The rate rows of the controller profile (`planning.controller`), first capped by the coarse
-        reachability profile (or, without one, 4× the reference speed)."""
+        reachability profile's larger value on each coarse interval (or, without one, 4× the reference speed)."""
         from .controller import ControllerRows
         theta = self.theta
-        b_first = np.interp(theta, self.law0.theta, self.law0.b) if self.law0 is not None else \
-            np.full(theta.size, 4.0 * self.Bbar * self.L ** 2)
+        if self.law0 is not None:                  # the larger end of the coarse interval holding each point
+            ct, cb = self.law0.theta, self.law0.b
+            j = np.clip(np.searchsorted(ct, theta, side="right") - 1, 0, ct.size - 2)
+            b_first = np.maximum(cb[j], cb[j + 1])
+        else:
+            b_first = np.full(theta.size, 4.0 * self.Bbar * self.L ** 2)
         return ControllerRows(self.controller, robot, self.path, theta, self.L, self.Bbar, sd_start, sd_end,
                               b_first, self.tol)
 
