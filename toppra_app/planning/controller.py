@@ -1,5 +1,5 @@
 """Torque-rate and jerk rows of the controller profile (`toppra_app.controller`) in the compiled
-structure `socp.controller_problem.ControllerProblem` (docs/controller.md).
+structure `socp.controller_problem.ControllerProblem` (docs/controller.md, equations (C1)–(C5)).
 
 With θ̈ = a_j constant on interval j, q̈ and τ jump at grid point θ_i by (`limits.rates`, eq. (J))
 
@@ -11,21 +11,28 @@ next to it at the rate (eq. (S))
     S = θ̇ (α a_j + β b + γ) + ζ_a a_j + ζ_b b,     j = i − 1 (left) or i (right).              (C2)
 
 A controller sampling every Δt_c sees the jump within one sample period. With the cap b_i ≤ b̄_i (7),
-θ̇_i ∈ [0, √b̄_i] and S is linear in θ̇, so |S| ≤ max(|S(0)|, |S(√b̄_i)|), both linear in (a, b):
+θ̇_i ∈ [0, √b̄_i] and S is linear in θ̇, so |S| is largest at θ̇ = √b̄_i or 0; with ā = (a_{i−1} + a_i)/2
+both sides are S(ā) ± c_a (a_i − a_{i−1})/2 (c_a the coefficient of a), so
 
-    |J_i| / w_i + |S_e| ≤ L · s_i    for e ∈ {θ̇ = √b̄_i, θ̇ = 0 (only with viscous terms)}      (C3)
+    G_i |a_i − a_{i−1}| + |S(ā)| ≤ L s_i,   G_i = |g_i| / w_i + |c_a| / 2                          (C3)
 
-— four rows ±J ± S per side and θ̇ end — with w_i = min(Δt_c, shortest time of the adjacent intervals at
-θ̇ ≤ √b̄) (several jumps in one period share it) and s_i ≤ 1 a per-point factor lowered where the sampled
-check still finds an excess. The constant γ (gravity's rate) makes (C3) infeasible at θ̇ = √b̄ when
-√b̄ |γ| > L, so the cap is lowered to
+— four linear rows per (point, kind, joint, θ̇ end) — with w_i = Δt_c where the adjacent intervals last
+≥ 2Δt_c, else half the shortest of them (several jumps then share a period and sum to ≤ Δt_c worth), and
+s_i ≤ 1 a per-point factor lowered where the sampled check still finds an excess. The constant γ
+(gravity's rate) makes (C3) infeasible at θ̇ = √b̄ when √b̄ |γ| > L, so the cap is lowered to
 
-    √b̄_i ≤ GAMMA_SHARE · L s_i / |γ_i|                                                          (C4)
+    √b̄_i ≤ GAMMA_SHARE · L s_i / |γ_i|,                                                        (C4)
 
-(the rest of the budget left for the jump and the acceleration terms). The first pass takes b̄ from the
-coarse reachability profile (a generous upper bound of the time-optimal profile), each further pass
-b̄ = (1 + δ)² b of the last solution (δ = `TRUST`), until the 1 ms samples keep the limits and the
-duration moves by less than `SETTLE` (at most `max_passes` passes).
+and at a rest end, to the fastest ramp the jump rows allow (θ̈ rising at k = min L_k/|g_k|):
+
+    b̄ ≤ (k²/4) (6 |θ − θ_end| / k)^{4/3}.                                                      (C5)
+
+The first pass takes b̄ = (1 + FIRST_SLACK)² × the coarse reachability profile's larger end of each coarse
+interval (a generous bound of the time-optimal profile), each further pass b̄ = (1 + δ)² b of the last
+solution (δ = `TRUST`): another pass while the 1 ms samples break a limit, a cap binds, or the smooth
+terms gave away more than `GAIN_MIN` of a binding limit (at most `max_passes`). Only the groups that can
+bind at a point are packed (`_initial_keep`); any other row a solution breaks is added and the problem
+solved again (`add_broken`).
 """
 
 from __future__ import annotations
