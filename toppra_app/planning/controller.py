@@ -50,11 +50,12 @@ from ..trajectory import joint_motion
 TRUST = 0.05                 # δ: the next pass's cap is (1 + δ)² × the last profile
 GAMMA_SHARE = 0.6            # (C4): share of the rate budget the gravity term may take at the cap
 SETTLE = 2e-3                # another pass while the duration moved by more than this (relative)
-NEAR = 0.02                  # rows added after a solve: broken, or within this (normalised) of their bound
+NEAR = -1e-7                 # rows added after a solve: those broken by more than -NEAR (normalised)
 MAX_ADD_ROUNDS = 12          # solves per pass that add broken rows
 D_RANGE = 1e-2              # z = D β (`_compute`): D_i = 1 / the expected β_i, from 1 to 1 / D_RANGE
 H_SLACK = 2e-7               # every normalised bound lowered by this: twice the solver's feasibility tolerance
-GAIN_MIN = 0.1               # another pass only if it could loosen a binding row by more than this share
+VISCOUS_SHARE = 0.02         # pack the θ̇ = 0 rows of (C3) where viscous terms may reach this share of L
+GAIN_MIN = 0.5               # another pass only if it could loosen a binding row by more than this share
 MARGIN = 0.05                # pack the groups that might come within this of their limit (`_initial_keep`)
 FIRST_SLACK = 0.25           # the first cap: (1 + FIRST_SLACK)² × the coarse reachability profile
 
@@ -147,7 +148,11 @@ class ControllerRows:
         S_ub = (su * np.abs(self.al) + np.abs(self.za)) * self.a_ref + (su * np.abs(self.be) + np.abs(self.zb)) * \
             self.cap[:, None] + su * np.abs(self.ga)
         on = G * np.where(np.isfinite(B), B, 0.0) + S_ub >= (1.0 - MARGIN) * Ls
-        keep = np.repeat(on, self.E * 4, axis=1)
+        keep = np.repeat(on[:, :, None], self.E * 4, axis=2)                         # (P, G, E·4)
+        if self.E == 2:          # rows at θ̇ = 0 only where the viscous terms are a noticeable share of the limit
+            visc = np.abs(self.za) * self.a_ref + np.abs(self.zb) * self.cap[:, None] >= VISCOUS_SHARE * Ls
+            keep[:, :, 4:] &= visc[:, :, None]
+        keep = keep.reshape(keep.shape[0], -1)
         return keep & (self._rows[1] < UNUSED)
 
     def add_broken(self, beta) -> bool:

@@ -105,7 +105,7 @@ def _raise_point(robot, theta, i, name, blk, r, b, other=None):
 # the controller profile's rate rows have bounds down to ~1e-6 near a rest end (`planning.controller`), and
 # Clarabel's feasibility tolerance is relative to the largest entries of the solution (long interval times
 # there): 1e-7 broke such rows by up to 60 %
-CONTROLLER_CLARABEL: dict = {}
+CONTROLLER_CLARABEL: dict = dict(iterative_refinement_enable=True)
 
 
 def solve_station_problem(N: int, R: int, values: dict, solver, sd_start: float, sd_end: float, K: int = 0):
