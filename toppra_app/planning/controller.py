@@ -32,7 +32,7 @@ interval (a generous bound of the time-optimal profile), each further pass b̄ =
 solution (δ = `TRUST`): another pass while the 1 ms samples break a limit, a cap binds, or the smooth
 terms gave away more than `GAIN_MIN` of a binding limit (at most `max_passes`). Only the groups that can
 bind at a point are packed (`_initial_keep`); any other row a solution breaks is added and the problem
-solved again (`add_broken`).
+solved again (`add_broken`); rows at θ̇ = 0 only where the viscous terms matter.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from ..trajectory import joint_motion
 TRUST = 0.05                 # δ: the next pass's cap is (1 + δ)² × the last profile
 GAMMA_SHARE = 0.6            # (C4): share of the rate budget the gravity term may take at the cap
 SETTLE = 2e-3                # another pass while the duration moved by more than this (relative)
-NEAR = -1e-7                 # rows added after a solve: those broken by more than -NEAR (normalised)
+BROKEN = 1e-7                # rows added after a solve: those broken by more than this (normalised)
 MAX_ADD_ROUNDS = 12          # solves per pass that add broken rows
 D_RANGE = 1e-2              # z = D β (`_compute`): D_i = 1 / the expected β_i, from 1 to 1 / D_RANGE
 H_SLACK = 2e-7               # every normalised bound lowered by this: twice the solver's feasibility tolerance
@@ -156,7 +156,7 @@ class ControllerRows:
         return keep & (self._rows[1] < UNUSED)
 
     def add_broken(self, beta) -> bool:
-        """After a solve: add every left-out row the profile β (grid points, scaled) breaks or nearly meets;
+        """After a solve: add every left-out row the profile β (grid points, scaled) breaks;
         True if any was added (solve again) — at most `MAX_ADD_ROUNDS` times per pass."""
         self.solves += 1
         if self.rounds >= MAX_ADD_ROUNDS:
@@ -165,7 +165,7 @@ class ControllerRows:
         P = p.shape[0]
         win = window_start(P)[:, None] + np.arange(3)[None, :]
         value = np.einsum("pkc,pc->pk", p, (self._D * np.asarray(beta, float))[win]) - hh
-        new = (value > -NEAR) & ~self.keep & (hh < UNUSED)
+        new = (value > BROKEN) & ~self.keep & (hh < UNUSED)
         if not new.any():
             return False
         self.keep |= new
