@@ -1,9 +1,9 @@
 """Time-optimal path parameterisation with full rigid-body dynamics (convex, cvxpy)."""
 
-__all__ = ["JointPath", "plan_time_optimal", "TimeOptimalPlanner", "TimeOptimalPlan"]
+__all__ = ["JointPath", "plan_time_optimal", "TimeOptimalPlanner", "TimeOptimalPlan", "ControllerProfile"]
 
 _LAZY = {"JointPath": "path", "plan_time_optimal": "planner", "TimeOptimalPlanner": "planner",
-         "TimeOptimalPlan": "planner"}
+         "TimeOptimalPlan": "planner", "ControllerProfile": "controller"}
 
 
 def __getattr__(name):

@@ -55,7 +55,7 @@ def plan_time_optimal(robot, path, grid=None, payload=None, sd_start: float = 0.
     if key is not None:
         with _PLANNERS_LOCK:
             cached = _PLANNERS.get(key)
-            if cached is not None and cached.robot is robot and cached.path is path:
+            if cached is not None and cached.drive_robot is robot and cached.path is path:
                 planner = cached
                 _PLANNERS.move_to_end(key)
     if planner is None:

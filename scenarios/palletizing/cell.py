@@ -120,6 +120,7 @@ class Cell:
     energy_weight: float = 0.0               # [motion] time–energy trade-off weight (0: time-optimal)
     torque_rate_max: np.ndarray | None = None  # [limits] N·m/s per joint (inf: none), None: none
     jerk_max: np.ndarray | None = None       # [limits] rad/s³ per joint (inf: none), None: none
+    controller: object | None = None         # [controller] a toppra_app.ControllerProfile, None: none
     reference_robot: object | None = None    # the robot without the cell's [friction] (None: no [friction])
     flange: str = ""                         # robot frame the gripper is mounted on
     tcp_offset: np.ndarray = field(default_factory=lambda: np.zeros(3))   # TCP in the flange frame
@@ -134,7 +135,7 @@ class Cell:
         weight (empty when it has none)."""
         opts = dict(tool_speed_max=self.tool_speed_max, collision_energy_max=self.energy_max,
                     contact_mass=self.contact_mass, energy_weight=self.energy_weight or None,
-                    torque_rate_max=self.torque_rate_max, jerk_max=self.jerk_max)
+                    torque_rate_max=self.torque_rate_max, jerk_max=self.jerk_max, controller=self.controller)
         return {k: v for k, v in opts.items() if v is not None}
 
 

@@ -16,7 +16,7 @@ from toppra_app.textfile import read_toml
 from .cell import BoxType, Cell, DEFAULT_CELL, TCP_FRAME, read_only, read_only_int, rot_z, tool_down_pose
 from .moves import check_reachable
 from .pattern import check_slots, make_slots
-from .cell_options import read_collision, read_friction, read_limits, read_thermal
+from .cell_options import read_collision, read_controller, read_friction, read_limits, read_thermal
 from .reader import BOX_KEYS, SCHEMA, Reader, table
 
 
@@ -255,6 +255,7 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
     read_collision(source, doc, cell)
     read_limits(source, doc, cell)
     read_friction(source, doc, cell)
+    read_controller(source, doc, cell)
     cell.slots = make_slots(cell)
     read_thermal(source, doc, cell)
     check_slots(cell)

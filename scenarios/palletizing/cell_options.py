@@ -1,4 +1,4 @@
-"""The cell file's optional tables: [limits], [friction], [thermal], [collision]."""
+"""The cell file's optional tables: [limits], [friction], [thermal], [collision], [controller]."""
 
 from __future__ import annotations
 
@@ -89,3 +89,19 @@ def read_thermal(source, doc, cell: Cell) -> None:
             raise rt.error("tau_rms_fraction", "the robot has joints without a torque limit; give tau_rms")
         cell.tau_rms = f * np.asarray(robot.tau_max, dtype=float)
     cell.thermal_box = int(rt.number("box", 1, lo=1, hi=len(cell.slots), integer=True)) - 1
+
+
+def read_controller(source, doc, cell: Cell) -> None:
+    """[controller] torque_headroom, velocity_headroom, qdd_max, torque_rate_max, jerk_max, dt, smooth_ends,
+    max_passes: the moves are planned with this controller profile (`toppra_app.ControllerProfile`,
+    docs/controller.md); the rate limits then belong here, not in [limits]."""
+    if "controller" not in doc:
+        return
+    from toppra_app.controller import ControllerProfile
+    rc = Reader(source, table(source, doc, "controller", required=False), "controller")
+    rc.check_keys(SCHEMA["controller"])
+    if cell.torque_rate_max is not None or cell.jerk_max is not None:
+        raise rc.error(None, "give torque_rate_max / jerk_max in [controller], not also in [limits]")
+    profile = ControllerProfile.from_mapping(dict(rc.table), where=f"{source}: controller")
+    profile.limits_for(cell.robot)                       # per-joint counts
+    cell.controller = profile

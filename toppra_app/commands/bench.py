@@ -1,4 +1,4 @@
-"""`toppra-app bench [dynamics|planner|trees|batch|collisions|ik|all]`: timings against peers (Pinocchio, toppra) in one run.
+"""`toppra-app bench [dynamics|planner|controller|trees|batch|collisions|ik|all]`: timings against peers (Pinocchio, toppra) in one run.
 
 The benchmarks and the peer adapters live outside the library, in the top-level package `benchmarks`
 (installed with the project); they need the test extras: pip install -e ".[test]"."""
@@ -11,12 +11,12 @@ import os
 def add_parser(sub):
     p = sub.add_parser("bench", help="benchmarks against Pinocchio and toppra, printed as ratios; ik: IK success "
                                      "rates of palletizing cells")
-    p.add_argument("what", nargs="?", default="all", choices=("dynamics", "planner", "trees", "batch", "collisions", "ik",
-                                                                "all"))
+    p.add_argument("what", nargs="?", default="all", choices=("dynamics", "planner", "controller", "trees", "batch",
+                                                                "collisions", "ik", "all"))
     p.add_argument("--quick", action="store_true", help="fewer cases, samples and sizes (a smoke run)")
-    p.add_argument("--json", metavar="FILE", default=None, help="planner: all numbers as JSON (a new file)")
+    p.add_argument("--json", metavar="FILE", default=None, help="planner, controller: all numbers as JSON (a new file)")
     p.add_argument("--markdown", metavar="FILE", default=None,
-                   help="planner: tables for docs/benchmarks.md (a new file)")
+                   help="planner, controller: tables for docs/benchmarks.md (a new file)")
     return p
 
 
@@ -44,6 +44,12 @@ def run(args) -> int:
     if args.what in ("planner", "all"):
         from benchmarks.bench_planner import run_planner_benchmark
         run_planner_benchmark(quick=args.quick, json_path=args.json, markdown_path=args.markdown)
+        print()
+    if args.what in ("controller", "all"):
+        from benchmarks.bench_controller import run_controller_benchmark
+        both = args.what == "all"               # (with "all" the files are the planner's)
+        run_controller_benchmark(quick=args.quick, json_path=None if both else args.json,
+                                 markdown_path=None if both else args.markdown)
         print()
     if args.what in ("trees", "all"):
         from benchmarks.bench_trees import run_tree_benchmark

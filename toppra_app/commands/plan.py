@@ -60,6 +60,10 @@ def add_parser(sub):
     p.add_argument("--mimic", default=None, choices=("coupled", "independent"),
                    help="URDF robot: <mimic> joints follow their leader (coupled, the default: not in the waypoints) "
                         "or are joints of their own (independent)")
+    p.add_argument("--controller", default=None, metavar="SPEC",
+                   help="plan with a controller profile (docs/controller.md): key=value pairs such as "
+                        "'torque_rate_max=1000,torque_headroom=0.9' (per joint a:b:c; 'default' for the defaults), "
+                        "or a TOML file with a [controller] table")
     p.add_argument("--velocity-scaling", type=float, default=1.0, metavar="F",
                    help="scale every joint velocity limit by F in (0, 1] (MoveIt's max_velocity_scaling_factor)")
     p.add_argument("--acceleration-scaling", type=float, default=1.0, metavar="F",
@@ -112,6 +116,19 @@ def load_robot_arg(name: str, locks=None, tool_frame=None, mimic=None):
     if loader is None:
         from dynamics.robots import load_robot as loader
     return loader(name)
+
+
+def _controller(spec):
+    """--controller: None, key=value pairs or a TOML file with a [controller] table (or only its keys)."""
+    if spec is None:
+        return None
+    from toppra_app.controller import ControllerProfile
+    if spec.endswith(".toml") or os.path.isfile(spec):
+        from toppra_app.textfile import read_toml
+        doc = read_toml(spec, 1 << 16, "a controller profile (TOML)", spec)
+        table = doc.get("controller", doc) if isinstance(doc, dict) else doc
+        return ControllerProfile.from_mapping(table, where=f"--controller {spec}: controller")
+    return ControllerProfile.parse(spec)
 
 
 def _payload(args):
@@ -209,8 +226,9 @@ def run(args) -> int:
     if not (math.isfinite(args.dt) and 1e-6 <= args.dt <= 10.0):
         raise InputError(f"--dt: must be a sample time from 1e-6 to 10 s, got {args.dt:g}")
     payload = _payload(args)
+    controller = _controller(args.controller)
     planner = TimeOptimalPlanner(robot, path, _grid(args.grid), payload_frame=args.payload_frame,
-                                 allow_overload=args.allow_overload)
+                                 allow_overload=args.allow_overload, controller=controller)
     from toppra_app.planner import SolverError
     try:
         plan = planner.plan(payload=payload, sd_start=args.sd_start, sd_end=args.sd_end)
@@ -225,5 +243,8 @@ def run(args) -> int:
                               report=not args.no_report)
     worst = ", ".join(f"{k} {100 * w.ratio:.2f} %" for k, w in plan.worst.items() if w.joint >= 0)
     print(f"{robot.name}: {len(waypoints)} waypoints, duration {plan.duration:.4f} s, worst value/limit: {worst}")
+    if plan.rate_check:
+        print("controller profile, on the controller's samples: " + ", ".join(
+            f"{k} {100 * w.ratio:.2f} % of the limit" for k, w in plan.rate_check.items()))
     print(f"wrote {out}: {', '.join(files)}")
     return 0

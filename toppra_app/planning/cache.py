@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import threading
 
+from ..socp.controller_problem import ControllerProblem
 from ..socp.problem import StationProblem
 
 MAX_INSTANCES = 4
@@ -22,9 +23,10 @@ _LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def acquire(N: int, R: int):
-    """A `StationProblem` for (N, R), locked for the caller for the duration of the `with` block."""
-    key = (int(N), int(R))
+def acquire(N: int, R: int, K: int = 0):
+    """A `StationProblem` for (N, R) (with K > 0 a `ControllerProblem` for (N, R, K)), locked for the
+    caller for the duration of the `with` block."""
+    key = (int(N), int(R)) if not K else (int(N), int(R), int(K))
     prob = None
     with _LOCK:
         pool = _POOL.setdefault(key, [])
@@ -33,7 +35,7 @@ def acquire(N: int, R: int):
                 prob = candidate
                 break
         if prob is None and len(pool) < MAX_INSTANCES:
-            prob = StationProblem(*key)
+            prob = StationProblem(*key) if len(key) == 2 else ControllerProblem(*key)
             prob.lock.acquire()
             pool.append(prob)
         first = pool[0]
@@ -47,6 +49,6 @@ def acquire(N: int, R: int):
 
 
 def compiled_structures() -> list[tuple]:
-    """(N, R) of every structure compiled in this process."""
+    """(N, R) (or (N, R, K), controller profile) of every structure compiled in this process."""
     with _LOCK:
         return sorted(k for k, pool in _POOL.items() if any(p.compiled for p in pool))

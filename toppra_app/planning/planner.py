@@ -76,11 +76,20 @@ class TimeOptimalPlanner:
                  cartesian_frame: str | None = None, contact_mass=None, max_viscous_iterations: int = 4,
                  prune: bool = True, energy_weight: float = 0.0, energy_R=None, torque_rate_max=None,
                  jerk_max=None, rate_dt: float = 1e-3, max_rate_iterations: int = 40, max_splits: int = 2,
-                 gap_target: float = REFINE_ABOVE):
+                 gap_target: float = REFINE_ABOVE, controller=None):
         self._options = {k: v for k, v in locals().items() if k not in ("self", "robot", "path", "grid")}
         if not isinstance(robot, RobotModel):
             raise InputError(f"robot: expected a dynamics.RobotModel (e.g. dynamics.load_robot('iiwa7')), got "
                              f"{type(robot).__name__}")
+        self.controller, self.drive_robot = None, robot
+        if controller is not None:                               # the controller profile (docs/controller.md)
+            from ..controller import ControllerProfile
+            self.controller = ControllerProfile.from_mapping(controller)
+            self.controller.limits_for(robot)                    # per-joint counts checked here
+            robot = self.controller.apply(robot)                 # headroom, acceleration limits
+            if torque_rate_max is not None or jerk_max is not None:
+                raise InputError("controller: give torque_rate_max / jerk_max in the controller profile, not as "
+                                 "planner options as well")
         path = as_joint_path(path)
         if path.dof != robot.n:
             raise InputError(f"waypoints: path has {path.dof} joint values per waypoint but robot '{robot.name}' "
@@ -106,6 +115,9 @@ class TimeOptimalPlanner:
                              f"robot.with_limits(tau_max=..., qd_max=..., qdd_max=...)")
         from ..objectives.energy import energy_weights                  # time–energy objective (optional)
         self.energy_weight, self.energy_R = energy_weights(robot, energy_weight, energy_R)
+        if self.controller is not None and self.energy_weight > 0:
+            raise InputError("controller: the controller profile plans for time only; it cannot be combined with "
+                             "energy_weight")
         from ..limits.rates import RateLimits                      # torque-rate / jerk limits (optional)
         self.rates = RateLimits(robot, torque_rate_max, jerk_max, rate_dt) if (
             torque_rate_max is not None or jerk_max is not None) else None
@@ -205,6 +217,11 @@ class TimeOptimalPlanner:
             self.sub.prefetch(robot)                           # the check's kinematics, during the solve
         b_ends = np.array([sd_start ** 2, sd_end ** 2])
         scale_b = self.L ** 2 * self.Bbar                      # b = scale_b β
+        ctrl = None
+        if self.controller is not None and self.controller.has_rates:
+            t0 = time.perf_counter()
+            ctrl = self._controller_rows(robot, sd_start, sd_end)
+            timings["coefficients"] += time.perf_counter() - t0
         b_ref, force = self.b_ref0, None
         scales = refine.base_scales(self.limits, P, ths.size, robot.n, self.tol)
         lams, moved = self.lams0.copy(), self.moved0.copy()
@@ -226,10 +243,12 @@ class TimeOptimalPlanner:
             on = st.stations_on(moved | self.all_stations, self.scheme)
             values = st.pack(rows, keep, theta, lams, self.scheme, K, on)
             values["ends"] = b_ends / scale_b
+            if ctrl is not None:
+                values.update(ctrl.values())
             timings["build"] += time.perf_counter() - t0
             try:
                 status, beta, solver_used, wall, compile_s = diagnose.solve_station_problem(
-                    P - 1, lams.shape[1] * K, values, self.solver, sd_start, sd_end)
+                    P - 1, lams.shape[1] * K, values, self.solver, sd_start, sd_end, ctrl.K if ctrl else 0)
             except (SolverError, InfeasiblePathError):
                 if rounds == 0:
                     raise
@@ -240,6 +259,8 @@ class TimeOptimalPlanner:
             timings["solve"] += wall - compile_s
             timings["compile"] += compile_s
             beta = np.maximum(beta, 0.0)
+            if ctrl is not None and ctrl.add_broken(beta):        # rate rows left out and broken: add them
+                continue
             missing = st.violated_rows(rows, keep, beta, theta, lams, self.scheme, on=on)
             if missing.any() and iterations < 4 + self.max_rounds:
                 force = missing if force is None else force | missing
@@ -261,6 +282,11 @@ class TimeOptimalPlanner:
             over = {kind: check.ratios[kind] > 1.0 + CHECK_SHARE * self.tol for kind in check.ratios}
             n_over = int(sum(o.sum() for o in over.values()))
             if n_over == 0:
+                t0 = time.perf_counter()
+                again = ctrl is not None and ctrl.after(robot, self.path, law)
+                timings["verify"] += time.perf_counter() - t0
+                if again:                                      # another pass of the rate rows (controller)
+                    continue
                 break
             excess.append(check.worst_ratio - 1.0)
             if rounds >= self.max_rounds or (rounds >= 3 and excess[-1] > 0.7 * excess[-2]):
@@ -286,7 +312,8 @@ class TimeOptimalPlanner:
                     else self._reference(ths)
                 timings["coefficients"] += time.perf_counter() - t0
         estimate = None
-        if self.energy_weight == 0 and self.rates is None and all(lim.headroom_checked for lim in self.limits):
+        if self.energy_weight == 0 and self.rates is None and ctrl is None and \
+                all(lim.headroom_checked for lim in self.limits):
             estimate = gap_estimate(check, law)
             if estimate is not None and estimate > self.gap_target and check.worst_ratio <= 1.0 + self.tol \
                     and self.auto_grid and self.max_splits > 0 and P - 1 < REFINE_MAX_INTERVALS:
@@ -297,6 +324,9 @@ class TimeOptimalPlanner:
                 return self._split(bad, dict(action="refine", points=int(bad.sum()), gap_estimate=estimate),
                                    payload, sd_start, sd_end, refinements, iterations, timings, t_all)
         rate_check = rate_info = None
+        if ctrl is not None:
+            rate_check, rate_info = ctrl.rate_check(), ctrl.info()
+            ctrl.warn_if_over(robot)
         if self.energy_weight > 0 or self.rates is not None:
             from .sequential import plan_sequential
             law, check, status, solver_used, rate_check, rate_info, n = plan_sequential(
@@ -320,6 +350,20 @@ class TimeOptimalPlanner:
                                sd_start=sd_start, sd_end=sd_end, refinements=refinements,
                                energy_weight=self.energy_weight, energy_R=self.energy_R, rate_check=rate_check,
                                rate_info=rate_info, gap_estimate=estimate)
+
+    def _controller_rows(self, robot, sd_start, sd_end):
+        """The rate rows of the controller profile (`planning.controller`), first capped by the coarse
+        reachability profile's larger value on each coarse interval (or, without one, 4× the reference speed)."""
+        from .controller import ControllerRows
+        theta = self.theta
+        if self.law0 is not None:                  # the larger end of the coarse interval holding each point
+            ct, cb = self.law0.theta, self.law0.b
+            j = np.clip(np.searchsorted(ct, theta, side="right") - 1, 0, ct.size - 2)
+            b_first = np.maximum(cb[j], cb[j + 1])
+        else:
+            b_first = np.full(theta.size, 4.0 * self.Bbar * self.L ** 2)
+        return ControllerRows(self.controller, robot, self.path, theta, self.L, self.Bbar, sd_start, sd_end,
+                              b_first, self.tol)
 
     def _split(self, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all):
         """Plan again on a grid with the intervals marked `bad` halved: where repairs at the stations stall,

@@ -205,4 +205,5 @@ class TimeOptimalPlan:
             worst_ratio=self.worst_ratio, worst={k: w.as_dict(names) for k, w in self.worst.items()},
             refinements=list(self.refinements), gap_estimate=self.gap_estimate,
             **(dict(energy_weight=self.energy_weight, energy=self.energy) if self.energy_weight > 0 else {}),
+            **(dict(rate_check={k: w.as_dict(names) for k, w in self.rate_check.items()}) if self.rate_check else {}),
         )

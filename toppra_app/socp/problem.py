@@ -63,18 +63,19 @@ class StationProblem:
         self.N, self.R = N, R = int(N), int(R)
         P = N + 1
         self.M = M = N * R
-        x = cp.Variable(2 * P + N, name="x")
-        beta, r, t = x[:P], x[P:2 * P], x[2 * P:]
+        x = cp.Variable(2 * P + N + self._extra_variables(P), name="x")
+        beta, r, t = x[:P], x[P:2 * P], x[2 * P:2 * P + N]
         j = np.repeat(np.arange(N), R)
         rows = np.repeat(np.arange(M), 4)
         cols = np.stack([j, j + 1, P + j, P + j + 1], axis=1).reshape(-1)
         self._cols = cols
-        G = sp.csr_matrix((_G0 + np.arange(4 * M, dtype=float), (rows, cols)), shape=(M, 2 * P + N))
+        G = sp.csr_matrix((_G0 + np.arange(4 * M, dtype=float), (rows, cols)), shape=(M, x.size))
         rs = r[:-1] + r[1:]
         cons = [G @ x <= _H0 + np.arange(M, dtype=float),                                      # (4)
                 cp.SOC(t + rs, cp.vstack([_S0 + np.arange(N, dtype=float), t - rs]), axis=0),  # (2)
                 cp.SOC(beta + 1.0, cp.vstack([2.0 * r, beta - 1.0]), axis=0), r >= 0,          # (3)
                 beta[0] == _E0, beta[N] == _E0 + 1.0]                                          # (5)
+        cons += self._extra_constraints(x, beta)
         self.problem = cp.Problem(cp.Minimize(cp.sum(t)), cons)
         self.x, self.P = x, P
         self.lock = threading.Lock()
@@ -82,6 +83,19 @@ class StationProblem:
         self.compile_time = 0.0
         with _STATS_LOCK:
             _STATS["built"] += 1
+
+    # hooks for structures with more variables and constraints (`socp.controller_problem`): none here
+    def _extra_variables(self, P: int) -> int:
+        return 0
+
+    def _extra_constraints(self, x, beta) -> list:
+        return []
+
+    def _extra_positions(self, A, b) -> dict:
+        return {}
+
+    def _write_extra(self, data: dict, pos: dict, values: dict) -> None:
+        return None
 
     @property
     def compiled(self) -> bool:
@@ -102,6 +116,7 @@ class StationProblem:
         b = data["b"]
         pos = {"G": _locate(A.data, _G0, 4 * self.M), "h": _locate(b, _H0, self.M),
                "span": _locate(b, _S0, self.N), "ends": _locate(b, _E0, 2)}
+        pos.update(self._extra_positions(A, b))
         offsets = getattr(inverse[-2], "var_offsets", None) if len(inverse) >= 2 else None
         pos["direct"] = solver == "CLARABEL" and offsets == {self.x.id: 0} and data["c"].size == self.x.size
         if pos["direct"]:
@@ -135,6 +150,7 @@ class StationProblem:
         for key in ("h", "span", "ends"):
             sign, at = pos[key]
             data["b"][at] = sign * np.asarray(values[key], dtype=float)
+        self._write_extra(data, pos, values)
         if pos["direct"]:
             status, v = _clarabel(data, pos, np.asarray(values["h"]) >= UNUSED, options)
             beta = None if v is None else np.array(v[:self.P], dtype=float)

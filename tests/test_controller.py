@@ -1,0 +1,179 @@
+"""The controller profile (toppra_app.controller, planning.controller; docs/controller.md): headroom on
+torque and velocity, acceleration limits, torque-rate / jerk limits on the controller's 1 ms samples
+including the steps from and to rest; one compiled structure per (N, R, K) reused by later plans; the
+profile from Python, a cell file's [controller] table and `toppra-app plan --controller`; bad fields
+raise one-line errors naming them."""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import numpy as np
+import pytest
+
+import dynamics
+from benchmarks.cases import BENCH_PATHS
+from toppra_app import ControllerProfile, JointPath
+from toppra_app.errors import InputError
+from toppra_app.planner import TimeOptimalPlanner
+from toppra_app.planning.controller import controller_samples
+
+TOL = 1.001
+JERK = np.array([7500, 3750, 5000, 6250, 7500, 10000, 10000], dtype=float)
+
+
+@functools.lru_cache(maxsize=None)
+def robot(name="panda"):
+    return dynamics.load_robot(name)
+
+
+@functools.lru_cache(maxsize=None)
+def path(robot_name, name):
+    return JointPath.from_waypoints(BENCH_PATHS[robot_name][name])
+
+
+@functools.lru_cache(maxsize=None)
+def plain(robot_name, name):
+    return TimeOptimalPlanner(robot(robot_name), path(robot_name, name)).plan()
+
+
+def controller_rates(r, plan, dt=1e-3):
+    """Worst |Δτ|/Δt and |Δq̈|/Δt per joint over the controller's samples (t = k dt), with a sample at rest
+    before the start and after the end."""
+    s = controller_samples(r, plan.path, plan.law, dt)
+    rest = lambda q: dynamics.motor_torques(r, q[None], 0 * q[None], 0 * q[None])[0]   # noqa: E731
+    tau = np.vstack([rest(s.q[0]), s.tau, rest(s.q[-1])])
+    qdd = np.vstack([np.zeros(r.n), s.qdd, np.zeros(r.n)])
+    return (np.abs(np.diff(tau, axis=0)).max(axis=0) / dt, np.abs(np.diff(qdd, axis=0)).max(axis=0) / dt, s)
+
+
+def test_torque_rate_jerk_and_headroom_on_the_panda():
+    r = robot()
+    prof = ControllerProfile(torque_headroom=0.8, velocity_headroom=0.9, torque_rate_max=1000.0, jerk_max=JERK)
+    p = TimeOptimalPlanner(r, path("panda", "straight"), controller=prof).plan()
+    tau_rate, jerk, s = controller_rates(r, p)
+    assert tau_rate.max() <= 1000.0 * TOL and np.all(jerk <= JERK * TOL), (tau_rate, jerk)
+    assert tau_rate.max() > 990.0                          # the torque rate is what limits this motion
+    assert np.max(np.abs(s.tau) / (0.8 * r.tau_max)) <= TOL
+    assert np.max(np.abs(s.qd) / (0.9 * r.qd_max)) <= TOL
+    assert p.rate_check["torque_rate"].ratio <= TOL and p.worst_ratio <= TOL
+    base = plain("panda", "straight")
+    assert p.duration > 1.3 * base.duration
+    # the plain plan breaks the same drive limits by far (the contrast the profile exists for)
+    tau_rate0, jerk0, _ = controller_rates(r, base)
+    assert tau_rate0.max() > 20 * 1000.0
+
+
+def test_smooth_start_and_stop_and_acceleration_limits():
+    r = robot("iiwa7")
+    prof = ControllerProfile(jerk_max=2000.0, qdd_max=3.0, torque_headroom=1.0, velocity_headroom=1.0)
+    p = TimeOptimalPlanner(r, path("iiwa7", "pick-place"), controller=prof).plan()
+    _, jerk, s = controller_rates(r, p)
+    assert jerk.max() <= 2000.0 * TOL
+    assert np.abs(s.qdd[0]).max() <= 2.0 * TOL and np.abs(s.qdd[-1]).max() <= 2.0 * TOL   # ≤ jerk × 1 ms
+    assert np.abs(s.qdd).max() <= 3.0 * TOL
+    off = TimeOptimalPlanner(r, path("iiwa7", "pick-place"), controller=ControllerProfile(
+        jerk_max=2000.0, qdd_max=3.0, torque_headroom=1.0, velocity_headroom=1.0, smooth_ends=False)).plan()
+    _, _, s0 = controller_rates(r, off)
+    assert np.abs(s0.qdd[0]).max() >= 0.99 * 3.0           # without smooth ends: a step to the acceleration limit
+    assert off.duration <= p.duration
+
+
+def test_limits_that_cannot_bind_change_little_and_structures_are_reused():
+    r = robot("iiwa7")
+    prof = ControllerProfile(torque_headroom=1.0, velocity_headroom=1.0, torque_rate_max=1e9, smooth_ends=False)
+    planner = TimeOptimalPlanner(r, path("iiwa7", "long-swing"), controller=prof)
+    p = planner.plan()
+    # (controller plans are not refined by plan.gap_estimate, which assumes some limit binds everywhere)
+    same_grid = TimeOptimalPlanner(r, path("iiwa7", "long-swing"), gap_target=1.0).plan()
+    assert p.duration == pytest.approx(same_grid.duration, rel=2e-4)
+    assert p.duration >= same_grid.duration * (1 - 1e-6)
+    again = planner.plan()
+    assert again.timings["compile"] == 0.0 and again.duration == p.duration
+
+
+def test_headroom_alone_scales_the_limits():
+    r = robot("iiwa7")
+    p = TimeOptimalPlanner(r, path("iiwa7", "straight"), controller=ControllerProfile()).plan()
+    s = p.sample(1e-3)
+    assert np.max(np.abs(s.tau) / (0.9 * r.tau_max)) <= TOL and np.max(np.abs(s.qd) / (0.95 * r.qd_max)) <= TOL
+    assert p.duration > plain("iiwa7", "straight").duration
+
+
+@pytest.mark.parametrize("kw, field", [
+    (dict(torque_headroom=0.0), "torque_headroom"),
+    (dict(torque_headroom=1.5), "torque_headroom"),
+    (dict(velocity_headroom="most"), "velocity_headroom"),
+    (dict(qdd_max=-1.0), "qdd_max"),
+    (dict(torque_rate_max=[1.0, np.nan]), "torque_rate_max"),
+    (dict(jerk_max="fast"), "jerk_max"),
+    (dict(dt=0.0), "dt"),
+    (dict(smooth_ends="yes"), "smooth_ends"),
+    (dict(max_passes=0), "max_passes"),
+])
+def test_bad_profile_fields(kw, field):
+    with pytest.raises(InputError, match=rf"^controller\.{field}: ") as exc:
+        ControllerProfile(**kw)
+    assert isinstance(exc.value, ValueError) and "\n" not in str(exc.value)
+
+
+def test_bad_profile_in_the_planner_and_from_text():
+    with pytest.raises(InputError, match=r"controller\.torque_rate_max: expected a number or 7 values"):
+        TimeOptimalPlanner(robot(), path("panda", "straight"), controller=ControllerProfile(torque_rate_max=[1.0] * 6))
+    with pytest.raises(InputError, match="controller: give torque_rate_max"):
+        TimeOptimalPlanner(robot(), path("panda", "straight"), controller={"torque_rate_max": 1e3}, jerk_max=JERK)
+    with pytest.raises(InputError, match="controller: unknown field 'torque_rate'"):
+        TimeOptimalPlanner(robot(), path("panda", "straight"), controller={"torque_rate": 1e3})
+    with pytest.raises(InputError, match="--controller: expected key=value"):
+        ControllerProfile.parse("torque_rate_max")
+    with pytest.raises(InputError, match="--controller: jerk_max: expected a number"):
+        ControllerProfile.parse("jerk_max=fast")
+    with pytest.raises(InputError, match=r"--controller\.torque_headroom: must be in \(0, 1\]"):
+        ControllerProfile.parse("torque_headroom=2")
+    p = ControllerProfile.parse("torque_rate_max=1000,jerk_max=1:2:3:4:5:6:7,smooth_ends=false,max_passes=2")
+    assert p.torque_rate_max == 1000.0 and p.jerk_max == (1, 2, 3, 4, 5, 6, 7) and not p.smooth_ends
+    assert p.max_passes == 2 and ControllerProfile.parse("default") == ControllerProfile()
+
+
+def test_cli_plan_with_controller(tmp_path, capsys):
+    from toppra_app.cli import main
+    csv_file = tmp_path / "wp.csv"
+    csv_file.write_text("\n".join(",".join(str(v) for v in row) for row in BENCH_PATHS["iiwa7"]["straight"]) + "\n")
+    out = tmp_path / "result"
+    rc = main(["plan", str(csv_file), "--robot", "iiwa7", "--out", str(out), "--no-plots", "--no-report",
+               "--controller", "torque_rate_max=1000,torque_headroom=0.9"])
+    assert rc == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["rate_check"]["torque_rate"]["ratio"] <= TOL
+    assert "controller profile" in capsys.readouterr().out
+    toml = tmp_path / "ctrl.toml"
+    toml.write_text("[controller]\ntorque_rate_max = 1000.0\nvelocity_headroom = 1.5\n")
+    rc = main(["plan", str(csv_file), "--robot", "iiwa7", "--out", str(tmp_path / "r2"), "--controller", str(toml)])
+    assert rc != 0
+    err = capsys.readouterr().err
+    assert "controller.velocity_headroom: must be in (0, 1]" in err and err.count("\n") == 1
+
+
+def test_cell_controller_table(tmp_path):
+    import re
+
+    from scenarios.palletizing import DEFAULT_CELL, load_cell
+    text = DEFAULT_CELL.read_text()
+    good = tmp_path / "good.toml"
+    good.write_text(text + "\n[controller]\ntorque_rate_max = 1000.0\ntorque_headroom = 0.85\n")
+    cell = load_cell(good, check_reach=False)
+    assert cell.controller == ControllerProfile(torque_rate_max=1000.0, torque_headroom=0.85)
+    assert cell.planner_options()["controller"] is cell.controller
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text + "\n[controller]\ntorque_headroom = 0\n")
+    with pytest.raises(InputError, match=r"bad\.toml: controller\.torque_headroom: must be in \(0, 1\]"):
+        load_cell(bad, check_reach=False)
+    bad.write_text(text + "\n[controller]\nheadroom = 0.9\n")
+    with pytest.raises(InputError, match=r"bad\.toml: controller\.headroom: unknown key"):
+        load_cell(bad, check_reach=False)
+    if re.search(r"(?m)^\[limits\]", text):
+        return
+    bad.write_text(text + "\n[limits]\ntorque_rate_max = 1000.0\n[controller]\ntorque_headroom = 0.9\n")
+    with pytest.raises(InputError, match=r"bad\.toml: controller: give torque_rate_max"):
+        load_cell(bad, check_reach=False)

@@ -1,0 +1,344 @@
+"""Torque-rate and jerk rows of the controller profile (`toppra_app.controller`) in the compiled
+structure `socp.controller_problem.ControllerProblem` (docs/controller.md, equations (C1)–(C5)).
+
+With θ̈ = a_j constant on interval j, q̈ and τ jump at grid point θ_i by (`limits.rates`, eq. (J))
+
+    J_i = g_i (a_i − a_{i−1}),      g = q′ (jerk) or m̃ (torque rate),                           (C1)
+
+a_{−1} = a_N = 0 at a rest end (the step from / to rest: smooth starts and stops), and change smoothly
+next to it at the rate (eq. (S))
+
+    S = θ̇ (α a_j + β b + γ) + ζ_a a_j + ζ_b b,     j = i − 1 (left) or i (right).              (C2)
+
+A controller sampling every Δt_c sees the jump within one sample period. With the cap b_i ≤ b̄_i (7),
+θ̇_i ∈ [0, √b̄_i] and S is linear in θ̇, so |S| is largest at θ̇ = √b̄_i or 0; with ā = (a_{i−1} + a_i)/2
+both sides are S(ā) ± c_a (a_i − a_{i−1})/2 (c_a the coefficient of a), so
+
+    G_i |a_i − a_{i−1}| + |S(ā)| ≤ L s_i,   G_i = |g_i| / w_i + |c_a| / 2                          (C3)
+
+— four linear rows per (point, kind, joint, θ̇ end) — with w_i = Δt_c where the adjacent intervals last
+≥ 2Δt_c, else half the shortest of them (several jumps then share a period and sum to ≤ Δt_c worth), and
+s_i ≤ 1 a per-point factor lowered where the sampled check still finds an excess. The constant γ
+(gravity's rate) makes (C3) infeasible at θ̇ = √b̄ when √b̄ |γ| > L, so the cap is lowered to
+
+    √b̄_i ≤ GAMMA_SHARE · L s_i / |γ_i|,                                                        (C4)
+
+and at a rest end, to the fastest ramp the jump rows allow (θ̈ rising at k = min L_k/|g_k|):
+
+    b̄ ≤ (k²/4) (6 |θ − θ_end| / k)^{4/3}.                                                      (C5)
+
+The first pass takes b̄ = (1 + FIRST_SLACK)² × the coarse reachability profile's larger end of each coarse
+interval (a generous bound of the time-optimal profile), each further pass b̄ = (1 + δ)² b of the last
+solution (δ = `TRUST`): another pass while the 1 ms samples break a limit, a cap binds, or the smooth
+terms gave away more than `GAIN_MIN` of a binding limit (at most `max_passes`). Only the groups that can
+bind at a point are packed (`_initial_keep`); any other row a solution breaks is added and the problem
+solved again (`add_broken`); rows at θ̇ = 0 only where the viscous terms matter.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..limits.rates import RateLimits
+from ..socp.controller_problem import window_start
+from ..socp.problem import UNUSED
+from ..socp.stations import SLOT_SIZES
+from ..trajectory import joint_motion
+
+TRUST = 0.05                 # δ: the next pass's cap is (1 + δ)² × the last profile
+GAMMA_SHARE = 0.6            # (C4): share of the rate budget the gravity term may take at the cap
+SETTLE = 2e-3                # another pass while the duration moved by more than this (relative)
+BROKEN = 1e-7                # rows added after a solve: those broken by more than this (normalised)
+MAX_ADD_ROUNDS = 12          # solves per pass that add broken rows
+D_RANGE = 1e-2              # z = D β (`_compute`): D_i = 1 / the expected β_i, from 1 to 1 / D_RANGE
+H_SLACK = 2e-7               # every normalised bound lowered by this: twice the solver's feasibility tolerance
+VISCOUS_SHARE = 0.02         # pack the θ̇ = 0 rows of (C3) where viscous terms may reach this share of L
+GAIN_MIN = 0.5               # another pass only if it could loosen a binding row by more than this share
+MARGIN = 0.05                # pack the groups that might come within this of their limit (`_initial_keep`)
+FIRST_SLACK = 0.25           # the first cap: (1 + FIRST_SLACK)² × the coarse reachability profile
+
+
+class ControllerRows:
+    """The rate rows of one plan: coefficients at the grid points once, numbers per pass."""
+
+    def __init__(self, profile, robot, path, theta, L: float, Bbar: float, sd_start: float, sd_end: float,
+                 b_first, tol: float):
+        self.profile, self.theta, self.L, self.Bbar, self.tol = profile, np.asarray(theta, float), L, Bbar, tol
+        self.limits = profile.limits_for(robot)
+        self.rates = RateLimits(robot, self.limits.get("torque_rate"), self.limits.get("jerk"), profile.dt)
+        self.rates.check_path(robot, path, theta)
+        co = self.rates.coefficients(robot, path, theta)
+        # one column per limited (kind, joint): arrays (P, G)
+        cols = [(kind, int(k)) for kind, lim in self.limits.items() for k in np.flatnonzero(np.isfinite(lim))]
+        self.groups = cols
+        pick = lambda key: np.stack([co[kind][key][:, k] for kind, k in cols], axis=1)   # noqa: E731
+        self.g, self.al, self.be, self.ga, self.za, self.zb = (pick(k) for k in
+                                                                ("jump", "alpha", "beta", "gamma", "za", "zb"))
+        self.Lg = np.array([self.limits[kind][k] for kind, k in cols])
+        self.visc = bool(np.any(self.za) or np.any(self.zb))
+        self.E = 2 if self.visc else 1                      # θ̇ ends of (C3): √b̄ (and 0 with viscous terms)
+        self.rest = (sd_start == 0.0 and profile.smooth_ends, sd_end == 0.0 and profile.smooth_ends)
+        self.rest_check = (sd_start == 0.0, sd_end == 0.0)
+        P = self.theta.size
+        self.scales = {kind: np.ones((P, robot.n)) for kind in self.limits}
+        self.K_all = len(cols) * self.E * 4
+        self.keep = None                                    # rows packed (grows; `add_broken`)
+        self.K, self.rounds, self.solves = 2, 0, 0
+        ends = np.array([sd_start ** 2, sd_end ** 2])
+        self.b_floor = np.zeros(P)
+        self.b_floor[[0, -1]] = ends
+        b_first = np.maximum(np.asarray(b_first, float), 0.0)
+        self.cap = self._capped((1.0 + FIRST_SLACK) ** 2 * np.minimum(b_first, self._ramp()))
+        # |θ̈| the plan may reach near each point: the reachability profile's, over ±2 intervals, × 1.5 (`_initial_keep`)
+        a_first = np.abs(np.diff(b_first) / (2.0 * np.diff(self.theta)))
+        a_pt = np.maximum(np.concatenate(([0.0], a_first)), np.concatenate((a_first, [0.0])))
+        pad = np.pad(a_pt, 2, mode="edge")
+        self.a_ref = 1.5 * np.max(np.stack([pad[k:k + P] for k in range(5)]), axis=0)[:, None]
+        self.passes, self.history, self.last, self._rows, self._values = 0, [], None, None, None
+
+    def _ramp(self) -> np.ndarray:
+        """(C5) on the grid, from the jump coefficients at its ends."""
+        return ramp_profile(self.theta, self.g[0], self.g[-1], self.Lg, self.rest)
+
+    def _scale(self) -> np.ndarray:
+        """(P, G) allowed rate L_k s_i of every group."""
+        return self.Lg[None, :] * np.stack([self.scales[kind][:, k] for kind, k in self.groups], axis=1)
+
+    # ------------------------------------------------------------------ caps
+    def _capped(self, b_up: np.ndarray) -> np.ndarray:
+        """b̄ with (C4) applied and never below the boundary speeds."""
+        sq = np.sqrt(np.maximum(b_up, 0.0))
+        g = np.abs(self.ga)
+        lim = GAMMA_SHARE * self._scale() / np.where(g > 0, g, 1.0)
+        sq = np.minimum(sq, np.where(g > 0, lim, np.inf).min(axis=1))
+        return np.maximum(sq ** 2, self.b_floor)
+
+    # ------------------------------------------------------------------ numbers of (6), (7)
+    def values(self) -> dict:
+        """"p" (P·K·3,), "ph" (P·K,), "cap" (P,) of the packed rows, in the solver's scaled variables
+        (β = b / (L² B̄)); K (`self.K`) the slot size of the structure to solve."""
+        if self._values is None:
+            if self._rows is None:
+                self._rows = self._compute()
+            p, hh, cap, G = self._rows
+            if self.keep is None:
+                self.keep = self._initial_keep(G)
+            need = int(self.keep.sum(axis=1).max(initial=1))
+            self.K = next((k for k in SLOT_SIZES if k >= need), need)
+            order = np.argsort(~self.keep, axis=1, kind="stable")[:, :self.K]
+            if order.shape[1] < self.K:
+                order = np.pad(order, ((0, 0), (0, self.K - order.shape[1])), mode="edge")
+            valid = np.arange(self.K)[None, :] < self.keep.sum(axis=1)[:, None]
+            rows = np.arange(p.shape[0])[:, None]
+            pk = np.where(valid[:, :, None], p[rows, order], 0.0)
+            hk = np.where(valid, hh[rows, order], UNUSED)
+            self._values = {"p": pk.reshape(-1), "ph": hk.reshape(-1), "cap": cap, "D": self._D}
+        return self._values
+
+    def _initial_keep(self, G: np.ndarray) -> np.ndarray:
+        """Every jump row of (C3) bounds the same |a_i − a_{i−1}| at θ_i: the tightest group allows at most
+        B_i = min_k L_k s_i / G_k. Group k can bind only if G_k B_i + S̄_k ≥ L_k s_i, with S̄_k a bound of its
+        smooth rate at |a| ≤ the largest |θ̈| of the reachability profile (`a_ref`) and b ≤ b̄: only those
+        are packed; `add_broken` adds any other row that a solution breaks."""
+        Ls = self._scale()
+        B = np.min(np.where(G > 0, Ls / np.where(G > 0, G, 1.0), np.inf), axis=1, keepdims=True)
+        su = np.sqrt(self.cap)[:, None]
+        S_ub = (su * np.abs(self.al) + np.abs(self.za)) * self.a_ref + (su * np.abs(self.be) + np.abs(self.zb)) * \
+            self.cap[:, None] + su * np.abs(self.ga)
+        on = G * np.where(np.isfinite(B), B, 0.0) + S_ub >= (1.0 - MARGIN) * Ls
+        keep = np.repeat(on[:, :, None], self.E * 4, axis=2)                         # (P, G, E·4)
+        if self.E == 2:          # rows at θ̇ = 0 only where the viscous terms are a noticeable share of the limit
+            visc = np.abs(self.za) * self.a_ref + np.abs(self.zb) * self.cap[:, None] >= VISCOUS_SHARE * Ls
+            keep[:, :, 4:] &= visc[:, :, None]
+        keep = keep.reshape(keep.shape[0], -1)
+        return keep & (self._rows[1] < UNUSED)
+
+    def add_broken(self, beta) -> bool:
+        """After a solve: add every left-out row the profile β (grid points, scaled) breaks;
+        True if any was added (solve again) — at most `MAX_ADD_ROUNDS` times per pass."""
+        self.solves += 1
+        if self.rounds >= MAX_ADD_ROUNDS:
+            return False
+        p, hh = self._rows[:2]
+        P = p.shape[0]
+        win = window_start(P)[:, None] + np.arange(3)[None, :]
+        value = np.einsum("pkc,pc->pk", p, (self._D * np.asarray(beta, float))[win]) - hh
+        new = (value > BROKEN) & ~self.keep & (hh < UNUSED)
+        if not new.any():
+            return False
+        self.keep |= new
+        self.rounds += 1
+        self._values = None
+        return True
+
+    def _compute(self):
+        """All rows (C3) with the jump and both sides' smooth rates merged: with ā = (a_{i−1} + a_i)/2 the
+        smooth rate on either side is S(ā) ± c_a (a_i − a_{i−1})/2, so |J|/w + |S_side| ≤ G |a_i − a_{i−1}| +
+        |S(ā)| with G = |g|/w + |c_a|/2 — four rows ±G(a_i − a_{i−1}) ± S(ā) ≤ L s per group and θ̇ end.
+        Returns p (P, K_all, 3), h (P, K_all), the caps in β and G (P, groups) at θ̇ = √b̄."""
+        theta, L, Bbar, dt_c = self.theta, self.L, self.Bbar, self.profile.dt
+        P = theta.size
+        N = P - 1
+        cap = self.cap
+        su = np.sqrt(cap)[:, None]
+        dth = np.diff(theta)
+        # shortest time of the adjacent intervals at θ̇ ≤ √b̄ (a lower bound of the real one)
+        top = np.sqrt(np.maximum(cap[:-1], cap[1:]))
+        t_lo = np.where(top > 0, dth / np.where(top > 0, top, 1.0), np.inf)
+        # w_i (C3): a point whose adjacent intervals last ≥ 2Δt_c is alone in any sample period; else several
+        # may share one, and with w = h/2 their jumps sum to at most Δt_c worth (h: shortest adjacent interval)
+        h = np.minimum(np.concatenate(([np.inf], t_lo)), np.concatenate((t_lo, [np.inf])))
+        w = np.where(h >= 2.0 * dt_c, dt_c, 0.5 * h)
+        i = np.arange(P)
+        jump_on = ((i > 0) | self.rest[0]) & ((i < N) | self.rest[1])      # none at a moving end
+        Ls = self._scale()
+        out_p, out_h, G1 = [], [], None
+        for e in range(self.E):                                          # θ̇ = √b̄, then θ̇ = 0
+            s_e = su if e == 0 else 0.0 * su
+            ca = s_e * self.al + self.za
+            Ab = s_e * self.be + self.zb
+            Ac = s_e * self.ga
+            G = np.where(jump_on[:, None], np.abs(self.g) / w[:, None], 0.0) + 0.5 * np.abs(ca)
+            if e == 0:
+                G1 = G
+            for s1 in (1.0, -1.0):
+                for s2 in (1.0, -1.0):
+                    c_next = s1 * G + 0.5 * s2 * ca                          # × a_i
+                    c_prev = -s1 * G + 0.5 * s2 * ca                         # × a_{i−1}
+                    # ends: a_{−1} = a_N = 0 at rest; at a moving end the missing a is the present one
+                    if self.rest[0]:
+                        c_prev[0] = 0.0
+                    else:
+                        c_next[0], c_prev[0] = c_next[0] + c_prev[0], 0.0
+                    if self.rest[1]:
+                        c_next[N] = 0.0
+                    else:
+                        c_prev[N], c_next[N] = c_prev[N] + c_next[N], 0.0
+                    out_p.append((c_prev, c_next, s2 * Ab))
+                    out_h.append(Ls - s2 * Ac)
+        # (P, G, E·4) ordered group-major, then to β: a_{i−1} = LB̄(β_i − β_{i−1})/(2Δσ_{i−1}), a_i likewise
+        c_prev = np.stack([x[0] for x in out_p], axis=2).reshape(P, -1)
+        c_next = np.stack([x[1] for x in out_p], axis=2).reshape(P, -1)
+        c_b = np.stack([x[2] for x in out_p], axis=2).reshape(P, -1) * (L * L * Bbar)
+        hh = np.stack(out_h, axis=2).reshape(P, -1)
+        dsig = dth / (theta[-1] - theta[0])
+        inv_prev = np.concatenate(([0.0], L * Bbar / (2.0 * dsig)))[:, None]
+        inv_next = np.concatenate((L * Bbar / (2.0 * dsig), [0.0]))[:, None]
+        c_prev, c_next = c_prev * inv_prev, c_next * inv_next
+        off = i - window_start(P)
+        p = np.zeros((P, c_b.shape[1], 3))
+        p[i, :, off] = (-c_next + c_prev + c_b)[i]
+        p[i[:-1], :, off[:-1] + 1] = c_next[:-1]
+        p[i[1:], :, off[1:] - 1] = -c_prev[1:]
+        # rows on z = D β (ControllerProblem (8)), D_i = 1 / (β expected at θ_i: the cap), each divided by its
+        # largest coefficient
+        cap_beta = np.where(np.isfinite(cap), cap / (L * L * Bbar), UNUSED)
+        expect = np.minimum(cap_beta, 1e6)
+        D = 1.0 / np.clip(expect, D_RANGE, 1.0)
+        win = window_start(P)[:, None] + np.arange(3)[None, :]
+        p = p / D[win][:, None, :]
+        size = np.abs(p).max(axis=2)
+        used = size > 1e-14 * np.maximum(np.abs(hh), 1.0)
+        scale = np.where(used, size, 1.0)
+        p = np.where(used[:, :, None], p / scale[:, :, None], 0.0)
+        hh = np.where(used, hh / scale - H_SLACK, UNUSED)     # (the solver meets rows to ~1e-7 absolute)
+        self._D = D
+        return p, hh, cap_beta, G1
+
+    def after(self, robot, path, law) -> bool:
+        """Check the samples; True if another pass is wanted (its numbers then set)."""
+        self.passes += 1
+        self.rounds = 0
+        sample = controller_samples(robot, path, law, self.profile.dt)
+        checked = self.rates.check_samples(robot, sample, *self.rest_check)
+        if not self.rest[0] or not self.rest[1]:          # smooth_ends off: ignore the steps from / to rest
+            checked = self._drop_end_steps(checked)
+        worst = max(c[3].ratio for c in checked.values())
+        self.last = checked
+        moved = bool(self.history) and abs(self.history[-1]["duration"] - law.duration) > SETTLE * law.duration
+        self.history.append(dict(duration=law.duration, worst_rate_ratio=worst))
+        over = worst > 1.0 + self.tol
+        gain = self._gain(law)
+        capped = bool(np.any((law.b >= (1.0 - 1e-4) * self.cap) & (self.cap > self.b_floor)))
+        self.history[-1].update(gain=gain, capped=capped)
+        if self.passes >= self.profile.max_passes or (not over and not capped and (gain < GAIN_MIN or
+                                                                                   (not moved and self.passes > 1))):
+            return False
+        if over:
+            RateLimits.tighten(self.scales, checked, self.theta, self.tol)
+        self.cap = self._capped((1.0 + TRUST) ** 2 * np.maximum(law.b, 0.0))
+        self._rows = self._values = None
+        return True
+
+    def _gain(self, law) -> float:
+        """What another pass could gain: at the groups within `MARGIN` of their limit at this solution, the
+        largest share of the limit that the smooth term (C2) gave away by taking θ̇ = √b̄ instead of √b."""
+        theta, b = self.theta, np.maximum(law.b, 0.0)
+        a = np.diff(b) / (2.0 * np.diff(theta))
+        a_prev = np.concatenate(([0.0 if self.rest[0] else a[0]], a))
+        a_next = np.concatenate((a, [0.0 if self.rest[1] else a[-1]]))
+        abar = 0.5 * (a_prev + a_next)[:, None]
+        su, sd = np.sqrt(self.cap)[:, None], np.sqrt(b)[:, None]
+        G = self._rows[3]
+        smooth = self.al * abar + self.be * b[:, None] + self.ga
+        value = G * np.abs(a_next - a_prev)[:, None] + np.abs(su * smooth + self.za * abar + self.zb * b[:, None])
+        Ls = self._scale()
+        near = value >= (1.0 - MARGIN) * Ls
+        lost = np.maximum(su - sd, 0.0) * np.abs(smooth) / Ls
+        return float(np.max(np.where(near, lost, 0.0), initial=0.0))
+
+    def _drop_end_steps(self, checked):
+        out = {}
+        for kind, (ratio, s0, s1, w) in checked.items():
+            ratio = ratio.copy()
+            if self.rest_check[0] and not self.rest[0]:
+                ratio[0] = 0.0
+            if self.rest_check[1] and not self.rest[1]:
+                ratio[-1] = 0.0
+            m, k = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
+            out[kind] = (ratio, s0, s1, type(w)(w.kind, float(ratio[m, k]), int(k), w.theta, int(m), w.value, w.limit))
+        return out
+
+    def warn_if_over(self, robot) -> None:
+        w = max(self.rate_check().values(), key=lambda x: x.ratio, default=None)
+        if w is not None and w.ratio > 1.0 + self.tol:
+            warnings.warn(f"the plan still exceeds the controller profile's {w.kind} limit of joint "
+                          f"{robot.joint_names[w.joint]} by {100 * (w.ratio - 1):.3f} % at t = {w.theta:.6g} s on "
+                          f"the {1e3 * self.profile.dt:g} ms samples after {self.passes} passes (tol "
+                          f"{100 * self.tol:g} %); raise max_passes or use a finer grid", RuntimeWarning, stacklevel=3)
+
+    def rate_check(self) -> dict:
+        return {kind: c[3] for kind, c in self.last.items()} if self.last else {}
+
+    def info(self) -> dict:
+        keep = self.keep if self.keep is not None else np.zeros(0, bool)
+        return dict(solves=self.solves, passes=self.passes, history=self.history, rows=int(keep.sum()),
+                    rows_all=int(keep.size))
+
+
+def ramp_profile(theta, g_start, g_end, L, rest) -> np.ndarray:
+    """b along the fastest start from (stop at) rest that the jump rows allow (C5): θ̈ rising at
+    k = min_k L_k / |g_k| at most, so θ̈ = k t, θ = k t³/6, b = (k t²/2)² = (k²/4)(6Δθ/k)^{4/3} at a
+    distance Δθ from the rest end; inf where no end is at rest. (g: jump coefficients of every limited
+    (kind, joint) at the two ends, L their limits.)"""
+    theta = np.asarray(theta, float)
+    out = np.full(theta.size, np.inf)
+    for end, g, on in ((0, g_start, rest[0]), (-1, g_end, rest[1])):
+        g = np.abs(np.asarray(g, float))
+        k = np.min(np.where(g > 0, L / np.where(g > 0, g, 1.0), np.inf))
+        if on and np.isfinite(k):
+            d = np.abs(theta - theta[end])
+            out = np.minimum(out, 0.25 * k * k * (6.0 * d / k) ** (4.0 / 3.0))
+    return out
+
+
+def controller_samples(robot, path, law, dt: float):
+    """The trajectory as a controller sampling every dt sees it: t = 0, dt, 2dt, … up to the first sample
+    at or after the end, where the state is the end state (`plan.sample` instead ends on the exact end
+    time, a shorter last step than a controller has)."""
+    T = law.duration
+    t = np.arange(int(np.ceil(T / dt - 1e-9)) + 1) * dt
+    s, sd, sdd = law(np.minimum(t, T))
+    return joint_motion(robot, path, s, sd, sdd, t)
