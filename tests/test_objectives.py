@@ -14,7 +14,8 @@ from dynamics import load_robot
 from fixtures import BENCH_PATHS
 from toppra_app.errors import InputError
 from fixtures import pinocchio_inverse_dynamics
-from toppra_app.objectives.energy import energy_integral, energy_weights, time_energy_curve
+from toppra_app.objectives.energy import energy_integral, energy_weights
+from toppra_app.objectives.tradeoff import time_energy_curve
 from toppra_app.planner import TimeOptimalPlanner
 
 WEIGHTS = [0.0, 0.1, 1.0, 10.0, 100.0]

@@ -36,3 +36,7 @@ def number(value, name: str, lo: float = 0.0, hi: float = 1e150) -> float:
     if not (np.isfinite(v) and lo <= v <= hi):
         raise InputError(f"{name}: must be a finite number from {lo:g} to {hi:g}, got {short_repr(value)}")
     return v
+
+
+DEFAULT_SUBSTEPS = 8               # sub-samples per interval of the between-grid check
+DEFAULT_TOL = 1e-3                 # allowed relative over-limit between grid points

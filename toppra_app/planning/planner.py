@@ -38,13 +38,11 @@ from ..socp.solvers import SolverError, solver_chain
 from ..trajectory import TimeLaw
 from ..verify import SubSamples, check_time_law, gap_estimate
 from . import diagnose, refine
-from .options import number, whole
+from .options import DEFAULT_SUBSTEPS, DEFAULT_TOL, number, whole
 from .grid import (COARSE_INTERVALS, MAX_INTERVALS, default_grid, linearised, parse_grid, split_grid, time_grid,
                    with_knots)
 from .result import TimeOptimalPlan
 
-DEFAULT_SUBSTEPS = 8               # sub-samples per interval of the between-grid check
-DEFAULT_TOL = 1e-3                 # allowed relative over-limit between grid points
 CHECK_SHARE = 0.9                  # the check's sub-samples get this share of it: a peak between two of them
                                    # went up to +0.108 % on 1 ms resampling with the full tol (benchmark suite)
 REFINE_ABOVE = 0.01                # default `gap_target`: plan again on a finer default grid where

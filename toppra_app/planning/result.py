@@ -163,7 +163,7 @@ class TimeOptimalPlan:
         time-optimal plan of the reversed path; it is checked between its grid points like any plan."""
         from ..path import as_joint_path
         from ..verify import SubSamples, check_time_law
-        from .planner import DEFAULT_SUBSTEPS
+        from .options import DEFAULT_SUBSTEPS
         robot = self.robot
         if self._has_friction:
             raise ValueError("reversed: the robot has joint friction, which changes sign when the motion is "
