@@ -112,6 +112,11 @@ def _worst(kind, ratio, value, limit, theta) -> Worst:
                  float(value[j, k, joint]), float(limit[joint]))
 
 
+def joint_limits(robot) -> dict:
+    """{kind: (n,) limit} of the joint limits this module recomputes (inf: none)."""
+    return {"velocity": robot.qd_max, "acceleration": robot.qdd_max, "torque": robot.tau_max}
+
+
 def sub_sample_values(robot, sub: SubSamples, b) -> dict:
     """{kind: (N·(S+1), n) values} of torque (if limited), joint velocity and acceleration at the
     sub-samples of the exact time law through grid values b (b linear inside each interval)."""
@@ -137,7 +142,7 @@ def check_time_law(robot, sub: SubSamples, b) -> LimitCheck:
     N, S1 = sub.theta.shape
     n = robot.n
     values = sub_sample_values(robot, sub, b)
-    limits = {"velocity": robot.qd_max, "acceleration": robot.qdd_max, "torque": robot.tau_max}
+    limits = joint_limits(robot)
     ratios, worst, at = {}, {}, {}
     rho = np.zeros((N, S1))
     for kind in KINDS:
@@ -170,9 +175,13 @@ def gap_estimate(check: LimitCheck, law) -> float | None:
     gap to a 3200-interval solve in every case, by 1.5× (large gaps) to ~15× (small ones)."""
     if check.rho is None or law.duration <= 0 or not np.isfinite(law.duration):
         return None
+    return float(interval_room(check, law).sum() / law.duration)
+
+
+def interval_room(check: LimitCheck, law) -> np.ndarray:
+    """(N,) (1 − min ρ)·Δt of every interval: the time it may lose to the optimum (`gap_estimate`)."""
     dt = np.where(np.isfinite(law.dt), law.dt, 0.0)
-    room = np.clip(1.0 - check.rho.min(axis=1), 0.0, 1.0)
-    return float((room * dt).sum() / law.duration)
+    return np.clip(1.0 - check.rho.min(axis=1), 0.0, 1.0) * dt
 
 
 def check_samples(robot, sample, tau=None) -> dict:

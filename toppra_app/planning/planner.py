@@ -36,7 +36,7 @@ from ..socp.reachability import reachable_profile
 from ..socp import stations as st
 from ..socp.solvers import SolverError, solver_chain
 from ..trajectory import TimeLaw
-from ..verify import SubSamples, check_time_law, gap_estimate
+from ..verify import SubSamples, check_time_law, gap_estimate, interval_room
 from . import diagnose, refine
 from .options import DEFAULT_SUBSTEPS, DEFAULT_TOL, number, whole
 from .grid import (COARSE_INTERVALS, MAX_INTERVALS, default_grid, linearised, parse_grid, split_grid, time_grid,
@@ -315,7 +315,7 @@ class TimeOptimalPlanner:
             estimate = gap_estimate(check, law)
             if estimate is not None and estimate > self.gap_target and check.worst_ratio <= 1.0 + self.tol \
                     and self.auto_grid and self.max_splits > 0 and P - 1 < REFINE_MAX_INTERVALS:
-                room = np.clip(1.0 - check.rho.min(axis=1), 0.0, 1.0) * np.where(np.isfinite(law.dt), law.dt, 0.0)
+                room = interval_room(check, law)
                 order = np.argsort(-room)
                 bad = np.zeros(P - 1, bool)
                 bad[order[:int(np.searchsorted(np.cumsum(room[order]), 0.95 * room.sum())) + 1]] = True

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..socp import stations as st
-from ..verify import sub_sample_values
+from ..verify import joint_limits, sub_sample_values
 
 INNER_SLACK = 0.5                  # share of `tol` allowed at the stations inside the intervals
 NEAR = 0.9                         # a limit at ≥ this share on the estimated profile may bind (`anticipate`)
@@ -91,7 +91,7 @@ def anticipate(robot, sub, b_est, lams, moved, scheme: str, tol: float) -> int:
     mid = int(np.argmin(np.abs(sub.u - 0.5)))
     if not 1 < mid < S1 - 2:
         return 0
-    limits = {"velocity": robot.qd_max, "acceleration": robot.qdd_max, "torque": robot.tau_max}
+    limits = joint_limits(robot)
     best = np.full((N, 2), -np.inf)
     where = np.zeros((N, 2), int)
     rows = np.arange(N)
