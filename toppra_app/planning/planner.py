@@ -367,14 +367,15 @@ class TimeOptimalPlanner:
         """Plan again on a grid with the intervals marked `bad` halved: where repairs at the stations stall,
         or where the limits leave room inside intervals that θ̈ constant per interval cannot use."""
         key = bad.tobytes()
-        finer = self._finer.get(key)
-        if finer is None:                                  # (kept: a re-plan, e.g. with a payload, reuses it)
-            finer = TimeOptimalPlanner(self.robot, self.path, split_grid(self.theta, bad),
-                                       **{**self._options, "max_splits": self.max_splits - 1})
-            finer.auto_grid = True
-            if len(self._finer) >= 2:
-                self._finer.pop(next(iter(self._finer)))
-            self._finer[key] = finer
+        with self._lock:                                   # (kept: a re-plan, e.g. with a payload, reuses it)
+            finer = self._finer.get(key)
+            if finer is None:                              # the robot as given: the options apply the profile
+                finer = TimeOptimalPlanner(self.drive_robot, self.path, split_grid(self.theta, bad),
+                                           **{**self._options, "max_splits": self.max_splits - 1})
+                finer.auto_grid = True
+                if len(self._finer) >= 2:
+                    self._finer.pop(next(iter(self._finer)))
+                self._finer[key] = finer
         plan = finer.plan(payload=payload, sd_start=sd_start, sd_end=sd_end)
         plan.refinements[:0] = refinements + [record]
         plan.iterations += iterations
