@@ -55,31 +55,27 @@ def _joint_values(q, theta_offset, d, joint_types, i):
     return theta_offset[i] + q[i], d[i]
 
 
-def mdh_chain(alpha, a, d, theta_offset, q, joint_types=None) -> np.ndarray:
-    """Poses (n, 4, 4) of Craig's link frames 1..n in the base frame for one configuration q, computed
-    directly from the table (a reference for tests)."""
-    n = len(q)
+def _chain(link_transform, n, theta_offset, d, joint_types, q) -> np.ndarray:
+    """Poses (n, 4, 4) of frames 1..n in the base frame: the product of `link_transform(i, θ_i, d_i)`."""
     joint_types = joint_types or (REVOLUTE,) * n
     theta_offset = np.zeros(n) if theta_offset is None else theta_offset
     T, out = np.eye(4), []
     for i in range(n):
         th, di = _joint_values(q, theta_offset, d, joint_types, i)
-        T = T @ mdh_transform(alpha[i], a[i], th, di)
+        T = T @ link_transform(i, th, di)
         out.append(T)
     return np.array(out)
+
+
+def mdh_chain(alpha, a, d, theta_offset, q, joint_types=None) -> np.ndarray:
+    """Poses (n, 4, 4) of Craig's link frames 1..n in the base frame for one configuration q, computed
+    directly from the table (a reference for tests)."""
+    return _chain(lambda i, th, di: mdh_transform(alpha[i], a[i], th, di), len(q), theta_offset, d, joint_types, q)
 
 
 def dh_chain(alpha, a, d, theta_offset, q, joint_types=None) -> np.ndarray:
     """Poses (n, 4, 4) of standard DH frames 1..n in the base frame for one configuration q."""
-    n = len(q)
-    joint_types = joint_types or (REVOLUTE,) * n
-    theta_offset = np.zeros(n) if theta_offset is None else theta_offset
-    T, out = np.eye(4), []
-    for i in range(n):
-        th, di = _joint_values(q, theta_offset, d, joint_types, i)
-        T = T @ dh_transform(th, di, a[i], alpha[i])
-        out.append(T)
-    return np.array(out)
+    return _chain(lambda i, th, di: dh_transform(th, di, a[i], alpha[i]), len(q), theta_offset, d, joint_types, q)
 
 
 def as_inertias(inertias, n: int, where: str = "inertias") -> np.ndarray:
