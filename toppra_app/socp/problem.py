@@ -18,14 +18,15 @@ Compiled once per structure (N, R): the numbers u, w, g_l, g_r, h, Δσ and the 
 solver's data *linearly and one to one* (each is one entry of the conic form's matrix A or vector b),
 so the structure is modelled in cvxpy once with distinct marker numbers, compiled with
 `Problem.get_problem_data`, and the markers located in A and b. A plan then writes its numbers into
-those entries and solves through the same cvxpy solving chain (`solve_via_data`, `unpack_results`),
-without canonicalising again. For Clarabel the compiled data go to `clarabel.DefaultSolver` directly,
-with the cones cvxpy's interface would build (made once per structure) and the status mapped by cvxpy's
-own table; only the variable vector is read back (saves ~1.5 ms of ~35 ms a solve at N = 200: cvxpy's
-`unpack_results` and per-call setup), and the unused row slots are left out before Clarabel sees them
-(its presolve would drop them too, but its setup then costs ~3× as much: ~12 ms against ~4 ms). Other solvers go through cvxpy's chain. (cvxpy's own mechanism
-for this, DPP Parameters, costs memory and time quadratic in the number of Parameter entries — 0.7 GB
-and 2 s at N = 200, 14 GB at N = 1000 — so is not used.) Unused slots get h = 1e21, which Clarabel's presolve drops.
+those entries and solves without canonicalising again. For Clarabel the compiled data go to
+`clarabel.DefaultSolver` directly, with the cones cvxpy's interface would build (made once per
+structure) and the status mapped by cvxpy's own table; only the variable vector is read back (saves
+~1.5 ms of ~35 ms a solve at N = 200: cvxpy's `unpack_results` and per-call setup). Unused slots get
+h = 1e21 and are left out before Clarabel sees them (its presolve would drop them too; leaving them out
+here saved ~6 % of a solve at N = 200, with bit-identical solutions). Other solvers go through cvxpy's
+solving chain (`solve_via_data`, `unpack_results`) and get those slots as bounds that never bind. (cvxpy's own mechanism for this, DPP
+Parameters, costs memory and time quadratic in the number of Parameter entries — 0.7 GB and 2 s at
+N = 200, 14 GB at N = 1000 — so is not used.)
 """
 
 from __future__ import annotations
@@ -167,7 +168,7 @@ class StationProblem:
 
 def _clarabel(data: dict, pos: dict, unused: np.ndarray, options: dict):
     """Solve the compiled conic form with Clarabel, the unused row slots (`unused`, per slot) left out
-    here rather than by Clarabel's presolve (the same problem; its setup ~3× faster); (cvxpy status, x or None)."""
+    here rather than by Clarabel's presolve (the same problem, set up faster); (cvxpy status, x or None)."""
     import clarabel
     from cvxpy.reductions.solvers.conic_solvers.clarabel_conif import CLARABEL
     settings = clarabel.DefaultSettings()
