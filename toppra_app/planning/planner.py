@@ -41,6 +41,7 @@ from . import diagnose, refine
 from .options import DEFAULT_SUBSTEPS, DEFAULT_TOL, number, whole
 from .grid import (COARSE_INTERVALS, MAX_INTERVALS, default_grid, linearised, parse_grid, split_grid, time_grid,
                    with_knots)
+from .placement import relocated
 from .result import TimeOptimalPlan
 
 CHECK_SHARE = 0.9                  # the check's sub-samples get this share of it: a peak between two of them
@@ -158,6 +159,12 @@ class TimeOptimalPlanner:
                 place = (lambda k: time_grid(law, k)) if law is not None else (lambda k: default_grid(path, k))
                 theta = with_knots(place, path.knots, self.grid_spec) \
                     if len(path.knots) - 2 <= self.grid_spec // 2 else place(self.grid_spec)
+            # on a dense waypoint path the limits bend inside most intervals: every station on from the start
+            # (3000 noisy waypoints: 31 s with them on, 57 s placing them one repair at a time)
+            self.all_stations = len(path.knots) - 1 >= (theta.size - 1) / DENSE_SHARE
+            if law is not None and self.grid_mode != "fixed" and not self.all_stations:   # points to switches
+                theta = relocated(robot, path, theta, law, lambda d, br: self._blocks(d, br, None), self.substeps,
+                                  self.gap_target)
             self.theta = theta
             self.L = L = theta[-1] - theta[0]
             top = b.max() if law is not None else np.nanmax(np.where(np.isfinite(vel), vel, np.nan), initial=np.nan)
@@ -165,9 +172,6 @@ class TimeOptimalPlanner:
             self.sub = SubSamples.build(path, theta, self.substeps)
             self.lams0 = st.default_lams(theta.size - 1, self.scheme)
             self.moved0 = np.zeros((theta.size - 1, 2), bool)
-            # on a dense waypoint path the limits bend inside most intervals: every station on from the start
-            # (3000 noisy waypoints: 31 s with them on, 57 s placing them one repair at a time)
-            self.all_stations = len(path.knots) - 1 >= (theta.size - 1) / DENSE_SHARE
             if law is not None and not self.all_stations:   # free stations where the check would likely ask
                 refine.anticipate(robot, self.sub, np.interp(theta, law.theta, law.b), self.lams0, self.moved0,
                                   self.scheme, self.tol)
