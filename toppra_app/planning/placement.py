@@ -20,7 +20,7 @@ problem:
    never a knot of the spline nor a point next to a halved interval.
 
 Measured on the planner suite's 20 random, end-speed and tiny paths (gap to a 3200-interval solve):
-random and end-speed paths from +0.03…+0.26 % to +0.005…+0.17 %; tiny motions were not helped
+random and end-speed paths from +0.03…+0.26 % to +0.005…+0.19 %; tiny motions were not helped
 (+0.24…+0.29 % → +0.23…+0.37 %: their loss is spread out, and they are refined to finer grids anyway), so
 the planner relocates only where the predicted estimate is below its refinement target.
 """
