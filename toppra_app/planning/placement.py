@@ -36,6 +36,7 @@ from ..verify import SubSamples, check_time_law, gap_estimate, interval_room
 from .grid import linearised
 
 SHARE = 0.8                        # halve the intervals that hold this share of the predicted room
+PREDICT_SUBSTEPS = 4               # check points per interval for the prediction (half the plan's check)
 
 
 def predicted_room(robot, path, theta, blocks_of, b_ref, substeps: int):
@@ -51,7 +52,7 @@ def predicted_room(robot, path, theta, blocks_of, b_ref, substeps: int):
         law = TimeLaw(theta, b)
     except ValueError:                                  # a stop inside the path
         return None
-    check = check_time_law(robot, SubSamples.build(path, theta, substeps), law.b)
+    check = check_time_law(robot, SubSamples.build(path, theta, min(substeps, PREDICT_SUBSTEPS)), law.b)
     estimate = gap_estimate(check, law)
     if estimate is None:
         return None
