@@ -100,13 +100,18 @@ def split_grid(theta: np.ndarray, bad: np.ndarray) -> np.ndarray:
     bad[1:] |= bad[:-1].copy()
     bad[:-1] |= bad[1:].copy()
     new = np.union1d(theta, 0.5 * (theta[:-1] + theta[1:])[bad])
-    target = next((n for n in SIZES if n >= new.size - 1), MAX_INTERVALS)
+    target = next_size(new.size - 2)
     while new.size - 1 < target:
         k = min(target - (new.size - 1), new.size - 1)
         d = np.diff(new)
         longest = np.sort(np.argsort(-d, kind="stable")[:k])
         new = np.union1d(new, 0.5 * (new[longest] + new[longest + 1]))
     return new
+
+
+def next_size(intervals: int) -> int:
+    """The smallest size of `SIZES` above `intervals` (`MAX_INTERVALS` beyond the list)."""
+    return next((n for n in SIZES if n > intervals), MAX_INTERVALS)
 
 
 def parse_grid(path: JointPath, grid) -> tuple[str, int | np.ndarray]:

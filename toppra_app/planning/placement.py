@@ -22,7 +22,8 @@ problem:
 Measured on the planner suite's 20 random, end-speed and tiny paths (gap to a 3200-interval solve):
 random and end-speed paths from +0.03…+0.26 % to +0.005…+0.19 %; tiny motions were not helped
 (+0.24…+0.29 % → +0.23…+0.37 %: their loss is spread out, and they are refined to finer grids anyway), so
-the planner relocates only where the predicted estimate is below its refinement target.
+the planner relocates only where the predicted estimate is below its refinement target; above it, it
+starts on the next grid size rather than solve on a grid it would refine.
 """
 
 from __future__ import annotations
@@ -59,16 +60,28 @@ def predicted_room(robot, path, theta, blocks_of, b_ref, substeps: int):
     return interval_room(check, law), estimate
 
 
-def relocated(robot, path, theta, law, blocks_of, substeps: int, target: float) -> np.ndarray:
-    """The grid `theta` with points moved (`relocate`) where the reachability profile predicts the loss,
-    if the predicted `gap_estimate` is at most `target` (above it the planner refines the grid anyway);
-    `law` is the coarse profile that placed the grid (tangent point of √b terms)."""
+def relocated(robot, path, theta, law, blocks_of, substeps: int, target: float, larger=None) -> np.ndarray:
+    """The first grid: `theta` with points moved (`relocate`) where the reachability profile predicts the
+    loss, if the predicted `gap_estimate` is at most `target`. Above it the first solve would be refined
+    anyway: with `larger` (the planner's refinement, room → finer grid, or None) the planner then starts
+    on the grid refined by the predicted room and skips that solve; otherwise `theta` as it is. `law` is
+    the coarse profile that placed the grid (tangent point of √b terms)."""
     b_ref = np.interp(theta, law.theta, law.b)
     b_ref = np.maximum(b_ref, 1e-8 * max(b_ref.max(), 1e-300))
     found = predicted_room(robot, path, theta, blocks_of, b_ref, substeps)
-    if found is None or found[1] > target:
+    if found is None:
         return theta
-    return relocate(theta, found[0], path.knots)
+    if found[1] <= target:
+        return relocate(theta, found[0], path.knots)
+    return theta if larger is None else larger(found[0])
+
+
+def holding(room: np.ndarray, share: float) -> np.ndarray:
+    """(N,) bool: the intervals with the most room that together hold `share` of it."""
+    order = np.argsort(-room, kind="stable")
+    out = np.zeros(room.size, bool)
+    out[order[:int(np.searchsorted(np.cumsum(room[order]), share * room.sum())) + 1]] = True
+    return out
 
 
 def relocate(theta: np.ndarray, room: np.ndarray, fixed=(), share: float = SHARE) -> np.ndarray:
@@ -81,7 +94,7 @@ def relocate(theta: np.ndarray, room: np.ndarray, fixed=(), share: float = SHARE
     if N < 8 or not np.isfinite(room).all() or room.sum() <= 0:
         return theta
     order = np.argsort(-room, kind="stable")
-    k = min(int(np.searchsorted(np.cumsum(room[order]), share * room.sum())) + 1, N // 4)
+    k = min(int(holding(room, share).sum()), N // 4)
     halve = np.zeros(N, bool)
     halve[order[:k]] = True
     # removing interior point p merges intervals p − 1 and p

@@ -41,7 +41,7 @@ from . import diagnose, refine
 from .options import DEFAULT_SUBSTEPS, DEFAULT_TOL, number, whole
 from .grid import (COARSE_INTERVALS, MAX_INTERVALS, default_grid, linearised, parse_grid, split_grid, time_grid,
                    with_knots)
-from .placement import relocated
+from .placement import holding, relocated
 from .result import TimeOptimalPlan
 
 CHECK_SHARE = 0.9                  # the check's sub-samples get this share of it: a peak between two of them
@@ -51,6 +51,7 @@ REFINE_ABOVE = 0.01                # default `gap_target`: plan again on a finer
 DENSE_SHARE = 4                    # a path with ≥ N/4 spline segments is "dense" (all stations on)
 REFINE_MAX_INTERVALS = 1024        # refined only below this size (a 3000-waypoint path on 4096 intervals
                                    # would take 57 s and 1.1 GB to refine twice, instead of 10 s)
+REFINE_SHARE = 0.95                # a refinement halves the intervals holding this share of the room
 WARN_ABOVE = 0.05                  # and warn where it still does (it over-states the gap, up to ~15×)
 VISCOUS_TOL = 1e-4                 # re-linearise viscous friction while its tangent is off by more
 
@@ -159,12 +160,13 @@ class TimeOptimalPlanner:
                 place = (lambda k: time_grid(law, k)) if law is not None else (lambda k: default_grid(path, k))
                 theta = with_knots(place, path.knots, self.grid_spec) \
                     if len(path.knots) - 2 <= self.grid_spec // 2 else place(self.grid_spec)
-            # on a dense waypoint path the limits bend inside most intervals: every station on from the start
-            # (3000 noisy waypoints: 31 s with them on, 57 s placing them one repair at a time)
+            # dense waypoint paths: limits bend inside most intervals, every station on (3000 waypoints: 31 s, not 57)
             self.all_stations = len(path.knots) - 1 >= (theta.size - 1) / DENSE_SHARE
             if law is not None and self.grid_mode != "fixed" and not self.all_stations:   # points to switches
+                larger = (lambda room: split_grid(theta, holding(room, REFINE_SHARE))) if self.auto_grid and \
+                    self.max_splits and theta.size - 1 < REFINE_MAX_INTERVALS else None
                 theta = relocated(robot, path, theta, law, lambda d, br: self._blocks(d, br, None), self.substeps,
-                                  self.gap_target)
+                                  self.gap_target, larger)
             self.theta = theta
             self.L = L = theta[-1] - theta[0]
             top = b.max() if law is not None else np.nanmax(np.where(np.isfinite(vel), vel, np.nan), initial=np.nan)
@@ -319,10 +321,7 @@ class TimeOptimalPlanner:
             estimate = gap_estimate(check, law)
             if estimate is not None and estimate > self.gap_target and check.worst_ratio <= 1.0 + self.tol \
                     and self.auto_grid and self.max_splits > 0 and P - 1 < REFINE_MAX_INTERVALS:
-                room = interval_room(check, law)
-                order = np.argsort(-room)
-                bad = np.zeros(P - 1, bool)
-                bad[order[:int(np.searchsorted(np.cumsum(room[order]), 0.95 * room.sum())) + 1]] = True
+                bad = holding(interval_room(check, law), REFINE_SHARE)
                 return self._split(bad, dict(action="refine", points=int(bad.sum()), gap_estimate=estimate),
                                    payload, sd_start, sd_end, refinements, iterations, timings, t_all)
         rate_check = rate_info = None
