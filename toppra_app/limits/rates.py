@@ -74,27 +74,31 @@ class RateLimits:
         return bool(self.limits)
 
     # ------------------------------------------------------------------ coefficients
-    def coefficients(self, robot, path, theta) -> dict:
+    def coefficients(self, robot, path, theta, side: int = 0) -> dict:
         """Per grid point (P, n): jump coefficient and smooth-rate coefficients (α a + β b + γ, multiplied
-        by θ̇, plus the viscous terms ζ_a a + ζ_b b) of each kind."""
+        by θ̇, plus the viscous terms ζ_a a + ζ_b b) of each kind. `side` −1 / +1: the smooth-rate
+        coefficients of the interval left / right of each point (one-sided differences): at a spline knot
+        q‴ jumps, and with it β (c̃′ holds M q‴) — a central difference would average the two sides."""
         theta = np.asarray(theta, dtype=float)
         S = path.evaluate(theta)
         q1, q2 = S.dq, S.ddq
-        q3 = np.asarray(path(theta, 3), dtype=float).reshape(q1.shape)
+        h = 1e-5 * max(path.length, 1e-9)
+        lo = np.clip(theta - (h if side <= 0 else 0.0), path.s_start, path.s_end)
+        hi = np.clip(theta + (h if side >= 0 else 0.0), path.s_start, path.s_end)
+        hi = np.where(hi > lo, hi, np.minimum(lo + h, path.s_end))          # at a path end: the inner side
+        lo = np.where(hi > lo, lo, hi - h)
+        q3 = np.asarray(path(0.5 * (lo + hi), 3), dtype=float).reshape(q1.shape)
         out = {}
         if "jerk" in self.limits:
             z = np.zeros_like(q1)
             out["jerk"] = dict(jump=q1, alpha=3.0 * q2, beta=q3, gamma=z, za=z, zb=z)
         if "torque_rate" in self.limits:
             co = dynamics.path_coefficients(robot, S.q, q1, q2)
-            h = 1e-5 * max(path.length, 1e-9)
-            lo = np.clip(theta - h, path.s_start, path.s_end)
-            hi = np.clip(theta + h, path.s_start, path.s_end)
             Sl, Sh = path.evaluate(lo), path.evaluate(hi)
             cl = dynamics.path_coefficients(robot, Sl.q, Sl.dq, Sl.ddq)
             ch = dynamics.path_coefficients(robot, Sh.q, Sh.dq, Sh.ddq)
             w = (hi - lo)[:, None]
-            dm, dc, dd = ((getattr(ch, k) - getattr(cl, k)) / w for k in ("m", "c", "d"))
+            dm, dc = ((getattr(ch, k) - getattr(cl, k)) / w for k in ("m", "c"))
             # d̃ holds F_c sign(q′): its θ-derivative is 0 except at reversals (handled by check_path)
             dd = (dynamics.gravity_torques(robot, Sh.q) - dynamics.gravity_torques(robot, Sl.q)) / w
             fv = robot.viscous

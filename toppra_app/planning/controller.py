@@ -69,13 +69,17 @@ class ControllerRows:
         self.limits = profile.limits_for(robot)
         self.rates = RateLimits(robot, self.limits.get("torque_rate"), self.limits.get("jerk"), profile.dt)
         self.rates.check_path(robot, path, theta)
-        co = self.rates.coefficients(robot, path, theta)
+        sides = [self.rates.coefficients(robot, path, theta, side) for side in (-1, 1)]
         # one column per limited (kind, joint): arrays (P, G)
         cols = [(kind, int(k)) for kind, lim in self.limits.items() for k in np.flatnonzero(np.isfinite(lim))]
         self.groups = cols
-        pick = lambda key: np.stack([co[kind][key][:, k] for kind, k in cols], axis=1)   # noqa: E731
-        self.g, self.al, self.be, self.ga, self.za, self.zb = (pick(k) for k in
-                                                                ("jump", "alpha", "beta", "gamma", "za", "zb"))
+        pick = lambda co, key: np.stack([co[kind][key][:, k] for kind, k in cols], axis=1)   # noqa: E731
+        self.g, self.za, self.zb = (pick(sides[1], k) for k in ("jump", "za", "zb"))
+        # the smooth rate's β, γ on the two sides of θ_i (they differ at spline knots, where q‴ jumps): the rows
+        # take their mean, and half their difference as a margin (C3'); α is continuous on a C² path
+        (bl, gl, al), (br, gr, ar) = ([pick(co, k) for k in ("beta", "gamma", "alpha")] for co in sides)
+        self.al, self.be, self.ga = 0.5 * (al + ar), 0.5 * (bl + br), 0.5 * (gl + gr)
+        self.dbe, self.dga = 0.5 * np.abs(br - bl), 0.5 * np.abs(gr - gl)
         self.Lg = np.array([self.limits[kind][k] for kind, k in cols])
         self.visc = bool(np.any(self.za) or np.any(self.zb))
         self.E = 2 if self.visc else 1                      # θ̇ ends of (C3): √b̄ (and 0 with viscous terms)
@@ -110,7 +114,7 @@ class ControllerRows:
     def _capped(self, b_up: np.ndarray) -> np.ndarray:
         """b̄ with (C4) applied and never below the boundary speeds."""
         sq = np.sqrt(np.maximum(b_up, 0.0))
-        g = np.abs(self.ga)
+        g = np.abs(self.ga) + self.dga
         lim = GAMMA_SHARE * self._scale() / np.where(g > 0, g, 1.0)
         sq = np.minimum(sq, np.where(g > 0, lim, np.inf).min(axis=1))
         return np.maximum(sq ** 2, self.b_floor)
@@ -145,8 +149,9 @@ class ControllerRows:
         Ls = self._scale()
         B = np.min(np.where(G > 0, Ls / np.where(G > 0, G, 1.0), np.inf), axis=1, keepdims=True)
         su = np.sqrt(self.cap)[:, None]
-        S_ub = (su * np.abs(self.al) + np.abs(self.za)) * self.a_ref + (su * np.abs(self.be) + np.abs(self.zb)) * \
-            self.cap[:, None] + su * np.abs(self.ga)
+        S_ub = (su * np.abs(self.al) + np.abs(self.za)) * self.a_ref + (su * (np.abs(self.be) + self.dbe) +
+                                                                        np.abs(self.zb)) * self.cap[:, None] + \
+            su * (np.abs(self.ga) + self.dga)
         on = G * np.where(np.isfinite(B), B, 0.0) + S_ub >= (1.0 - MARGIN) * Ls
         keep = np.repeat(on[:, :, None], self.E * 4, axis=2)                         # (P, G, E·4)
         if self.E == 2:          # rows at θ̇ = 0 only where the viscous terms are a noticeable share of the limit
@@ -200,6 +205,7 @@ class ControllerRows:
             ca = s_e * self.al + self.za
             Ab = s_e * self.be + self.zb
             Ac = s_e * self.ga
+            db, dc = s_e * self.dbe, s_e * self.dga                      # (C3'): the two sides' difference
             G = np.where(jump_on[:, None], np.abs(self.g) / w[:, None], 0.0) + 0.5 * np.abs(ca)
             if e == 0:
                 G1 = G
@@ -216,8 +222,8 @@ class ControllerRows:
                         c_next[N] = 0.0
                     else:
                         c_prev[N], c_next[N] = c_prev[N] + c_next[N], 0.0
-                    out_p.append((c_prev, c_next, s2 * Ab))
-                    out_h.append(Ls - s2 * Ac)
+                    out_p.append((c_prev, c_next, s2 * Ab + db))
+                    out_h.append(Ls - s2 * Ac - dc)
         # (P, G, E·4) ordered group-major, then to β: a_{i−1} = LB̄(β_i − β_{i−1})/(2Δσ_{i−1}), a_i likewise
         c_prev = np.stack([x[0] for x in out_p], axis=2).reshape(P, -1)
         c_next = np.stack([x[1] for x in out_p], axis=2).reshape(P, -1)
