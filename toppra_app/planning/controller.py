@@ -47,7 +47,8 @@ from ..socp.problem import UNUSED
 from ..socp.stations import SLOT_SIZES
 from ..trajectory import joint_motion
 
-TRUST = 0.05                 # δ: the next pass's cap is (1 + δ)² × the last profile
+TRUST = 0.05                 # δ: the next pass's cap is at least (1 + δ)² × the last profile (`_next_cap`)
+GROW = 0.15                  # where the last cap bound, the next is (1 + GROW)² × it
 GAMMA_SHARE = 0.6            # (C4): share of the rate budget the gravity term may take at the cap
 SETTLE = 2e-3                # another pass while the duration moved by more than this (relative)
 BROKEN = 1e-7                # rows added after a solve: those broken by more than this (normalised)
@@ -274,9 +275,20 @@ class ControllerRows:
             return False
         if over:
             RateLimits.tighten(self.scales, checked, self.theta, self.tol)
-        self.cap = self._capped((1.0 + TRUST) ** 2 * np.maximum(law.b, 0.0))
+        self.cap = self._capped(self._next_cap(law))
         self._rows = self._values = None
         return True
+
+    def _next_cap(self, law) -> np.ndarray:
+        """The next pass's cap. Where the last cap bound, the rows were exact (θ̇ = √b̄) and the trust region
+        stopped the plan: grow it by (1 + `GROW`)². Elsewhere the rows took θ̇ = √b̄ > √b, and the smooth rate
+        (~ θ̇ β b near a velocity-dominated limit) was over-stated by √(b̄/b): the row met at b̄^{1/2} b is met
+        at the profile b* with b*^{3/2} = b̄^{1/2} b, the estimate b̄^{1/3} b^{2/3} of the fixed point (C6),
+        at least (1 + `TRUST`)² b."""
+        b = np.maximum(law.b, 0.0)
+        bound = (b >= (1.0 - 1e-4) * self.cap) & (self.cap > self.b_floor)
+        fixed = np.cbrt(self.cap) * np.cbrt(b) ** 2
+        return np.where(bound, (1.0 + GROW) ** 2 * self.cap, np.maximum(fixed, (1.0 + TRUST) ** 2 * b))
 
     def _gain(self, law) -> float:
         """What another pass could gain: at the groups within `MARGIN` of their limit at this solution, the
