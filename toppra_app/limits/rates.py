@@ -232,10 +232,11 @@ class RateLimits:
         return out
 
     @staticmethod
-    def tighten(scales: dict, checked: dict, theta, tol: float) -> int:
+    def tighten(scales: dict, checked: dict, theta, tol: float, power: float = 1.0) -> int:
         """Lower the allowed rate at the grid points around every offending sample step by its measured
-        ratio (all points from the start of the interval containing the step's start to the end of the
-        interval containing its end). Returns the number of offending (step, joint) pairs."""
+        ratio to the power `power` (all points from the start of the interval containing the step's start
+        to the end of the interval containing its end). Returns the number of offending (step, joint)
+        pairs."""
         P = np.asarray(theta).size
         count = 0
         for kind, (ratio, s0, s1, _) in checked.items():
@@ -243,7 +244,7 @@ class RateLimits:
             count += ms.size
             if ms.size == 0:
                 continue
-            f = np.clip(1.0 / ratio[ms, ks] - 0.2 * tol, 0.3, 1.0)
+            f = np.clip(ratio[ms, ks] ** -power - 0.2 * tol, 0.3, 1.0)
             j0 = np.clip(np.searchsorted(theta, s0[ms], side="right") - 1, 0, P - 2)
             j1 = np.clip(np.searchsorted(theta, s1[ms], side="left"), 1, P - 1)
             for a, b_, k, fk in zip(j0, j1, ks, f):
