@@ -95,7 +95,12 @@ class ControllerRows:
         self.b_floor = np.zeros(P)
         self.b_floor[[0, -1]] = ends
         b_first = np.maximum(np.asarray(b_first, float), 0.0)
-        self.cap = self._capped((1.0 + FIRST_SLACK) ** 2 * np.minimum(b_first, self._ramp()))
+        # (C7): where the smooth rate's velocity term binds, θ̇ |β| b ≤ L holds up to b = (L / |β|)^{2/3}; a cap far
+        # above that (the plain profile's) leaves the rows at θ̇ = √b̄ allowing only a creep (and the solver
+        # once reported such a problem infeasible)
+        be = np.abs(self.be) + self.dbe
+        b_vel = np.min(np.where(be > 0, (self.Lg / np.where(be > 0, be, 1.0)) ** (2.0 / 3.0), np.inf), axis=1)
+        self.cap = self._capped((1.0 + FIRST_SLACK) ** 2 * np.minimum(np.minimum(b_first, self._ramp()), b_vel))
         # |θ̈| the plan may reach near each point: the reachability profile's, over ±2 intervals, × 1.5 (`_initial_keep`)
         a_first = np.abs(np.diff(b_first) / (2.0 * np.diff(self.theta)))
         a_pt = np.maximum(np.concatenate(([0.0], a_first)), np.concatenate((a_first, [0.0])))
