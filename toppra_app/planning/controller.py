@@ -27,10 +27,12 @@ and at a rest end, to the fastest ramp the jump rows allow (θ̈ rising at k = m
 
     b̄ ≤ (k²/4) (6 |θ − θ_end| / k)^{4/3}.                                                      (C5)
 
-The first pass takes b̄ = (1 + FIRST_SLACK)² × the coarse reachability profile's larger end of each coarse
-interval (a generous bound of the time-optimal profile), each further pass b̄ = (1 + δ)² b of the last
-solution (δ = `TRUST`): another pass while the 1 ms samples break a limit, a cap binds, or the smooth
-terms gave away more than `GAIN_MIN` of a binding limit (at most `max_passes`). Only the groups that can
+The first pass takes b̄ = (1 + FIRST_SLACK)² × the smallest of the coarse reachability profile's larger end
+of each coarse interval, (C5) and (C7) b = (L/|β|)^{2/3}; a further pass (while the 1 ms samples break a
+limit, a cap binds, or the smooth terms gave away more than `GAIN_MIN` of a binding limit; at most
+`max_passes`) takes (1 + `GROW`)² × the cap where it bound and the fixed-point estimate (C6)
+b̄^{1/3} b^{2/3} ≥ (1 + `TRUST`)² b elsewhere (`_next_cap`). β and γ differ on the two sides of a spline
+knot: the rows take their mean and half the difference as a margin (C3'). Only the groups that can
 bind at a point are packed (`_initial_keep`); any other row a solution breaks is added and the problem
 solved again (`add_broken`); rows at θ̇ = 0 only where the viscous terms matter.
 """
