@@ -74,27 +74,31 @@ class RateLimits:
         return bool(self.limits)
 
     # ------------------------------------------------------------------ coefficients
-    def coefficients(self, robot, path, theta) -> dict:
+    def coefficients(self, robot, path, theta, side: int = 0) -> dict:
         """Per grid point (P, n): jump coefficient and smooth-rate coefficients (α a + β b + γ, multiplied
-        by θ̇, plus the viscous terms ζ_a a + ζ_b b) of each kind."""
+        by θ̇, plus the viscous terms ζ_a a + ζ_b b) of each kind. `side` −1 / +1: the smooth-rate
+        coefficients of the interval left / right of each point (one-sided differences): at a spline knot
+        q‴ jumps, and with it β (c̃′ holds M q‴) — a central difference would average the two sides."""
         theta = np.asarray(theta, dtype=float)
         S = path.evaluate(theta)
         q1, q2 = S.dq, S.ddq
-        q3 = np.asarray(path(theta, 3), dtype=float).reshape(q1.shape)
+        h = 1e-5 * max(path.length, 1e-9)
+        lo = np.clip(theta - (h if side <= 0 else 0.0), path.s_start, path.s_end)
+        hi = np.clip(theta + (h if side >= 0 else 0.0), path.s_start, path.s_end)
+        hi = np.where(hi > lo, hi, np.minimum(lo + h, path.s_end))          # at a path end: the inner side
+        lo = np.where(hi > lo, lo, hi - h)
+        q3 = np.asarray(path(0.5 * (lo + hi), 3), dtype=float).reshape(q1.shape)
         out = {}
         if "jerk" in self.limits:
             z = np.zeros_like(q1)
             out["jerk"] = dict(jump=q1, alpha=3.0 * q2, beta=q3, gamma=z, za=z, zb=z)
         if "torque_rate" in self.limits:
             co = dynamics.path_coefficients(robot, S.q, q1, q2)
-            h = 1e-5 * max(path.length, 1e-9)
-            lo = np.clip(theta - h, path.s_start, path.s_end)
-            hi = np.clip(theta + h, path.s_start, path.s_end)
             Sl, Sh = path.evaluate(lo), path.evaluate(hi)
             cl = dynamics.path_coefficients(robot, Sl.q, Sl.dq, Sl.ddq)
             ch = dynamics.path_coefficients(robot, Sh.q, Sh.dq, Sh.ddq)
             w = (hi - lo)[:, None]
-            dm, dc, dd = ((getattr(ch, k) - getattr(cl, k)) / w for k in ("m", "c", "d"))
+            dm, dc = ((getattr(ch, k) - getattr(cl, k)) / w for k in ("m", "c"))
             # d̃ holds F_c sign(q′): its θ-derivative is 0 except at reversals (handled by check_path)
             dd = (dynamics.gravity_torques(robot, Sh.q) - dynamics.gravity_torques(robot, Sl.q)) / w
             fv = robot.viscous
@@ -228,10 +232,11 @@ class RateLimits:
         return out
 
     @staticmethod
-    def tighten(scales: dict, checked: dict, theta, tol: float) -> int:
+    def tighten(scales: dict, checked: dict, theta, tol: float, power: float = 1.0) -> int:
         """Lower the allowed rate at the grid points around every offending sample step by its measured
-        ratio (all points from the start of the interval containing the step's start to the end of the
-        interval containing its end). Returns the number of offending (step, joint) pairs."""
+        ratio to the power `power` (all points from the start of the interval containing the step's start
+        to the end of the interval containing its end). Returns the number of offending (step, joint)
+        pairs."""
         P = np.asarray(theta).size
         count = 0
         for kind, (ratio, s0, s1, _) in checked.items():
@@ -239,7 +244,7 @@ class RateLimits:
             count += ms.size
             if ms.size == 0:
                 continue
-            f = np.clip(1.0 / ratio[ms, ks] - 0.2 * tol, 0.3, 1.0)
+            f = np.clip(ratio[ms, ks] ** -power - 0.2 * tol, 0.3, 1.0)
             j0 = np.clip(np.searchsorted(theta, s0[ms], side="right") - 1, 0, P - 2)
             j1 = np.clip(np.searchsorted(theta, s1[ms], side="left"), 1, P - 1)
             for a, b_, k, fk in zip(j0, j1, ks, f):

@@ -27,10 +27,12 @@ and at a rest end, to the fastest ramp the jump rows allow (θ̈ rising at k = m
 
     b̄ ≤ (k²/4) (6 |θ − θ_end| / k)^{4/3}.                                                      (C5)
 
-The first pass takes b̄ = (1 + FIRST_SLACK)² × the coarse reachability profile's larger end of each coarse
-interval (a generous bound of the time-optimal profile), each further pass b̄ = (1 + δ)² b of the last
-solution (δ = `TRUST`): another pass while the 1 ms samples break a limit, a cap binds, or the smooth
-terms gave away more than `GAIN_MIN` of a binding limit (at most `max_passes`). Only the groups that can
+The first pass takes b̄ = (1 + FIRST_SLACK)² × the smallest of the coarse reachability profile's larger end
+of each coarse interval, (C5) and (C7) b = (L/|β|)^{2/3}; a further pass (while the 1 ms samples break a
+limit, a cap binds, or the smooth terms gave away more than `GAIN_MIN` of a binding limit; at most
+`max_passes`) takes (1 + `GROW`)² × the cap where it bound and the fixed-point estimate (C6)
+b̄^{1/3} b^{2/3} ≥ (1 + `TRUST`)² b elsewhere (`_next_cap`). β and γ differ on the two sides of a spline
+knot: the rows take their mean and half the difference as a margin (C3'). Only the groups that can
 bind at a point are packed (`_initial_keep`); any other row a solution breaks is added and the problem
 solved again (`add_broken`); rows at θ̇ = 0 only where the viscous terms matter.
 """
@@ -47,7 +49,8 @@ from ..socp.problem import UNUSED
 from ..socp.stations import SLOT_SIZES
 from ..trajectory import joint_motion
 
-TRUST = 0.05                 # δ: the next pass's cap is (1 + δ)² × the last profile
+TRUST = 0.05                 # δ: the next pass's cap is at least (1 + δ)² × the last profile (`_next_cap`)
+GROW = 0.15                  # where the last cap bound, the next is (1 + GROW)² × it
 GAMMA_SHARE = 0.6            # (C4): share of the rate budget the gravity term may take at the cap
 SETTLE = 2e-3                # another pass while the duration moved by more than this (relative)
 BROKEN = 1e-7                # rows added after a solve: those broken by more than this (normalised)
@@ -69,13 +72,17 @@ class ControllerRows:
         self.limits = profile.limits_for(robot)
         self.rates = RateLimits(robot, self.limits.get("torque_rate"), self.limits.get("jerk"), profile.dt)
         self.rates.check_path(robot, path, theta)
-        co = self.rates.coefficients(robot, path, theta)
+        sides = [self.rates.coefficients(robot, path, theta, side) for side in (-1, 1)]
         # one column per limited (kind, joint): arrays (P, G)
         cols = [(kind, int(k)) for kind, lim in self.limits.items() for k in np.flatnonzero(np.isfinite(lim))]
         self.groups = cols
-        pick = lambda key: np.stack([co[kind][key][:, k] for kind, k in cols], axis=1)   # noqa: E731
-        self.g, self.al, self.be, self.ga, self.za, self.zb = (pick(k) for k in
-                                                                ("jump", "alpha", "beta", "gamma", "za", "zb"))
+        pick = lambda co, key: np.stack([co[kind][key][:, k] for kind, k in cols], axis=1)   # noqa: E731
+        self.g, self.za, self.zb = (pick(sides[1], k) for k in ("jump", "za", "zb"))
+        # the smooth rate's β, γ on the two sides of θ_i (they differ at spline knots, where q‴ jumps): the rows
+        # take their mean, and half their difference as a margin (C3'); α is continuous on a C² path
+        (bl, gl, al), (br, gr, ar) = ([pick(co, k) for k in ("beta", "gamma", "alpha")] for co in sides)
+        self.al, self.be, self.ga = 0.5 * (al + ar), 0.5 * (bl + br), 0.5 * (gl + gr)
+        self.dbe, self.dga = 0.5 * np.abs(br - bl), 0.5 * np.abs(gr - gl)
         self.Lg = np.array([self.limits[kind][k] for kind, k in cols])
         self.visc = bool(np.any(self.za) or np.any(self.zb))
         self.E = 2 if self.visc else 1                      # θ̇ ends of (C3): √b̄ (and 0 with viscous terms)
@@ -90,7 +97,12 @@ class ControllerRows:
         self.b_floor = np.zeros(P)
         self.b_floor[[0, -1]] = ends
         b_first = np.maximum(np.asarray(b_first, float), 0.0)
-        self.cap = self._capped((1.0 + FIRST_SLACK) ** 2 * np.minimum(b_first, self._ramp()))
+        # (C7): where the smooth rate's velocity term binds, θ̇ |β| b ≤ L holds up to b = (L / |β|)^{2/3}; a cap far
+        # above that (the plain profile's) leaves the rows at θ̇ = √b̄ allowing only a creep (and the solver
+        # once reported such a problem infeasible)
+        be = np.abs(self.be) + self.dbe
+        b_vel = np.min(np.where(be > 0, (self.Lg / np.where(be > 0, be, 1.0)) ** (2.0 / 3.0), np.inf), axis=1)
+        self.cap = self._capped((1.0 + FIRST_SLACK) ** 2 * np.minimum(np.minimum(b_first, self._ramp()), b_vel))
         # |θ̈| the plan may reach near each point: the reachability profile's, over ±2 intervals, × 1.5 (`_initial_keep`)
         a_first = np.abs(np.diff(b_first) / (2.0 * np.diff(self.theta)))
         a_pt = np.maximum(np.concatenate(([0.0], a_first)), np.concatenate((a_first, [0.0])))
@@ -110,7 +122,7 @@ class ControllerRows:
     def _capped(self, b_up: np.ndarray) -> np.ndarray:
         """b̄ with (C4) applied and never below the boundary speeds."""
         sq = np.sqrt(np.maximum(b_up, 0.0))
-        g = np.abs(self.ga)
+        g = np.abs(self.ga) + self.dga
         lim = GAMMA_SHARE * self._scale() / np.where(g > 0, g, 1.0)
         sq = np.minimum(sq, np.where(g > 0, lim, np.inf).min(axis=1))
         return np.maximum(sq ** 2, self.b_floor)
@@ -145,8 +157,9 @@ class ControllerRows:
         Ls = self._scale()
         B = np.min(np.where(G > 0, Ls / np.where(G > 0, G, 1.0), np.inf), axis=1, keepdims=True)
         su = np.sqrt(self.cap)[:, None]
-        S_ub = (su * np.abs(self.al) + np.abs(self.za)) * self.a_ref + (su * np.abs(self.be) + np.abs(self.zb)) * \
-            self.cap[:, None] + su * np.abs(self.ga)
+        S_ub = (su * np.abs(self.al) + np.abs(self.za)) * self.a_ref + (su * (np.abs(self.be) + self.dbe) +
+                                                                        np.abs(self.zb)) * self.cap[:, None] + \
+            su * (np.abs(self.ga) + self.dga)
         on = G * np.where(np.isfinite(B), B, 0.0) + S_ub >= (1.0 - MARGIN) * Ls
         keep = np.repeat(on[:, :, None], self.E * 4, axis=2)                         # (P, G, E·4)
         if self.E == 2:          # rows at θ̇ = 0 only where the viscous terms are a noticeable share of the limit
@@ -200,6 +213,7 @@ class ControllerRows:
             ca = s_e * self.al + self.za
             Ab = s_e * self.be + self.zb
             Ac = s_e * self.ga
+            db, dc = s_e * self.dbe, s_e * self.dga                      # (C3'): the two sides' difference
             G = np.where(jump_on[:, None], np.abs(self.g) / w[:, None], 0.0) + 0.5 * np.abs(ca)
             if e == 0:
                 G1 = G
@@ -216,8 +230,8 @@ class ControllerRows:
                         c_next[N] = 0.0
                     else:
                         c_prev[N], c_next[N] = c_prev[N] + c_next[N], 0.0
-                    out_p.append((c_prev, c_next, s2 * Ab))
-                    out_h.append(Ls - s2 * Ac)
+                    out_p.append((c_prev, c_next, s2 * Ab + db))
+                    out_h.append(Ls - s2 * Ac - dc)
         # (P, G, E·4) ordered group-major, then to β: a_{i−1} = LB̄(β_i − β_{i−1})/(2Δσ_{i−1}), a_i likewise
         c_prev = np.stack([x[0] for x in out_p], axis=2).reshape(P, -1)
         c_next = np.stack([x[1] for x in out_p], axis=2).reshape(P, -1)
@@ -267,10 +281,23 @@ class ControllerRows:
                                                                                    (not moved and self.passes > 1))):
             return False
         if over:
-            RateLimits.tighten(self.scales, checked, self.theta, self.tol)
-        self.cap = self._capped((1.0 + TRUST) ** 2 * np.maximum(law.b, 0.0))
+            # squared: an excess left by the solver's absolute tolerance on tiny rows (near a rest end) does
+            # not shrink with the bound, and the measured ratio alone took 4+ passes to settle
+            RateLimits.tighten(self.scales, checked, self.theta, self.tol, power=2.0)
+        self.cap = self._capped(self._next_cap(law))
         self._rows = self._values = None
         return True
+
+    def _next_cap(self, law) -> np.ndarray:
+        """The next pass's cap. Where the last cap bound, the rows were exact (θ̇ = √b̄) and the trust region
+        stopped the plan: grow it by (1 + `GROW`)². Elsewhere the rows took θ̇ = √b̄ > √b, and the smooth rate
+        (~ θ̇ β b near a velocity-dominated limit) was over-stated by √(b̄/b): the row met at b̄^{1/2} b is met
+        at the profile b* with b*^{3/2} = b̄^{1/2} b, the estimate b̄^{1/3} b^{2/3} of the fixed point (C6),
+        at least (1 + `TRUST`)² b."""
+        b = np.maximum(law.b, 0.0)
+        bound = (b >= (1.0 - 1e-4) * self.cap) & (self.cap > self.b_floor)
+        fixed = np.cbrt(self.cap) * np.cbrt(b) ** 2
+        return np.where(bound, (1.0 + GROW) ** 2 * self.cap, np.maximum(fixed, (1.0 + TRUST) ** 2 * b))
 
     def _gain(self, law) -> float:
         """What another pass could gain: at the groups within `MARGIN` of their limit at this solution, the
