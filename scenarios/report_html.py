@@ -8,8 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from scenarios.palletizing.cell import yaw_pose
-from toppra_app.html_report import (animation, figure_html, frame_times, lines3d, page, phase_plane_figure,
-                                    profiles_figure, robot_lines, robot_trace, table_html)
+from toppra_app.html_report import animation, figure_html, frame_times, lines3d, page, robot_lines, robot_trace, table_html
 
 _EDGES = [(0, 1), (1, 3), (3, 2), (2, 0), (4, 5), (5, 7), (7, 6), (6, 4), (0, 4), (1, 5), (2, 6), (3, 7)]
 
@@ -93,12 +92,10 @@ def cell_figure(report, max_frames: int = 600):
 
 
 def move_section(m, sample) -> tuple[str, str]:
-    """(heading, HTML) of one move: its joint profiles and phase plane (made as the move is planned, so
-    that only this text is kept, not the samples)."""
-    head = (f"Move {m.index + 1}: {m.label} ({m.slot.label}, payload "
-            f"{0.0 if m.payload is None else m.payload.mass:g} kg), {m.duration:.3f} s")
-    return head, (figure_html(profiles_figure(sample, m.plan.robot), f"profiles{m.index + 1}")
-                  + figure_html(phase_plane_figure(m.plan), f"phase{m.index + 1}"))
+    """(heading, HTML) of one move: its joint profiles and phase plane (`scenarios.figure_process` makes
+    them in the figure process, from plain data, as the move is planned)."""
+    from scenarios.figure_process import move_heading, section_html
+    return move_heading(m), section_html(m.index, sample, m.plan.robot, m.plan)
 
 
 def pallet_report(report, move_sections, title: str | None = None, view: str | None = None) -> str:

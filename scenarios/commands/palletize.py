@@ -63,9 +63,48 @@ def run(args) -> int:
     t0 = time.perf_counter()
     inputs = [args.cell] if args.cell else []
     target = check_output(args.out, inputs, args.force)      # before any work: a bad --out fails at once
-    from scenarios.palletizing import load_cell, plan_pallet
+    # the figures are drawn in a second process, started now so that its imports overlap the cell's loading;
+    # the output is written while planning (atomically: all or nothing), nothing of a move but its plan is kept
+    figures = None
+    if not (args.no_plots and args.no_report):
+        from scenarios.figure_process import BackgroundFigures
+        figures = BackgroundFigures(plots=not args.no_plots, report=not args.no_report)
+    try:
+        with atomic_directory(args.out, inputs, args.force, target) as tmp:
+            try:
+                report, summary, times = _plan_and_write(args, tmp, figures, t0)
+                figures = None
+            finally:
+                if figures is not None:
+                    figures.close()
+            times["total_s"] = time.perf_counter() - STARTED
+            summary["wall_time_s"] = time.perf_counter() - t0
+            summary["time_spent"] = times
+            summary["trajectory_dt_s"] = args.dt
+            rp.write_json(tmp / "summary.json", summary)
+    finally:
+        if figures is not None:
+            figures.close()
+    total = time.perf_counter() - STARTED
+    print(f"wrote {args.out}/ (summary.json, {len(report.moves)} trajectory CSVs"
+          f"{'' if args.no_plots else ', plots'}{'' if args.no_report else ', report.html'}) in {total:.1f} s: start-up and imports {times['startup_s']:.1f} s, "
+          f"cell {times['cell_s']:.1f} s, IK {times['ik_s']:.1f} s, planning {times['planning_s']:.1f} s, "
+          f"collision checks {times['collisions_s']:.1f} s, "
+          f"trajectories {times['trajectories_s']:.1f} s, waiting for figures and the report {times['plots_s']:.1f} s")
+    return 0
+
+
+def _plan_and_write(args, tmp, figures, t0):
+    """Load the cell, plan the pallet writing every move's CSV (and handing its figures to `figures`) as it
+    is planned, then the summary figures and report.html: (report, summary, wall times). `figures` is
+    finished (closed) here."""
+    from scenarios import report as rp
+    from scenarios.palletizing import load_cell, plan_pallet, select_boxes
+    from toppra_app.cli import STARTED
     cell = load_cell(args.cell)
     boxes = _parse_boxes(args.boxes, len(cell.slots))
+    if figures is not None and not args.no_plots:             # the pallet views: known before any plan
+        figures.submit_pallet_views(rp.pallet_view(cell, select_boxes(cell, args.quick, boxes)), tmp)
     t_cell = time.perf_counter() - t0
     print(f"cell: {cell.name} ({cell.source})")
     print(f"robot: {cell.robot_name}, rated payload {cell.base_robot.rated_payload} kg, gripper {cell.gripper.mass:g} kg; "
@@ -74,63 +113,44 @@ def run(args) -> int:
         print("--quick: planning the first box of every layer only")
     robot = cell.robot
     times = dict(startup_s=t0 - STARTED, cell_s=t_cell, trajectories_s=0.0)
-    # the output is written while planning (atomically: all or nothing); profile figures are drawn in a
-    # second process meanwhile, and nothing of a move but its plan is kept
-    with atomic_directory(args.out, inputs, args.force, target) as tmp:
-        move_png = args.move_png and not args.no_plots
-        figures = None if args.no_plots and args.no_report else rp.BackgroundFigures()
-        try:
-            def on_move(m):
-                t1 = time.perf_counter()
-                smp = m.plan.sample(args.dt)
-                rp.write_trajectory_csv(tmp / f"move{m.index + 1:02d}_{m.label}.csv", smp, robot.joint_names)
-                if move_png:
-                    title = (f"move {m.index + 1}: {m.label} ({m.slot.label}, payload "
-                             f"{0.0 if m.payload is None else m.payload.mass:g} kg), {m.duration:.3f} s")
-                    figures.submit_png(tmp / f"move{m.index + 1:02d}_{m.label}.png", smp, m.plan.robot, title)
-                if not args.no_report:
-                    figures.submit_section(m, smp)
-                times["trajectories_s"] += time.perf_counter() - t1
+    move_png = args.move_png and not args.no_plots
 
-            bar = rp.ProgressBar("planning")
-            try:
-                report = plan_pallet(cell, quick=args.quick, boxes=boxes, progress=bar, nominal=not args.no_compare,
-                                     on_move=on_move)
-            finally:
-                bar.close()
-            summary = report.summary()
-            _print_summary(report, summary)
-            t1 = time.perf_counter()
-            if figures is not None:
-                if not args.no_plots:
-                    figures.submit_pallet_pngs(report, tmp)
-                if not args.no_report:                     # the cell's animation here, the rest over there
-                    from scenarios.report_html import cell_figure, pallet_report
-                    from toppra_app.html_report import figure_html
-                    view = figure_html(cell_figure(report), "view3d")
-                sections = figures.finish()
-                figures = None
-                if not args.no_report:
-                    page = pallet_report(report, sections, view=view)
-                    (tmp / "report.html").write_text(page, encoding="utf-8")
-            times["plots_s"] = time.perf_counter() - t1
-        finally:
-            if figures is not None:
-                figures.close()
-        times.update(ik_s=report.seconds["ik_s"], planning_s=report.seconds["planning_s"],
-                     collisions_s=report.seconds.get("collisions_s", 0.0))
-        times["total_s"] = time.perf_counter() - STARTED
-        summary["wall_time_s"] = time.perf_counter() - t0
-        summary["time_spent"] = times
-        summary["trajectory_dt_s"] = args.dt
-        rp.write_json(tmp / "summary.json", summary)
-    total = time.perf_counter() - STARTED
-    print(f"wrote {args.out}/ (summary.json, {len(report.moves)} trajectory CSVs"
-          f"{'' if args.no_plots else ', plots'}{'' if args.no_report else ', report.html'}) in {total:.1f} s: start-up and imports {times['startup_s']:.1f} s, "
-          f"cell {times['cell_s']:.1f} s, IK {times['ik_s']:.1f} s, planning {times['planning_s']:.1f} s, "
-          f"collision checks {times['collisions_s']:.1f} s, "
-          f"trajectories {times['trajectories_s']:.1f} s, waiting for figures and the report {times['plots_s']:.1f} s")
-    return 0
+    def on_move(m):
+        t1 = time.perf_counter()
+        smp = m.plan.sample(args.dt)
+        rp.write_trajectory_csv(tmp / f"move{m.index + 1:02d}_{m.label}.csv", smp, robot.joint_names)
+        if move_png:
+            title = (f"move {m.index + 1}: {m.label} ({m.slot.label}, payload "
+                     f"{0.0 if m.payload is None else m.payload.mass:g} kg), {m.duration:.3f} s")
+            figures.submit_png(tmp / f"move{m.index + 1:02d}_{m.label}.png", smp, m.plan.robot, title)
+        if not args.no_report:
+            figures.submit_section(m, smp)
+        times["trajectories_s"] += time.perf_counter() - t1
+
+    bar = rp.ProgressBar("planning")
+    try:
+        report = plan_pallet(cell, quick=args.quick, boxes=boxes, progress=bar, nominal=not args.no_compare,
+                             on_move=on_move)
+    finally:
+        bar.close()
+    summary = report.summary()
+    _print_summary(report, summary)
+    t1 = time.perf_counter()
+    if figures is not None:
+        if not args.no_plots:
+            figures.submit_cycles(rp.cycle_data(report), tmp)
+        if not args.no_report:                     # the cell's animation here, the rest over there
+            from scenarios.report_html import cell_figure, pallet_report
+            from toppra_app.html_report import figure_html
+            view = figure_html(cell_figure(report), "view3d")
+        sections = figures.finish()
+        if not args.no_report:
+            page = pallet_report(report, sections, view=view)
+            (tmp / "report.html").write_text(page, encoding="utf-8")
+    times["plots_s"] = time.perf_counter() - t1
+    times.update(ik_s=report.seconds["ik_s"], planning_s=report.seconds["planning_s"],
+                 collisions_s=report.seconds.get("collisions_s", 0.0))
+    return report, summary, times
 
 
 def _reuse(m) -> str:
