@@ -1,5 +1,6 @@
 """The figures of a palletizing run, drawn in a second process while the first one plans
-(`BackgroundFigures`): the PNGs (matplotlib) and the report's move sections (HTML text).
+(`BackgroundFigures`): the PNGs (matplotlib), the report's move sections (HTML text) and the trajectory
+CSVs (formatting 30 000 numbers a move).
 
 Only plain data travels — arrays, numbers, names and the robot model — so the figure process never
 imports the planner, scipy or the palletizing package: it starts with the run, imports what it draws
@@ -46,6 +47,11 @@ def _section(head: str, index: int, sample, robot, plan, path_samples) -> tuple[
     return head, section_html(index, sample, robot, plan, curves)
 
 
+def _write_csv(path: str, sample, joint_names) -> None:
+    from scenarios.report import write_trajectory_csv
+    write_trajectory_csv(path, sample, joint_names)
+
+
 def _draw_pallet_views(view, directory: str) -> None:
     import os
     from scenarios.report import pallet_figures, save_figure
@@ -78,6 +84,11 @@ class BackgroundFigures:
         self.futures.append(self.pool.submit(_draw_profile, str(path), sample.t, sample.qd, sample.tau,
                                              np.asarray(robot.qd_max), np.asarray(robot.tau_max),
                                              tuple(robot.joint_names), title))
+
+    def submit_csv(self, path, sample, joint_names) -> None:
+        """A move's trajectory CSV (`scenarios.report.write_trajectory_csv`), formatted over there."""
+        self.futures.append(self.pool.submit(_write_csv, str(path), SimpleNamespace(
+            t=sample.t, q=sample.q, qd=sample.qd, qdd=sample.qdd, tau=sample.tau), tuple(joint_names)))
 
     def submit_section(self, move, sample) -> None:
         """The move's report section (`scenarios.report_html.move_section`), kept in submission order: the

@@ -118,7 +118,11 @@ def _plan_and_write(args, tmp, figures, t0):
     def on_move(m):
         t1 = time.perf_counter()
         smp = m.plan.sample(args.dt)
-        rp.write_trajectory_csv(tmp / f"move{m.index + 1:02d}_{m.label}.csv", smp, robot.joint_names)
+        csv = tmp / f"move{m.index + 1:02d}_{m.label}.csv"
+        if figures is not None:
+            figures.submit_csv(csv, smp, robot.joint_names)
+        else:
+            rp.write_trajectory_csv(csv, smp, robot.joint_names)
         if move_png:
             title = (f"move {m.index + 1}: {m.label} ({m.slot.label}, payload "
                      f"{0.0 if m.payload is None else m.payload.mass:g} kg), {m.duration:.3f} s")

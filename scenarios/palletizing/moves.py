@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dynamics.inverse_kinematics import random_seeds, solve_ik_multistart, track_path
+from dynamics.inverse_kinematics import random_seeds, solve_ik_multistart
 from toppra_app.errors import InputError
 
 from .cartesian_path import CartesianPath, cartesian_path
@@ -136,16 +136,27 @@ def move_geometry(cell: Cell, slot: Slot) -> MoveGeometry:
     """IK along the loaded move's Cartesian path (to the slot's place pose as `place_posture` chose it),
     starting from the pick posture: the recursive sweeps with the velocity penalty near the position
     limits (eq. 23–24), a Newton polish where they fall short of the tolerance."""
+    return move_geometries(cell, [slot])[0]
+
+
+def move_geometries(cell: Cell, slots) -> list[MoveGeometry]:
+    """`move_geometry` of several slots, their paths' IK run side by side (`dynamics.ik.batch.track_paths`:
+    the same joint samples, one set of array operations per sample for all paths); each move's IK time
+    is its share of the whole."""
+    from dynamics.ik.batch import track_paths
     t0 = time.perf_counter()
-    slot, _ = place_posture(cell, slot)
-    cart = cartesian_path(cell, slot)
-    tr = track_path(cell.robot, cart.poses, pick_posture(cell), TCP_FRAME, rot_weight=cell.rot_weight,
-                    predict=True, penalty=True)
-    dt = time.perf_counter() - t0
-    if not tr.all_success:
-        k = int(np.flatnonzero(~tr.success)[0])
-        raise IKFailure(f"{cell.source}: pattern: box {slot.index + 1} ({slot.label}), loaded move: the path to "
-                        f"the slot leaves the reach of {cell.robot_name} at sample {k + 1} of {len(tr.success)}, "
-                        f"the pose {_pose_text(cart.poses[k])}: closest {1e3 * tr.pos_err[k]:.1f} mm and "
-                        f"{math.degrees(tr.rot_err[k]):.2f}° away; move the pallet or the pick closer")
-    return MoveGeometry(slot, cart, tr.q, dt, tr.total_sweeps, int(tr.newton_steps.sum()), tr.polished)
+    slots = [place_posture(cell, s)[0] for s in slots]
+    carts = [cartesian_path(cell, s) for s in slots]
+    tracks = track_paths(cell.robot, [c.poses for c in carts], pick_posture(cell), TCP_FRAME,
+                         rot_weight=cell.rot_weight, predict=True, penalty=True)
+    dt = (time.perf_counter() - t0) / max(len(slots), 1)
+    out = []
+    for slot, cart, tr in zip(slots, carts, tracks):
+        if not tr.all_success:
+            k = int(np.flatnonzero(~tr.success)[0])
+            raise IKFailure(f"{cell.source}: pattern: box {slot.index + 1} ({slot.label}), loaded move: the path to "
+                            f"the slot leaves the reach of {cell.robot_name} at sample {k + 1} of {len(tr.success)}, "
+                            f"the pose {_pose_text(cart.poses[k])}: closest {1e3 * tr.pos_err[k]:.1f} mm and "
+                            f"{math.degrees(tr.rot_err[k]):.2f}° away; move the pallet or the pick closer")
+        out.append(MoveGeometry(slot, cart, tr.q, dt, tr.total_sweeps, int(tr.newton_steps.sum()), tr.polished))
+    return out

@@ -14,7 +14,7 @@ from toppra_app.errors import InfeasiblePathError
 
 from .cartesian_path import CartesianPath
 from .cell import Cell, Slot, TCP_FRAME
-from .moves import move_geometry, pick_posture
+from .moves import MoveGeometry, move_geometries, move_geometry, pick_posture
 from .results import MoveResult, NominalCheck, PalletReport
 
 def _path_deviation(cell: Cell, path, cart: CartesianPath) -> float:
@@ -60,14 +60,16 @@ class BoxPlans:
     collision_s: float = 0.0     # checking both moves for collisions
 
 
-def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, planner_options=None) -> BoxPlans:
+def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, planner_options=None,
+             geometry: MoveGeometry | None = None) -> BoxPlans:
     """Plan the two moves of box `b` (slot index): the loaded move with the box merged into the model and
     the empty return move along the same Cartesian path backwards; with ``nominal`` also the loaded path
     planned for the empty gripper (re-using the compiled problem, only the payload changes) and executed
     with the box, to show what ignoring the payload would demand.
 
     On a frictionless robot without rate limits the return move is the nominal plan played backwards
-    (`TimeOptimalPlan.reversed`: the same optimum, checked again) instead of a third plan."""
+    (`TimeOptimalPlan.reversed`: the same optimum, checked again) instead of a third plan. ``geometry``: the
+    loaded move's joint path when already made (`move_geometries`), else its IK is run here."""
     from dynamics.motor_torques import motor_torques
     from toppra_app.path import JointPath
     from toppra_app.planner import TimeOptimalPlanner
@@ -88,9 +90,9 @@ def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, 
 
     slot = cell.slots[b]
     t0 = time.perf_counter()
-    geo = move_geometry(cell, slot)
+    geo = move_geometry(cell, slot) if geometry is None else geometry
     slot = geo.slot                                        # its place yaw as the pose IK chose it
-    t_ik = time.perf_counter() - t0
+    t_ik = time.perf_counter() - t0 if geometry is None else geometry.ik_time
     load = slot.box.payload(cell.grasp_turn)
     path = JointPath.from_waypoints(geo.q, s=geo.cart.u)
     t0 = time.perf_counter()
@@ -158,8 +160,9 @@ def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, p
     t_all = time.perf_counter()
     t_ik = t_plan = t_ref = t_col = 0.0
     pick_posture(cell)
-    for b in chosen:
-        box = plan_box(cell, b, len(moves), nominal=nominal, planner_options=planner_options)
+    geometries = move_geometries(cell, [cell.slots[b] for b in chosen])     # every loaded path's IK at once
+    for b, geo in zip(chosen, geometries):
+        box = plan_box(cell, b, len(moves), nominal=nominal, planner_options=planner_options, geometry=geo)
         t_ik, t_plan, t_ref, t_col = t_ik + box.ik_s, t_plan + box.plan_s, t_ref + box.reference_s, t_col + box.collision_s
         if box.check is not None:
             checks.append(box.check)
