@@ -101,9 +101,9 @@ def cell_figure(report, max_frames: int = 600):
 
 
 def move_section(m, sample) -> tuple[str, str]:
-    """(heading, HTML) of one move: its joint profiles and phase plane (`scenarios.figure_process` makes
+    """(heading, HTML) of one move: its joint profiles and phase plane (`scenarios.helper_process` makes
     them in the figure process, from plain data, as the move is planned)."""
-    from scenarios.figure_process import move_heading, section_html
+    from scenarios.helper_process import move_heading, section_html
     return move_heading(m), section_html(m.index, sample, m.plan.robot, m.plan)
 
 

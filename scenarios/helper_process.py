@@ -1,12 +1,12 @@
-"""The figures of a palletizing run, drawn in a second process while the first one plans
-(`BackgroundFigures`): the PNGs (matplotlib), the report's move sections (HTML text) and the trajectory
-CSVs (formatting 30 000 numbers a move).
+"""The second process of a palletizing run (`HelperProcess`): it loads the cell and solves the loaded
+paths' IK while the first process imports the planner, then — while the first one plans — checks each
+planned move for collisions, draws the PNGs (matplotlib), makes the report's move sections (HTML text) and
+writes the trajectory CSVs (formatting 30 000 numbers a move).
 
-Only plain data travels — arrays, numbers, names and the robot model — so the figure process never
-imports the planner, scipy or the palletizing package: it starts with the run, imports what it draws
-with (`_warm_up`) while the first process loads the cell, draws the pallet views (which do not depend on
-the plans) while the moves are planned, and each move's section as soon as the move is planned. What is
-left after the last plan is the cycle-time chart."""
+Only plain data travels to it for the figures — arrays, numbers, names and the robot model — so it never
+imports the planner or scipy: the pallet views (which do not depend on the plans) are drawn while the
+moves are planned, each move's section as soon as the move is planned. What is left after the last plan
+is the cycle-time chart."""
 
 from __future__ import annotations
 
@@ -29,16 +29,14 @@ def section_html(index: int, sample, robot, plan, curves=None) -> str:
             + figure_html(phase_plane_figure(plan, curves=curves), f"phase{index + 1}"))
 
 
-# ------------------------------------------------------------------------------ run in the figure process
-def _warm_up(plots: bool, report: bool) -> None:
-    """The imports of what will be drawn, done while the first process loads the cell."""
-    if plots:
-        import matplotlib.backends.backend_agg  # noqa: F401
-        import matplotlib.figure  # noqa: F401
-        import mpl_toolkits.mplot3d  # noqa: F401
-    if report:
-        import toppra_app.html_report  # noqa: F401
-        import toppra_app.limits  # noqa: F401
+# ------------------------------------------------------------------------------ run in the helper process
+def _captured(fn, args) -> tuple:
+    """`fn(*args)` and the warnings it gave, (result, [(message, category, filename, lineno)]), so that the
+    first process shows them as its own."""
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        result = fn(*args)
+    return result, [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
 
 
 def _section(head: str, index: int, sample, robot, plan, path_samples) -> tuple[str, str]:
@@ -50,6 +48,15 @@ def _section(head: str, index: int, sample, robot, plan, path_samples) -> tuple[
 def _write_csv(path: str, sample, joint_names) -> None:
     from scenarios.report import write_trajectory_csv
     write_trajectory_csv(path, sample, joint_names)
+
+
+def _check_move(cell, move, t, q, qd) -> tuple:
+    """`collisions.check_move` of one move (`move`: index, box, kind, slot) sampled at t: (the `Clearance`,
+    the check's wall time)."""
+    import time
+    from scenarios.palletizing.collisions import check_move
+    t0 = time.perf_counter()
+    return check_move(cell, move, SimpleNamespace(t=t, q=q, qd=qd)), time.perf_counter() - t0
 
 
 def _draw_pallet_views(view, directory: str) -> None:
@@ -67,16 +74,31 @@ def _draw_cycles(cycles, directory: str) -> None:
 
 
 # ------------------------------------------------------------------------------ the first process's side
-class BackgroundFigures:
-    """Draws PNGs and report sections in a separate process (`workers`) while the caller goes on planning.
-    Only what a figure needs travels; nothing is kept here but the sections' futures. ``plots`` /
-    ``report``: which imports the process makes at once."""
+class HelperProcess:
+    """A second process (`workers`) for the work off the planning path: `run` any function there (the
+    cell and its IK), then figures, report sections and CSVs while the caller plans. Only what a task
+    needs travels; nothing is kept here but the futures."""
 
-    def __init__(self, workers: int = 1, plots: bool = True, report: bool = True):
+    def __init__(self, workers: int = 1):
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
         self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
-        self.futures, self.sections = [self.pool.submit(_warm_up, plots, report)], []
+        self.futures, self.sections = [], []
+
+    def run(self, fn, *args):
+        """`fn(*args)` over there (`fn` a module-level function): a future whose `result` gives (value,
+        warnings) — see `show`."""
+        return self.pool.submit(_captured, fn, args)
+
+    @staticmethod
+    def show(outcome):
+        """The value of a `run` future's result, its warnings shown here (`warnings.showwarning`: the command
+        line's one-line format)."""
+        import warnings
+        value, caught = outcome
+        for message, category, filename, lineno in caught:
+            warnings.showwarning(category(message), category, filename, lineno)
+        return value
 
     def submit_png(self, path, sample, robot, title: str) -> None:
         """A move's profile figure (`scenarios.report.profile_figure`) to `path`."""
@@ -100,6 +122,11 @@ class BackgroundFigures:
             SimpleNamespace(t=sample.t, qd=sample.qd, qdd=sample.qdd, tau=sample.tau), plan.robot,
             SimpleNamespace(s=np.asarray(plan.s), sd=np.asarray(plan.sd), duration=float(plan.duration)),
             path_samples(plan.path)))
+
+    def submit_collision_check(self, cell, move, sample):
+        """A future of the move's collision check (`_check_move`: clearance, seconds) on its 1 ms samples."""
+        return self.pool.submit(_check_move, cell, SimpleNamespace(index=move.index, box=move.box, kind=move.kind,
+                                                                   slot=move.slot), sample.t, sample.q, sample.qd)
 
     def submit_pallet_views(self, view, directory) -> None:
         """pallet_top.png and pallet_3d.png of `scenarios.report.pallet_view` (known before planning)."""
