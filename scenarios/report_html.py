@@ -48,7 +48,7 @@ def cell_figure(report, max_frames: int = 600):
     starts = np.concatenate(([0.0], np.cumsum([m.duration for m in report.moves])))
     times = frame_times(float(starts[-1]), max_frames=max_frames, fps=20.0)
     which = np.clip(np.searchsorted(starts, times, side="right") - 1, 0, len(report.moves) - 1)
-    q = np.vstack([report.moves[m].plan.eval(np.atleast_1d(t - starts[m])) for t, m in zip(times, which)])
+    q = np.vstack([report.moves[m].plan.eval(times[which == m] - starts[m]) for m in np.unique(which)])
     arm = robot_lines(robot, q)
     tcp = frame_pose(robot, q, "tcp")
     flange = frame_pose(robot, q, cell.flange)[:, :3, 3] if cell.flange else tcp[:, :3, 3]

@@ -64,9 +64,9 @@ def run(args) -> int:
     t0 = time.perf_counter()
     inputs = [args.cell] if args.cell else []
     target = check_output(args.out, inputs, args.force)      # before any work: a bad --out fails at once
-    # a second process loads the cell and solves its IK while this one imports the planner, then draws
-    # the figures and writes the CSVs while this one plans; the output is written atomically (all or
-    # nothing), and nothing of a move but its plan is kept
+    # a second process loads the cell and solves its IK while this one imports the planner, then checks
+    # the moves for collisions, draws the figures and writes the CSVs while this one plans; the output is
+    # written atomically (all or nothing), and nothing of a move but its plan is kept
     helper = HelperProcess()
     try:
         with atomic_directory(args.out, inputs, args.force, target) as tmp:
@@ -150,6 +150,8 @@ def _plan_and_write(args, tmp, helper, t0):
     finally:
         bar.close()
     t1 = time.perf_counter()
+    if not args.no_plots:                                      # needs the durations only
+        helper.submit_cycles(rp.cycle_data(report), tmp)
     for m, check in checks:                                    # the first collision in move order is the error
         m.clearance, seconds = check.result()
         report.seconds["collisions_s"] += seconds
@@ -157,8 +159,6 @@ def _plan_and_write(args, tmp, helper, t0):
     summary = report.summary()
     _print_summary(report, summary)
     t1 = time.perf_counter()
-    if not args.no_plots:
-        helper.submit_cycles(rp.cycle_data(report), tmp)
     if not args.no_report:                     # the cell's animation here, the rest over there
         from scenarios.report_html import cell_figure, pallet_report
         from toppra_app.html_report import figure_html
