@@ -1,14 +1,16 @@
-"""`track_path` of several paths at once: Nicolato & Madrid's recursive sweeps (Section 5.1) run on all
-paths side by side — sample k of every path in one set of array operations — instead of one path after
-the other. The paths are independent (each sample starts from its own path's previous solution); only the
-Python and numpy call overhead of a 3-D step, which dominates the one-path loop, is shared.
+"""Inverse kinematics of many targets or paths at once, Nicolato & Madrid's recursive sweeps (Section 5.1)
+run side by side — one set of array operations for a joint's move in every problem — instead of one
+problem after the other: `track_paths` (sample k of every path together; each sample still starts from
+its own path's previous solution) and `solve_ik_batch` (independent targets, e.g. a cell's place poses).
+Only the Python and numpy call overhead of a 3-D step, which dominates the one-problem loop, is shared.
 
 Same method, same arithmetic: every array operation here is the one `nicolato._sweeps` applies to a
-single sample, element by element (4×4 products, z × r, the paper's step eq. 21, the penalty eq. 23–24),
-so each path's result is bit for bit `track_path`'s (tests/test_inverse_kinematics.py). The few samples
-the first sweeps leave outside the tolerance are polished one by one, by `track_path`'s own Newton steps.
-Covered: pose targets, the paper's step (``step="paper"``), no velocity bound; anything else is handed to
-`track_path` path by path."""
+single problem, element by element (4×4 products, z × r, the paper's step eq. 21 or the exact sinusoid
+step, the penalty eq. 23–24, the stall and slow tests), so each result is bit for bit `track_path`'s or
+`solve_ik`'s (tests/test_ik_batch.py). The few problems the sweeps leave outside the tolerance are
+finished one by one, by the same Newton steps. Covered: pose targets, no velocity bound (and the penalty
+with the paper's step only); anything else is handed to `track_path` / `solve_ik` one by one.
+"""
 
 from __future__ import annotations
 
