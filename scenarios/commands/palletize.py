@@ -127,13 +127,14 @@ def _plan_and_write(args, tmp, helper, t0):
         print("--quick: planning the first box of every layer only")
     robot = cell.robot
     move_png = args.move_png and not args.no_plots
-    checks = []                                                # (move, future of its collision check)
+    bar = rp.ProgressBar("planning")
+    checked = _CheckedMoves(bar)
 
     def on_move(m):
         t1 = time.perf_counter()
         smp = m.plan.sample(args.dt)
         if cell.check_collisions:                              # on the 1 ms samples, over there
-            checks.append((m, helper.submit_collision_check(cell, m, smp if args.dt == 1e-3 else m.plan.sample(1e-3))))
+            checked.add(m, helper.submit_collision_check(cell, m, smp if args.dt == 1e-3 else m.plan.sample(1e-3)))
         helper.submit_csv(tmp / f"move{m.index + 1:02d}_{m.label}.csv", smp, robot.joint_names)
         if move_png:
             title = (f"move {m.index + 1}: {m.label} ({m.slot.label}, payload "
@@ -143,18 +144,21 @@ def _plan_and_write(args, tmp, helper, t0):
             helper.submit_section(m, smp)
         times["trajectories_s"] += time.perf_counter() - t1
 
-    bar = rp.ProgressBar("planning")
     try:
-        report = plan_pallet(cell, quick=args.quick, boxes=boxes, progress=bar, nominal=not args.no_compare,
-                             on_move=on_move, geometries=geometries, check_collisions=False)
+        try:
+            report = plan_pallet(cell, quick=args.quick, boxes=boxes, progress=checked.progress,
+                                 nominal=not args.no_compare, on_move=on_move, geometries=geometries,
+                                 check_collisions=False)
+        except ValueError:                                     # a later move failed to plan: an earlier
+            checked.flush(wait=True)                           # move's collision comes first, as it did
+            raise
+        t1 = time.perf_counter()
+        if not args.no_plots:                                  # needs the durations only
+            helper.submit_cycles(rp.cycle_data(report), tmp)
+        checked.flush(wait=True)
     finally:
         bar.close()
-    t1 = time.perf_counter()
-    if not args.no_plots:                                      # needs the durations only
-        helper.submit_cycles(rp.cycle_data(report), tmp)
-    for m, check in checks:                                    # the first collision in move order is the error
-        m.clearance, seconds = check.result()
-        report.seconds["collisions_s"] += seconds
+    report.seconds["collisions_s"] += checked.seconds
     times["collision_wait_s"] = time.perf_counter() - t1
     summary = report.summary()
     _print_summary(report, summary)
@@ -170,6 +174,37 @@ def _plan_and_write(args, tmp, helper, t0):
     times["plots_s"] = time.perf_counter() - t1
     times.update(planning_s=report.seconds["planning_s"], collisions_s=report.seconds.get("collisions_s", 0.0))
     return report, summary, times
+
+
+class _CheckedMoves:
+    """The planned moves whose collision checks run in the helper process: each move's progress line is
+    shown once its check is done, in move order, and a failed check raises its `CollisionError` there —
+    before the line, as when the moves were checked as they were planned."""
+
+    def __init__(self, bar):
+        self.bar, self.seconds = bar, 0.0
+        self.checks, self.pending = {}, []                     # move index → future; [(move index, progress)]
+
+    def add(self, m, future) -> None:
+        self.checks[m.index] = (m, future)
+
+    def progress(self, done: int, total: int, label: str) -> None:
+        self.pending.append((done - 1, (done, total, label)))  # plan_pallet calls it after on_move
+        self.flush(wait=False)
+
+    def flush(self, wait: bool) -> None:
+        """Show the lines of the moves checked so far (every move's, waiting for the checks, with `wait`)."""
+        while self.pending:
+            index, line = self.pending[0]
+            if index in self.checks:
+                m, future = self.checks[index]
+                if not (wait or future.done()):
+                    return
+                m.clearance, seconds = future.result()
+                self.seconds += seconds
+                del self.checks[index]
+            self.pending.pop(0)
+            self.bar(*line)
 
 
 def _reuse(m) -> str:
