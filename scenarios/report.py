@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -127,55 +128,6 @@ def _draw_profile(path, t, qd, tau, qd_max, tau_max, joint_names, title) -> None
     _save(fig, path, tight=False)
 
 
-def _draw_pallet_pngs(report, directory) -> None:
-    """Runs in the figures' process: the pallet's top and 3-D views and the cycle-time chart."""
-    import os
-    top, view3d = pallet_figures(report)
-    save_figure(top, os.path.join(directory, "pallet_top.png"))
-    save_figure(view3d, os.path.join(directory, "pallet_3d.png"))
-    save_figure(cycle_figure(report), os.path.join(directory, "cycle_times.png"))
-
-
-class BackgroundFigures:
-    """Draws move profiles (PNG) and report sections (HTML text) in separate processes (`workers`) while
-    the caller goes on planning (the figures cost about as much as the plans). Only what a figure needs
-    travels; nothing is kept here but the sections' text."""
-
-    def __init__(self, workers: int = 1):
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
-        self.futures, self.sections = [], []
-
-    def submit_png(self, path, sample, robot, title: str) -> None:
-        self.futures.append(self.pool.submit(_draw_profile, str(path), sample.t, sample.qd, sample.tau,
-                                             np.asarray(robot.qd_max), np.asarray(robot.tau_max),
-                                             tuple(robot.joint_names), title))
-
-    def submit_section(self, move, sample) -> None:
-        """The move's report section (`scenarios.report_html.move_section`), kept in submission order."""
-        from scenarios.report_html import move_section
-        self.sections.append(self.pool.submit(move_section, move, sample))
-
-    def submit_pallet_pngs(self, report, directory) -> None:
-        """pallet_top.png, pallet_3d.png and cycle_times.png of a finished pallet."""
-        self.futures.append(self.pool.submit(_draw_pallet_pngs, report, str(directory)))
-
-    def finish(self) -> list:
-        """Wait for every figure (errors re-raised); returns the report sections."""
-        try:
-            for f in self.futures:
-                f.result()
-            return [f.result() for f in self.sections]
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        for f in self.futures + self.sections:
-            f.cancel()
-        self.pool.shutdown(wait=True, cancel_futures=True)
-
-
 def _box_corners(centre, size_xy, yaw):
     c, s = math.cos(yaw), math.sin(yaw)
     hx, hy = 0.5 * size_xy[0], 0.5 * size_xy[1]
@@ -184,75 +136,87 @@ def _box_corners(centre, size_xy, yaw):
     return centre[:2] + pts @ R.T
 
 
-def pallet_figures(report):
-    """(top view, 3-D view) of the pallet, the placed boxes and the TCP paths of the planned moves."""
+def pallet_view(cell, boxes) -> SimpleNamespace:
+    """What the pallet views (`pallet_figures`) show, as plain data: the cell's pallet, slots, pick and arm
+    at the pick posture, and the TCP paths of the loaded moves of `boxes` (slot indices) — all known
+    once the cell is loaded (the place poses as the pose IK chose them), before any plan."""
+    from dynamics.forward_kinematics import forward_kinematics, frame_pose
+    from scenarios.palletizing.cartesian_path import cartesian_path
+    from scenarios.palletizing.moves import place_posture
+    paths = []
+    for b in boxes:
+        slot, _ = place_posture(cell, cell.slots[b])
+        paths.append((slot.box.name, cartesian_path(cell, slot).poses[:, :3, 3]))
+    slots = [SimpleNamespace(index=s.index, centre=np.asarray(s.centre), size=np.asarray(s.box.size), yaw=s.yaw,
+                             box=s.box.name) for s in cell.slots]
+    try:                                     # the arm at the pick: base, joint origins, TCP (optional)
+        q0 = cell.q_pick if cell.q_pick is not None else cell.q_preferred
+        T = forward_kinematics(cell.robot, q0)
+        arm = np.vstack([np.zeros(3), T[:, :3, 3], frame_pose(cell.robot, q0, "tcp")[:3, 3]])
+    except Exception:                        # noqa: BLE001 - drawing the arm is optional
+        arm = None
+    return SimpleNamespace(name=cell.name, pallet_pose=np.asarray(cell.pallet_pose), pallet_size=np.asarray(cell.pallet_size),
+                           slots=slots, box_names=list(cell.boxes), pick=np.asarray(cell.pick),
+                           pick_size=np.asarray(cell.layer_boxes[0].size), planned=list(boxes), paths=paths, arm=arm)
+
+
+def pallet_figures(view):
+    """(top view, 3-D view) of the pallet, the placed boxes and the TCP paths of the planned moves
+    (`pallet_view`)."""
     from matplotlib.figure import Figure
-    cell = report.cell
-    pallet_yaw = math.atan2(cell.pallet_pose[1, 0], cell.pallet_pose[0, 0])
-    planned = set(report.boxes_planned)
-    colours = {name: f"C{k}" for k, name in enumerate(cell.boxes)}
+    pallet_yaw = math.atan2(view.pallet_pose[1, 0], view.pallet_pose[0, 0])
+    planned = set(view.planned)
+    colours = {name: f"C{k}" for k, name in enumerate(view.box_names)}
 
     top = Figure(figsize=(7, 7))
     ax = top.subplots()
-    pc = _box_corners(cell.pallet_pose[:3, 3], cell.pallet_size, pallet_yaw)
+    pc = _box_corners(view.pallet_pose[:3, 3], view.pallet_size, pallet_yaw)
     ax.fill(pc[:, 0], pc[:, 1], color="burlywood", alpha=0.5, label="pallet")
-    for s in cell.slots:
-        corners = _box_corners(s.centre, s.box.size[:2], s.yaw)
-        ax.plot(corners[:, 0], corners[:, 1], color=colours[s.box.name], lw=1.5 if s.index in planned else 0.6,
+    for s in view.slots:
+        corners = _box_corners(s.centre, s.size[:2], s.yaw)
+        ax.plot(corners[:, 0], corners[:, 1], color=colours[s.box], lw=1.5 if s.index in planned else 0.6,
                 ls="-" if s.index in planned else ":")
         ax.text(s.centre[0], s.centre[1], f"{s.index + 1}", ha="center", va="center", fontsize=7)
-    pick = cell.pick[:3, 3]
-    box0 = cell.layer_boxes[0]
-    pk = _box_corners(pick, box0.size[:2], math.atan2(cell.pick[1, 0], cell.pick[0, 0]))
+    pick = view.pick[:3, 3]
+    pk = _box_corners(pick, view.pick_size[:2], math.atan2(view.pick[1, 0], view.pick[0, 0]))
     ax.plot(pk[:, 0], pk[:, 1], "k-", lw=1)
     ax.annotate("pick", pick[:2], textcoords="offset points", xytext=(8, 8))
-    for m in report.moves:
-        if m.kind == "loaded":
-            p = m.cart.poses[:, :3, 3]
-            ax.plot(p[:, 0], p[:, 1], lw=0.8, color=colours[m.slot.box.name], alpha=0.8)
+    for box, p in view.paths:
+        ax.plot(p[:, 0], p[:, 1], lw=0.8, color=colours[box], alpha=0.8)
     ax.plot([0], [0], "ks", ms=10, label="robot base")
     ax.set_aspect("equal")
     ax.set_xlabel("x [m]")
     ax.set_ylabel("y [m]")
     ax.grid(alpha=0.3)
-    ax.set_title(f"{cell.name}: top view (numbers = placing order)")
+    ax.set_title(f"{view.name}: top view (numbers = placing order)")
     for name, col in colours.items():
         ax.plot([], [], color=col, label=f"box '{name}'")
     ax.legend(fontsize=8, loc="best")
 
     f3 = Figure(figsize=(8, 7))
     ax3 = f3.add_subplot(projection="3d")
-    for s in cell.slots:
+    for s in view.slots:
         if s.index not in planned:
             continue
-        c = _box_corners(s.centre, s.box.size[:2], s.yaw)
-        z0, z1 = s.centre[2] - 0.5 * s.box.size[2], s.centre[2] + 0.5 * s.box.size[2]
+        c = _box_corners(s.centre, s.size[:2], s.yaw)
+        z0, z1 = s.centre[2] - 0.5 * s.size[2], s.centre[2] + 0.5 * s.size[2]
         for z in (z0, z1):
-            ax3.plot(c[:, 0], c[:, 1], z, color=colours[s.box.name], lw=0.8)
+            ax3.plot(c[:, 0], c[:, 1], z, color=colours[s.box], lw=0.8)
         for k in range(4):
-            ax3.plot([c[k, 0]] * 2, [c[k, 1]] * 2, [z0, z1], color=colours[s.box.name], lw=0.8)
-    ax3.plot(pc[:, 0], pc[:, 1], cell.pallet_pose[2, 3], color="saddlebrown", lw=1.5)
-    for m in report.moves:
-        if m.kind == "loaded":
-            p = m.cart.poses[:, :3, 3]
-            ax3.plot(p[:, 0], p[:, 1], p[:, 2], lw=1.0, color=colours[m.slot.box.name])
-    try:
-        from dynamics.forward_kinematics import forward_kinematics
-        q0 = cell.q_pick if cell.q_pick is not None else cell.q_preferred
-        from dynamics.forward_kinematics import frame_pose
-        T = forward_kinematics(cell.robot, q0)
-        tcp = frame_pose(cell.robot, q0, "tcp")[:3, 3]
-        o = np.vstack([np.zeros(3), T[:, :3, 3], tcp])
+            ax3.plot([c[k, 0]] * 2, [c[k, 1]] * 2, [z0, z1], color=colours[s.box], lw=0.8)
+    ax3.plot(pc[:, 0], pc[:, 1], view.pallet_pose[2, 3], color="saddlebrown", lw=1.5)
+    for box, p in view.paths:
+        ax3.plot(p[:, 0], p[:, 1], p[:, 2], lw=1.0, color=colours[box])
+    if view.arm is not None:
+        o, tcp = view.arm, view.arm[-1]
         ax3.plot(o[:, 0], o[:, 1], o[:, 2], "k-o", ms=3, lw=2, label="robot at the pick")
         ax3.text(tcp[0], tcp[1], tcp[2] - 0.05, "pick", fontsize=8)
         ax3.legend(fontsize=8, loc="upper left")
-    except Exception:                       # noqa: BLE001 - drawing the arm is optional
-        pass
     ax3.set_xlabel("x [m]")
     ax3.set_ylabel("y [m]")
     ax3.set_zlabel("z [m]")
     ax3.set_title("tool (TCP) paths of the loaded moves")
-    pts = [np.zeros(3), cell.pick[:3, 3], cell.pallet_pose[:3, 3]] + [m.cart.poses[:, :3, 3] for m in report.moves]
+    pts = [np.zeros(3), view.pick[:3, 3], view.pallet_pose[:3, 3]] + [p for _, p in view.paths]
     allp = np.vstack([np.atleast_2d(p) for p in pts])
     lo, hi = allp.min(axis=0) - 0.1, allp.max(axis=0) + 0.1
     lo[2], hi[2] = 0.0, max(hi[2], 0.9)
@@ -264,21 +228,28 @@ def pallet_figures(report):
     return top, f3
 
 
-def cycle_figure(report):
-    """Bar chart: duration of every move, and the nominal plan's torque demand with the box."""
+def cycle_data(report) -> SimpleNamespace:
+    """What the cycle-time chart (`cycle_figure`) shows of a planned pallet, as plain data."""
+    return SimpleNamespace(labels=[m.label for m in report.moves], durations=[m.duration for m in report.moves],
+                           loaded=[m.kind == "loaded" for m in report.moves], total=report.total_time,
+                           boxes=len(report.boxes_planned),
+                           checks=[(f"box{c.box + 1} ({c.payload_kg:g} kg)", c.torque_ratio) for c in report.nominal_checks])
+
+
+def cycle_figure(cycles):
+    """Bar chart: duration of every move, and the nominal plan's torque demand with the box (`cycle_data`)."""
     from matplotlib.figure import Figure
     fig = Figure(figsize=(9, 6))
     ax1, ax2 = fig.subplots(2, 1)
-    labels = [m.label for m in report.moves]
-    ax1.bar(range(len(labels)), [m.duration for m in report.moves],
-            color=["C0" if m.kind == "loaded" else "C7" for m in report.moves])
+    labels = cycles.labels
+    ax1.bar(range(len(labels)), cycles.durations, color=["C0" if ld else "C7" for ld in cycles.loaded])
     ax1.set_xticks(range(len(labels)), labels, rotation=70, fontsize=7)
     ax1.set_ylabel("move duration [s]")
-    ax1.set_title(f"total {report.total_time:.2f} s for {len(report.boxes_planned)} boxes (blue: loaded, grey: return)")
-    ch = report.nominal_checks
-    ax2.bar(range(len(ch)), [100 * c.torque_ratio for c in ch], color="C3")
+    ax1.set_title(f"total {cycles.total:.2f} s for {cycles.boxes} boxes (blue: loaded, grey: return)")
+    ch = cycles.checks
+    ax2.bar(range(len(ch)), [100 * ratio for _, ratio in ch], color="C3")
     ax2.axhline(100, color="k", ls="--", lw=0.8)
-    ax2.set_xticks(range(len(ch)), [f"box{c.box + 1} ({c.payload_kg:g} kg)" for c in ch], rotation=30, fontsize=8)
+    ax2.set_xticks(range(len(ch)), [label for label, _ in ch], rotation=30, fontsize=8)
     ax2.set_ylabel("peak |τ|/τ_max [%]")
     ax2.set_title("empty-gripper plan executed with the box (limit = 100 %)")
     fig.tight_layout()

@@ -8,10 +8,12 @@ from __future__ import annotations
 import numpy as np
 
 from scenarios.palletizing.cell import yaw_pose
-from toppra_app.html_report import (animation, figure_html, frame_times, lines3d, page, phase_plane_figure,
-                                    profiles_figure, robot_lines, robot_trace, table_html)
+from toppra_app.html_report import animation, figure_html, frame_times, lines3d, page, robot_lines, robot_trace, table_html
 
 _EDGES = [(0, 1), (1, 3), (3, 2), (2, 0), (4, 5), (5, 7), (7, 6), (6, 4), (0, 4), (1, 5), (2, 6), (3, 7)]
+
+
+_FROM, _TO = np.array(_EDGES).T
 
 
 def box_edges(T: np.ndarray, size, z0: float = -0.5) -> np.ndarray:
@@ -21,8 +23,7 @@ def box_edges(T: np.ndarray, size, z0: float = -0.5) -> np.ndarray:
     c = np.array([[x, y, z] for x in (-sx / 2, sx / 2) for y in (-sy / 2, sy / 2) for z in (z0 * sz, (z0 + 1) * sz)])
     w = c @ T[:3, :3].T + T[:3, 3]
     out = np.full((3 * len(_EDGES), 3), np.nan)
-    for k, (a, b) in enumerate(_EDGES):
-        out[3 * k], out[3 * k + 1] = w[a], w[b]
+    out[0::3], out[1::3] = w[_FROM], w[_TO]
     return out
 
 
@@ -30,10 +31,14 @@ def _lines(points, name, colour, width=4, dash=None):
     return lines3d(points, name, colour, width, dash)
 
 
-def _stack(report, placed) -> np.ndarray:
-    parts = [box_edges(yaw_pose(report.cell.slots[b].centre, report.cell.slots[b].yaw), report.cell.slots[b].box.size)
-             for b in placed]
-    return np.vstack(parts) if parts else np.full((1, 3), np.nan)
+def _stack(report, placed, cache=None) -> np.ndarray:
+    """The edges of the boxes `placed` (slot indices), each box's made once when `cache` (a dict) is given."""
+    cache = {} if cache is None else cache
+    for b in placed:
+        if b not in cache:
+            s = report.cell.slots[b]
+            cache[b] = box_edges(yaw_pose(s.centre, s.yaw), s.box.size)
+    return np.vstack([cache[b] for b in placed]) if placed else np.full((1, 3), np.nan)
 
 
 def cell_figure(report, max_frames: int = 600):
@@ -43,7 +48,7 @@ def cell_figure(report, max_frames: int = 600):
     starts = np.concatenate(([0.0], np.cumsum([m.duration for m in report.moves])))
     times = frame_times(float(starts[-1]), max_frames=max_frames, fps=20.0)
     which = np.clip(np.searchsorted(starts, times, side="right") - 1, 0, len(report.moves) - 1)
-    q = np.vstack([report.moves[m].plan.eval(np.atleast_1d(t - starts[m])) for t, m in zip(times, which)])
+    q = np.vstack([report.moves[m].plan.eval(times[which == m] - starts[m]) for m in np.unique(which)])
     arm = robot_lines(robot, q)
     tcp = frame_pose(robot, q, "tcp")
     flange = frame_pose(robot, q, cell.flange)[:, :3, 3] if cell.flange else tcp[:, :3, 3]
@@ -70,6 +75,9 @@ def cell_figure(report, max_frames: int = 600):
                            name="closest approach per move", text=text, hoverinfo="text",
                            line=dict(color="#e41a1c", width=3), marker=dict(size=4, color="#e41a1c")))
 
+    placed = {}                                              # slot index → its box's edges
+    on_conveyor = box_edges(cell.pick, pick_box.size, z0=0.0)
+
     def moving(k):
         m = report.moves[which[k]]
         done = [mm.box for mm in report.moves[:which[k]] if mm.kind == "loaded"]
@@ -79,10 +87,10 @@ def cell_figure(report, max_frames: int = 600):
             carried = box_edges(tcp[k], m.slot.box.size, z0=0.0)
         else:
             carried = np.full((1, 3), np.nan)
-        waiting = box_edges(cell.pick, pick_box.size, z0=0.0) if m.kind == "return" or (
+        waiting = on_conveyor if m.kind == "return" or (
             which[k] == 0 and times[k] == 0.0 and m.kind != "loaded") else np.full((1, 3), np.nan)
         return [robot_trace(arm[k]), _lines(gripper[k], "gripper", "#ff7f0e", 12),
-                _lines(carried, "carried box", "#d62728", 5), _lines(_stack(report, done),
+                _lines(carried, "carried box", "#d62728", 5), _lines(_stack(report, done, placed),
                 "placed boxes", "#2ca02c", 3), _lines(waiting, "box on the conveyor", "#9467bd", 3)]
 
     allp = np.vstack([arm.reshape(-1, 3), np.zeros((1, 3))] + [np.column_stack([t["x"], t["y"], t["z"]]) for t in static])
@@ -93,12 +101,10 @@ def cell_figure(report, max_frames: int = 600):
 
 
 def move_section(m, sample) -> tuple[str, str]:
-    """(heading, HTML) of one move: its joint profiles and phase plane (made as the move is planned, so
-    that only this text is kept, not the samples)."""
-    head = (f"Move {m.index + 1}: {m.label} ({m.slot.label}, payload "
-            f"{0.0 if m.payload is None else m.payload.mass:g} kg), {m.duration:.3f} s")
-    return head, (figure_html(profiles_figure(sample, m.plan.robot), f"profiles{m.index + 1}")
-                  + figure_html(phase_plane_figure(m.plan), f"phase{m.index + 1}"))
+    """(heading, HTML) of one move: its joint profiles and phase plane (`scenarios.helper_process` makes
+    them in the figure process, from plain data, as the move is planned)."""
+    from scenarios.helper_process import move_heading, section_html
+    return move_heading(m), section_html(m.index, sample, m.plan.robot, m.plan)
 
 
 def pallet_report(report, move_sections, title: str | None = None, view: str | None = None) -> str:

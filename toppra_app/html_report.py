@@ -9,8 +9,11 @@ and no JavaScript of ours beyond two lines that record rendering and errors for 
 
 from __future__ import annotations
 
+import base64
 import functools
 import html
+import json
+import math
 
 import numpy as np
 
@@ -25,12 +28,67 @@ def plotly_js() -> str:
     return plotly.offline.get_plotlyjs()
 
 
-def figure_html(fig, div_id: str) -> str:
-    """A figure (a plotly Figure, or a plain dict with data, layout, frames: not validated, fast) as a
-    <div> and its script."""
-    import plotly.io
-    return plotly.io.to_html(fig, full_html=False, include_plotlyjs=False, div_id=div_id, validate=False,
-                             config={"displaylogo": False, "responsive": True})
+def figure_html(fig, div_id: str, auto_play: bool = True) -> str:
+    """A figure (a plain dict with data, layout and optionally frames — or a plotly Figure) as a <div> and
+    its script: the markup of ``plotly.io.to_html(full_html=False)``, with the figure written by `to_json`
+    (numeric arrays as binary typed arrays), not by plotly's validating encoder, which cost seconds on an
+    animation. With frames and ``auto_play`` the animation plays once on load, as plotly's does."""
+    if not isinstance(fig, dict):
+        fig = fig.to_plotly_json()
+    height = fig.get("layout", {}).get("height")
+    height = "100%" if height is None else f"{height}px"
+    script = f'Plotly.newPlot("{div_id}", {to_json(fig.get("data", []))}, {to_json(fig.get("layout", {}))}, ' \
+             f'{to_json(dict(displaylogo=False, responsive=True))})'
+    if fig.get("frames"):
+        script += f".then(function(){{Plotly.addFrames('{div_id}', {to_json(fig['frames'])});}})"
+        if auto_play:
+            script += f".then(function(){{Plotly.animate('{div_id}', null);}})"
+    return (f'<div style="height:{height}; width:100%;"><div id="{div_id}" class="plotly-graph-div" '
+            f'style="height:100%; width:100%;"></div><script>window.PLOTLYENV=window.PLOTLYENV || {{}};'
+            f'if (document.getElementById("{div_id}")) {{{script};}}</script></div>')
+
+
+def _typed_array(a: np.ndarray):
+    """A float array as plotly.js reads it fastest: a typed array spec (dtype, base64 data) in float32
+    (NaN: a gap in a line, as null is) — what a screen shows, at a quarter of the text's size; short
+    arrays (axis ranges, …) and other kinds as lists."""
+    if a.size < 16 or a.dtype.kind != "f":
+        return _finite(a.tolist())
+    a = np.ascontiguousarray(a, dtype=np.float32)
+    spec = {"dtype": "f4", "bdata": base64.b64encode(a.data).decode("ascii")}
+    if a.ndim > 1:
+        spec["shape"] = ", ".join(str(n) for n in a.shape)
+    return spec
+
+
+def _plain(o):
+    if isinstance(o, np.ndarray):
+        return _typed_array(o)
+    if isinstance(o, np.generic):
+        return _finite(o.item())
+    if hasattr(o, "to_plotly_json"):
+        return o.to_plotly_json()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def to_json(value) -> str:
+    """Compact JSON of a figure's parts for a <script>: numpy arrays by `_typed_array`, NaN/±inf scalars as
+    null (Python's json would write NaN), and "<", ">" escaped so that no text can close the script."""
+    try:
+        text = json.dumps(value, default=_plain, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError:                                  # a NaN or ±inf scalar: as null
+        text = json.dumps(_finite(value), default=_plain, separators=(",", ":"), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def _finite(o):
+    if isinstance(o, float):
+        return o if math.isfinite(o) else None
+    if isinstance(o, dict):
+        return {k: _finite(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_finite(v) for v in o]
+    return o
 
 
 def table_html(headers, rows) -> str:
@@ -99,21 +157,23 @@ def profiles_figure(sample, robot, title: str = "") -> dict:
     return dict(data=data, layout=layout)
 
 
-def phase_plane_figure(plan, title: str = ""):
-    """θ̇ against θ: the plan and its limit curves (velocity limits; torque and acceleration limits)."""
-    import plotly.graph_objects as go
-    from .plots import phase_plane_curves
-    curves = phase_plane_curves(plan)
+def phase_plane_figure(plan, title: str = "", curves: dict | None = None) -> dict:
+    """θ̇ against θ: the plan and its limit curves (velocity limits; torque and acceleration limits) as a
+    plain figure dict; ``curves``: `toppra_app.plots.phase_plane_curves` of the plan, when already made."""
+    if curves is None:
+        from .plots import phase_plane_curves
+        curves = phase_plane_curves(plan)
     top = max(float(np.max(plan.sd)), 1e-9)
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=plan.s, y=plan.sd, name=f"plan (T = {plan.duration:.4f} s)", line=dict(width=2.5)))
+    data = [dict(type="scatter", x=np.asarray(plan.s), y=np.asarray(plan.sd), name=f"plan (T = {plan.duration:.4f} s)",
+                 line=dict(width=2.5))]
     for key, name, colour in (("sd_velocity", "velocity limits", "#ff7f0e"),
                               ("sd_dynamics", "torque / acceleration limits", "#d62728")):
         y = np.where(np.isfinite(curves[key]), np.minimum(curves[key], 3 * top), np.nan)
-        fig.add_trace(go.Scatter(x=curves["theta"], y=y, name=name, line=dict(dash="dash", color=colour)))
-    fig.update_layout(title=title, xaxis_title="path parameter θ", yaxis_title="θ̇ [1/s]", height=360,
-                      yaxis=dict(range=[0, 1.3 * top]), margin=dict(l=50, r=20, t=50, b=40))
-    return fig
+        data.append(dict(type="scatter", x=curves["theta"], y=y, name=name, line=dict(dash="dash", color=colour)))
+    layout = dict(title=dict(text=title), xaxis=dict(title=dict(text="path parameter θ")),
+                  yaxis=dict(title=dict(text="θ̇ [1/s]"), range=[0, 1.3 * top]), height=360,
+                  margin=dict(l=50, r=20, t=50, b=40))
+    return dict(data=data, layout=layout)
 
 
 def robot_lines(robot, q, tool_frame: str | None = None) -> np.ndarray:

@@ -69,15 +69,25 @@ def plot_joints(robot, sample, kind: str, path) -> str:
 
 def phase_plane_curves(plan, samples: int = 400) -> dict:
     """θ, the velocity-limit curve √b_vel(θ) and the torque/acceleration-limit curve √b_dyn(θ)."""
-    from .limits import JointAccelerationLimit, JointTorqueLimit, JointVelocityLimit, PathData, max_path_speed_squared
-    path, robot = plan.path, plan.robot
+    return limit_curves(plan.robot, *path_samples(plan.path, samples), plan.s, plan.sd)
+
+
+def path_samples(path, samples: int = 400) -> tuple:
+    """(θ, q, q′, q″) at `samples` even steps of the path: what `limit_curves` needs of it."""
     theta = np.linspace(path.s_start, path.s_end, samples)
     S = path.evaluate(theta)
-    data = PathData(robot, theta, S.q, S.dq, S.ddq)
+    return theta, S.q, S.dq, S.ddq
+
+
+def limit_curves(robot, theta, q, dq, ddq, s, sd) -> dict:
+    """`phase_plane_curves` from the path's samples (`path_samples`) and the plan's θ̇(θ) (s, sd), which
+    sets the reference speed of the torque rows: no path object needed (a figure process gets arrays)."""
+    from .limits import JointAccelerationLimit, JointTorqueLimit, JointVelocityLimit, PathData, max_path_speed_squared
+    data = PathData(robot, theta, q, dq, ddq)
     b_vel = JointVelocityLimit().b_max(data)
-    blocks = [blk for blk in (JointTorqueLimit().rows(data, b_ref=np.maximum(np.interp(theta, plan.s, plan.sd) ** 2, 1e-9)),
+    blocks = [blk for blk in (JointTorqueLimit().rows(data, b_ref=np.maximum(np.interp(theta, s, sd) ** 2, 1e-9)),
                               JointAccelerationLimit().rows(data)) if blk is not None]
-    b_dyn = max_path_speed_squared(blocks) if blocks else np.full(samples, np.inf)
+    b_dyn = max_path_speed_squared(blocks) if blocks else np.full(len(theta), np.inf)
     return dict(theta=theta, sd_velocity=np.sqrt(b_vel), sd_dynamics=np.sqrt(b_dyn))
 
 

@@ -52,7 +52,7 @@ def random_seeds(robot: RobotModel, count: int, seed: int = 0, margin: float = 0
 
 
 def solve_ik_multistart(robot: RobotModel, targets, stages, frame: str | None = None, *, reference=None,
-                        **ik_options) -> MultiStartResult:
+                        first_stage=None, **ik_options) -> MultiStartResult:
     """`solve_ik` from every start towards every target in ``targets`` (a list of equivalent poses or
     positions). ``stages``: a list of arrays of starts (k_i, n), tried stage by stage — a later stage only
     when no start of the earlier ones reached any target (e.g. [[current], [home], random starts]).
@@ -60,7 +60,9 @@ def solve_ik_multistart(robot: RobotModel, targets, stages, frame: str | None = 
     Among the successful attempts of a stage the chosen posture is the one nearest to ``reference`` in
     joint space (default: the first start), ties broken by the residual √h (eq. 10; the closest attempt is
     the one with the least √h); every attempt stays within the
-    joint limits. ``ik_options`` go to `solve_ik` (tolerances, ``rot_weight``, limits, ...)."""
+    joint limits. ``ik_options`` go to `solve_ik` (tolerances, ``rot_weight``, limits, ...).
+    ``first_stage``: the `IKResult` of every (start, target) pair of the first stage, start by start, when
+    already solved (`dynamics.ik.batch.solve_ik_batch`, with the same options)."""
     stages = [np.atleast_2d(np.asarray(st, dtype=float)) for st in stages]
     stages = [st for st in stages if st.size]
     if not stages or any(st.ndim != 2 or st.shape[1] != robot.n for st in stages):
@@ -77,10 +79,11 @@ def solve_ik_multistart(robot: RobotModel, targets, stages, frame: str | None = 
     best = closest = None
     best_key = closest_key = None
     offset = 0
-    for stage in stages:
+    for k, stage in enumerate(stages):
+        known = first_stage if k == 0 else None
         for s, q0 in enumerate(stage):
             for t, target in enumerate(targets):
-                res = solve_ik(robot, target, q0, frame, **ik_options)
+                res = known[s * len(targets) + t] if known is not None else solve_ik(robot, target, q0, frame, **ik_options)
                 cost = float(np.linalg.norm(res.q - ref))
                 tried.append((t, offset + s, res.success, res.pos_err, res.rot_err, cost))
                 # √h of eq. 10 (orientation as an arc of radius L): how close the attempt came

@@ -39,7 +39,6 @@ import math
 import numpy as np
 
 from ..model import RobotModel
-from ..spatial import cross
 from .common import (TWO_PI, IKError, IKResult, _as_q, _Chain, _end_pose, _parse_target, _rot_angle,
                      _rot_log, _velocity_bound)
 from .dls import _dls_steps
@@ -82,10 +81,28 @@ def _sinusoid_min(k1: float, k2: float, lo: float, hi: float) -> float:
 def _joint_step(z, o, p, R, p_d, R_d, L2, prismatic: bool, step: str, lo: float, hi: float) -> float:
     """Displacement in [lo, hi] of one joint (world axis z through o) bringing the end pose (p, R)
     nearest to (p_d, R_d) in the sense of h."""
+    return _minimise(_step_problem(z, o, p, R, p_d, R_d, L2, prismatic, step), lo, hi)
+
+
+def _minimise(problem: tuple, lo: float, hi: float) -> float:
+    """The minimiser on [lo, hi] of a joint's 1-D problem (`_step_problem`): a quadratic's clamped vertex,
+    or the sinusoid's minimiser."""
+    if problem[0] == "vertex":
+        return min(max(problem[1], lo), hi)
+    return _sinusoid_min(problem[1], problem[2], lo, hi)
+
+
+def _step_problem(z, o, p, R, p_d, R_d, L2, prismatic: bool, step: str) -> tuple:
+    """h along one joint's displacement Δ (world axis z through o; end pose (p, R)): ("vertex", Δ*) when
+    h is quadratic in Δ (prismatic joint, or the paper's small-angle step), ("sinusoid", k₁, k₂) when
+    h = k₀ + k₁ cos Δ + k₂ sin Δ (the exact step). Made once per joint move, minimised on any interval
+    (`_minimise`: the penalty of eq. 23–24 asks for two)."""
     if prismatic:                               # h = |e − Δ z|², quadratic: Δ* = e·z
-        return min(max(float(np.dot(p_d - p, z)), lo), hi)
+        return "vertex", float(np.dot(p_d - p, z))
     r = p - o                                   # ^{i−1}p_n in world axes (eq. 17)
-    u = cross(z, r)                             # ∂p/∂Δ at Δ = 0 (eq. 15–16)
+    z0, z1, z2 = z.tolist()
+    r0, r1, r2 = r.tolist()
+    u = np.array((z1 * r2 - z2 * r1, z2 * r0 - z0 * r2, z0 * r1 - z1 * r0))   # z × r: ∂p/∂Δ at Δ = 0 (eq. 15–16)
     if step == "paper":
         # eq. 18–21 with R_z(Δ) ≈ 1 + Δ[z]× (eq. 15): h ≈ |e_p − Δu|² + L²|φ − Δz|² = k₀Δ² + k₁Δ + k₂
         k0 = float(np.dot(u, u))               # eq. 19: c_x² + c_y², the part of r normal to z
@@ -95,8 +112,8 @@ def _joint_step(z, o, p, R, p_d, R_d, L2, prismatic: bool, step: str, lo: float,
             k0 += L2
             k1 += -2.0 * L2 * float(np.dot(phi, z))
         if k0 <= 1e-300:                        # end frame on the axis: no contribution (Section 5.2)
-            return min(max(0.0, lo), hi)
-        return min(max(-k1 / (2.0 * k0), lo), hi)    # eq. 21, then the limits (eq. 22)
+            return "vertex", 0.0
+        return "vertex", -k1 / (2.0 * k0)      # eq. 21 (the limits, eq. 22, by `_minimise`)
     # exact: h(Δ) = k₀ + k₁ cos Δ + k₂ sin Δ.  Position part: with d = p_d − o,
     # |d − R_z(Δ) r|² = |d|² + |r|² − 2[(d·z)(z·r) + cos Δ d·r⊥ + sin Δ d·(z × r)]
     d = p_d - o
@@ -111,7 +128,7 @@ def _joint_step(z, o, p, R, p_d, R_d, L2, prismatic: bool, step: str, lo: float,
         Bo = float(z[0] * (M[1, 2] - M[2, 1]) + z[1] * (M[2, 0] - M[0, 2]) + z[2] * (M[0, 1] - M[1, 0]))
         k1 -= L2 * Ao
         k2 -= L2 * Bo
-    return _sinusoid_min(k1, k2, lo, hi)
+    return "sinusoid", k1, k2
 
 
 def _limits_interval(q_k, qmin, qmax, q_start, vmax_dt):
@@ -158,18 +175,18 @@ def _sweeps(chain: _Chain, q: np.ndarray, p_d, R_d, L2, *, tol_pos, tol_rot, max
             if sweeps >= max_sweeps:
                 break
             lo, hi = _limits_interval(q[j], q_min[j], q_max[j], q_start[j], None if vmax_dt is None else vmax_dt[j])
-            args = (z, F[:3, 3], Te[:3, 3], Te[:3, :3], p_d, R_d, L2, chain.prismatic[k], step)
+            problem = _step_problem(z, F[:3, 3], Te[:3, 3], Te[:3, :3], p_d, R_d, L2, chain.prismatic[k], step)
             if use_penalty and np.isfinite(q_min[j]) and np.isfinite(q_max[j]):
                 # eq. 23–24: slow a joint down when it moves towards its nearer position limit
-                free = _joint_step(*args, -math.pi, math.pi) if not chain.prismatic[k] else _joint_step(*args, -np.inf, np.inf)
+                free = _minimise(problem, -math.pi, math.pi) if not chain.prismatic[k] else _minimise(problem, -np.inf, np.inf)
                 if (q[j] - 0.5 * (q_min[j] + q_max[j])) * free > 0:
                     delta = min(max(free * _weight(q[j], q_min[j], q_max[j]), lo), hi)
                 elif lo <= free <= hi:              # |free| ≤ π: also the minimiser on [lo, hi]
                     delta = free
                 else:
-                    delta = _joint_step(*args, lo, hi)
+                    delta = _minimise(problem, lo, hi)
             else:
-                delta = _joint_step(*args, lo, hi)
+                delta = _minimise(problem, lo, hi)
             if delta != 0.0:
                 q[j] += delta
                 moved = max(moved, abs(delta))

@@ -54,6 +54,7 @@ def _short(values):
 
 def run(args) -> int:
     from scenarios import report as rp
+    from scenarios.helper_process import HelperProcess
     from toppra_app.output import atomic_directory, check_output
     from toppra_app.errors import InputError
     from toppra_app.cli import STARTED
@@ -63,74 +64,147 @@ def run(args) -> int:
     t0 = time.perf_counter()
     inputs = [args.cell] if args.cell else []
     target = check_output(args.out, inputs, args.force)      # before any work: a bad --out fails at once
-    from scenarios.palletizing import load_cell, plan_pallet
-    cell = load_cell(args.cell)
-    boxes = _parse_boxes(args.boxes, len(cell.slots))
-    t_cell = time.perf_counter() - t0
+    # a second process loads the cell and solves its IK while this one imports the planner, then checks
+    # the moves for collisions, draws the figures and writes the CSVs while this one plans; the output is
+    # written atomically (all or nothing), and nothing of a move but its plan is kept
+    helper = HelperProcess()
+    try:
+        with atomic_directory(args.out, inputs, args.force, target) as tmp:
+            try:
+                report, summary, times = _plan_and_write(args, tmp, helper, t0)
+            finally:
+                helper.close()
+            times["total_s"] = time.perf_counter() - STARTED
+            summary["wall_time_s"] = time.perf_counter() - t0
+            summary["time_spent"] = times
+            summary["trajectory_dt_s"] = args.dt
+            rp.write_json(tmp / "summary.json", summary)
+    finally:
+        helper.close()
+    total = time.perf_counter() - STARTED
+    print(f"wrote {args.out}/ (summary.json, {len(report.moves)} trajectory CSVs"
+          f"{'' if args.no_plots else ', plots'}{'' if args.no_report else ', report.html'}) in {total:.1f} s: "
+          f"start-up {times['startup_s']:.1f} s, imports {times['imports_s']:.1f} s (meanwhile in a second process: "
+          f"cell {times['cell_s']:.1f} s, IK {times['ik_s']:.1f} s), waiting for them {times['cell_wait_s']:.1f} s, "
+          f"planning {times['planning_s']:.1f} s, collision checks {times['collisions_s']:.1f} s (in the second "
+          f"process; waiting for them {times['collision_wait_s']:.1f} s), "
+          f"trajectories {times['trajectories_s']:.1f} s, waiting for figures and the report {times['plots_s']:.1f} s")
+    return 0
+
+
+def _prepare(cell_file, quick: bool, boxes_text):
+    """Runs in the helper process while the first one imports the planner: the cell (with its pose IK),
+    the boxes to plan and their loaded moves' joint paths (IK); wall times."""
+    t0 = time.perf_counter()
+    from scenarios.palletizing import load_cell, move_geometries, select_boxes
+    cell = load_cell(cell_file)
+    boxes = _parse_boxes(boxes_text, len(cell.slots))
+    t1 = time.perf_counter()
+    geometries = move_geometries(cell, [cell.slots[b] for b in select_boxes(cell, quick, boxes)])
+    return cell, boxes, geometries, dict(cell_s=t1 - t0, ik_s=time.perf_counter() - t1)
+
+
+def _plan_and_write(args, tmp, helper, t0):
+    """The cell and its IK from the helper process (the planner imported meanwhile), then the pallet
+    planned with every move's CSV and figures handed to the helper as the move is planned, then the
+    summary figures and report.html: (report, summary, wall times). The helper is finished here."""
+    from toppra_app.cli import STARTED
+    prepared = helper.run(_prepare, args.cell, args.quick, args.boxes)
+    t1 = time.perf_counter()
+    import toppra_app.planner  # noqa: F401
+    from scenarios import report as rp
+    from scenarios.palletizing import plan_pallet
+    t2 = time.perf_counter()
+    cell, boxes, geometries, times = helper.show(prepared.result())
+    times.update(startup_s=t0 - STARTED, imports_s=t2 - t1, cell_wait_s=time.perf_counter() - t2,
+                 trajectories_s=0.0)
+    if not args.no_plots:                                      # the pallet views: known before any plan
+        helper.submit_pallet_views(rp.pallet_view(cell, [g.slot.index for g in geometries]), tmp)
     print(f"cell: {cell.name} ({cell.source})")
     print(f"robot: {cell.robot_name}, rated payload {cell.base_robot.rated_payload} kg, gripper {cell.gripper.mass:g} kg; "
           f"{len(cell.slots)} boxes in {cell.layers} layer(s)")
     if args.quick:
         print("--quick: planning the first box of every layer only")
     robot = cell.robot
-    times = dict(startup_s=t0 - STARTED, cell_s=t_cell, trajectories_s=0.0)
-    # the output is written while planning (atomically: all or nothing); profile figures are drawn in a
-    # second process meanwhile, and nothing of a move but its plan is kept
-    with atomic_directory(args.out, inputs, args.force, target) as tmp:
-        move_png = args.move_png and not args.no_plots
-        figures = None if args.no_plots and args.no_report else rp.BackgroundFigures()
-        try:
-            def on_move(m):
-                t1 = time.perf_counter()
-                smp = m.plan.sample(args.dt)
-                rp.write_trajectory_csv(tmp / f"move{m.index + 1:02d}_{m.label}.csv", smp, robot.joint_names)
-                if move_png:
-                    title = (f"move {m.index + 1}: {m.label} ({m.slot.label}, payload "
-                             f"{0.0 if m.payload is None else m.payload.mass:g} kg), {m.duration:.3f} s")
-                    figures.submit_png(tmp / f"move{m.index + 1:02d}_{m.label}.png", smp, m.plan.robot, title)
-                if not args.no_report:
-                    figures.submit_section(m, smp)
-                times["trajectories_s"] += time.perf_counter() - t1
+    move_png = args.move_png and not args.no_plots
+    bar = rp.ProgressBar("planning")
+    checked = _CheckedMoves(bar)
 
-            bar = rp.ProgressBar("planning")
-            try:
-                report = plan_pallet(cell, quick=args.quick, boxes=boxes, progress=bar, nominal=not args.no_compare,
-                                     on_move=on_move)
-            finally:
-                bar.close()
-            summary = report.summary()
-            _print_summary(report, summary)
-            t1 = time.perf_counter()
-            if figures is not None:
-                if not args.no_plots:
-                    figures.submit_pallet_pngs(report, tmp)
-                if not args.no_report:                     # the cell's animation here, the rest over there
-                    from scenarios.report_html import cell_figure, pallet_report
-                    from toppra_app.html_report import figure_html
-                    view = figure_html(cell_figure(report), "view3d")
-                sections = figures.finish()
-                figures = None
-                if not args.no_report:
-                    page = pallet_report(report, sections, view=view)
-                    (tmp / "report.html").write_text(page, encoding="utf-8")
-            times["plots_s"] = time.perf_counter() - t1
-        finally:
-            if figures is not None:
-                figures.close()
-        times.update(ik_s=report.seconds["ik_s"], planning_s=report.seconds["planning_s"],
-                     collisions_s=report.seconds.get("collisions_s", 0.0))
-        times["total_s"] = time.perf_counter() - STARTED
-        summary["wall_time_s"] = time.perf_counter() - t0
-        summary["time_spent"] = times
-        summary["trajectory_dt_s"] = args.dt
-        rp.write_json(tmp / "summary.json", summary)
-    total = time.perf_counter() - STARTED
-    print(f"wrote {args.out}/ (summary.json, {len(report.moves)} trajectory CSVs"
-          f"{'' if args.no_plots else ', plots'}{'' if args.no_report else ', report.html'}) in {total:.1f} s: start-up and imports {times['startup_s']:.1f} s, "
-          f"cell {times['cell_s']:.1f} s, IK {times['ik_s']:.1f} s, planning {times['planning_s']:.1f} s, "
-          f"collision checks {times['collisions_s']:.1f} s, "
-          f"trajectories {times['trajectories_s']:.1f} s, waiting for figures and the report {times['plots_s']:.1f} s")
-    return 0
+    def on_move(m):
+        t1 = time.perf_counter()
+        smp = m.plan.sample(args.dt)
+        if cell.check_collisions:                              # on the 1 ms samples, over there
+            checked.add(m, helper.submit_collision_check(cell, m, smp if args.dt == 1e-3 else m.plan.sample(1e-3)))
+        helper.submit_csv(tmp / f"move{m.index + 1:02d}_{m.label}.csv", smp, robot.joint_names)
+        if move_png:
+            title = (f"move {m.index + 1}: {m.label} ({m.slot.label}, payload "
+                     f"{0.0 if m.payload is None else m.payload.mass:g} kg), {m.duration:.3f} s")
+            helper.submit_png(tmp / f"move{m.index + 1:02d}_{m.label}.png", smp, m.plan.robot, title)
+        if not args.no_report:
+            helper.submit_section(m, smp)
+        times["trajectories_s"] += time.perf_counter() - t1
+
+    try:
+        try:
+            report = plan_pallet(cell, quick=args.quick, boxes=boxes, progress=checked.progress,
+                                 nominal=not args.no_compare, on_move=on_move, geometries=geometries,
+                                 check_collisions=False)
+        except ValueError:                                     # a later move failed to plan: an earlier
+            checked.flush(wait=True)                           # move's collision comes first, as it did
+            raise
+        t1 = time.perf_counter()
+        if not args.no_plots:                                  # needs the durations only
+            helper.submit_cycles(rp.cycle_data(report), tmp)
+        checked.flush(wait=True)
+    finally:
+        bar.close()
+    report.seconds["collisions_s"] += checked.seconds
+    times["collision_wait_s"] = time.perf_counter() - t1
+    summary = report.summary()
+    _print_summary(report, summary)
+    t1 = time.perf_counter()
+    if not args.no_report:                     # the cell's animation here, the rest over there
+        from scenarios.report_html import cell_figure, pallet_report
+        from toppra_app.html_report import figure_html
+        view = figure_html(cell_figure(report), "view3d")
+    sections = helper.finish()
+    if not args.no_report:
+        page = pallet_report(report, sections, view=view)
+        (tmp / "report.html").write_text(page, encoding="utf-8")
+    times["plots_s"] = time.perf_counter() - t1
+    times.update(planning_s=report.seconds["planning_s"], collisions_s=report.seconds.get("collisions_s", 0.0))
+    return report, summary, times
+
+
+class _CheckedMoves:
+    """The planned moves whose collision checks run in the helper process: each move's progress line is
+    shown once its check is done, in move order, and a failed check raises its `CollisionError` there —
+    before the line, as when the moves were checked as they were planned."""
+
+    def __init__(self, bar):
+        self.bar, self.seconds = bar, 0.0
+        self.checks, self.pending = {}, []                     # move index → future; [(move index, progress)]
+
+    def add(self, m, future) -> None:
+        self.checks[m.index] = (m, future)
+
+    def progress(self, done: int, total: int, label: str) -> None:
+        self.pending.append((done - 1, (done, total, label)))  # plan_pallet calls it after on_move
+        self.flush(wait=False)
+
+    def flush(self, wait: bool) -> None:
+        """Show the lines of the moves checked so far (every move's, waiting for the checks, with `wait`)."""
+        while self.pending:
+            index, line = self.pending[0]
+            if index in self.checks:
+                m, future = self.checks[index]
+                if not (wait or future.done()):
+                    return
+                m.clearance, seconds = future.result()
+                self.seconds += seconds
+                del self.checks[index]
+            self.pending.pop(0)
+            self.bar(*line)
 
 
 def _reuse(m) -> str:

@@ -20,7 +20,7 @@ interpolated by a cubic spline (`toppra_app.JointPath`).
 from .cartesian_path import CartesianPath, cartesian_path
 from .cell import DEFAULT_CELL, TCP_FRAME, BoxType, Cell, Slot, rot_z, tool_down_pose
 from .cell_file import cell_from_document, default_preferred_posture, load_cell
-from .moves import IKFailure, MoveGeometry, check_reachable, move_geometry, pick_posture, slot_ik
+from .moves import IKFailure, MoveGeometry, check_reachable, move_geometries, move_geometry, pick_posture, slot_ik
 from .pattern import check_slots, make_slots
 from .plan import BoxPlans, plan_box, plan_pallet, select_boxes
 from .results import MoveResult, NominalCheck, PalletReport
@@ -28,5 +28,5 @@ from .results import MoveResult, NominalCheck, PalletReport
 __all__ = ["BoxPlans", "BoxType", "CartesianPath", "Cell", "DEFAULT_CELL", "IKFailure", "MoveGeometry", "MoveResult",
            "NominalCheck", "PalletReport", "Slot", "TCP_FRAME", "cartesian_path", "cell_from_document",
            "check_reachable", "check_slots", "default_preferred_posture", "load_cell", "make_slots",
-           "move_geometry", "pick_posture", "plan_box", "plan_pallet", "rot_z", "select_boxes", "slot_ik",
+           "move_geometries", "move_geometry", "pick_posture", "plan_box", "plan_pallet", "rot_z", "select_boxes", "slot_ik",
            "tool_down_pose"]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dynamics.inverse_kinematics import random_seeds, solve_ik_multistart, track_path
+from dynamics.inverse_kinematics import random_seeds, solve_ik_multistart
 from toppra_app.errors import InputError
 
 from .cartesian_path import CartesianPath, cartesian_path
@@ -54,15 +54,23 @@ def _unreachable(cell: Cell, field: str, who: str, pose, ms, hint: str) -> IKFai
                      f"{starts} starts); {hint}")
 
 
-def _solve_pose(cell: Cell, targets, current):
+def _solve_pose(cell: Cell, targets, current, first_stage=None):
     """Every target from the current posture; if none is reached, from the home (preferred) posture; then
-    from `RANDOM_STARTS` deterministic random starts — the reached posture nearest to the current one."""
+    from `RANDOM_STARTS` deterministic random starts — the reached posture nearest to the current one.
+    ``first_stage``: the solves from the current posture, when already made (`_from_current`)."""
     stages = [[current]]
     if not np.array_equal(current, cell.q_preferred):
         stages.append([cell.q_preferred])
     stages.append(random_seeds(cell.robot, RANDOM_STARTS, seed=RANDOM_SEED))
     return solve_ik_multistart(cell.robot, targets, stages, TCP_FRAME, reference=current,
-                               rot_weight=cell.rot_weight)
+                               rot_weight=cell.rot_weight, first_stage=first_stage)
+
+
+def _from_current(cell: Cell, targets, current) -> list:
+    """`_solve_pose`'s first stage — every target from the current posture — for many targets at once
+    (`dynamics.ik.batch.solve_ik_batch`: the same results, the sweeps side by side)."""
+    from dynamics.ik.batch import solve_ik_batch
+    return solve_ik_batch(cell.robot, targets, [current] * len(targets), TCP_FRAME, rot_weight=cell.rot_weight)
 
 
 def pick_posture(cell: Cell) -> np.ndarray:
@@ -73,7 +81,7 @@ def pick_posture(cell: Cell) -> np.ndarray:
     if cell.q_pick is None:
         yaw = _yaw(cell.pick)
         targets = [cell.pick, tool_down_pose(cell.pick[:3, 3], wrap_angle(yaw + math.pi))]
-        ms = _solve_pose(cell, targets, cell.q_preferred)
+        ms = _solve_pose(cell, targets, cell.q_preferred, _from_current(cell, targets, cell.q_preferred))
         cell.pose_ik["pick"] = ms
         if not ms.success:
             raise _unreachable(cell, "pick.position", "every box, loaded move, pick", cell.pick, ms,
@@ -85,17 +93,21 @@ def pick_posture(cell: Cell) -> np.ndarray:
     return cell.q_pick
 
 
-def place_posture(cell: Cell, slot: Slot) -> tuple[Slot, np.ndarray]:
+def _place_targets(slot: Slot) -> list:
+    return [tool_down_pose(slot.place[:3, 3], wrap_angle(slot.yaw + d)) for d in symmetric_yaws(slot.box)]
+
+
+def place_posture(cell: Cell, slot: Slot, first_stage=None) -> tuple[Slot, np.ndarray]:
     """The slot (its place yaw possibly turned by the box's symmetry) and the joint positions at its place
     pose: from the pick posture (the previous one), the preferred (home) posture, then random starts
     (`_solve_pose`), towards every symmetric yaw; the reached posture nearest to the pick posture is kept
     and the slot in ``cell.slots`` replaced when its yaw changed. Raises `IKFailure` (box, move, pose,
-    closest distance)."""
+    closest distance). ``first_stage``: its solves from the pick posture, when already made."""
     if slot.index in cell.q_place:
         return cell.slots[slot.index], cell.q_place[slot.index]
     q_pick = pick_posture(cell)
-    targets = [tool_down_pose(slot.place[:3, 3], wrap_angle(slot.yaw + d)) for d in symmetric_yaws(slot.box)]
-    ms = _solve_pose(cell, targets, q_pick)
+    targets = _place_targets(slot)
+    ms = _solve_pose(cell, targets, q_pick, first_stage)
     cell.pose_ik[slot.index] = ms
     if not ms.success:
         raise _unreachable(cell, "pallet.position", f"box {slot.index + 1} ({slot.label}), loaded move, place",
@@ -115,10 +127,15 @@ def slot_ik(cell: Cell, slot: Slot):
 
 
 def check_reachable(cell: Cell) -> None:
-    """The pick posture and every place posture (several starts × symmetric yaws), within the joint limits."""
-    pick_posture(cell)
-    for s in list(cell.slots):
-        place_posture(cell, s)
+    """The pick posture and every place posture (several starts × symmetric yaws), within the joint limits;
+    the solves from the pick posture for all slots at once (`_from_current`), slot by slot after that."""
+    q_pick = pick_posture(cell)
+    todo = [s for s in cell.slots if s.index not in cell.q_place]
+    targets = [_place_targets(s) for s in todo]
+    solved = _from_current(cell, [T for ts in targets for T in ts], q_pick) if todo else []
+    for s, ts in zip(todo, targets):
+        place_posture(cell, s, solved[:len(ts)])
+        solved = solved[len(ts):]
 
 
 @dataclass
@@ -136,16 +153,27 @@ def move_geometry(cell: Cell, slot: Slot) -> MoveGeometry:
     """IK along the loaded move's Cartesian path (to the slot's place pose as `place_posture` chose it),
     starting from the pick posture: the recursive sweeps with the velocity penalty near the position
     limits (eq. 23–24), a Newton polish where they fall short of the tolerance."""
+    return move_geometries(cell, [slot])[0]
+
+
+def move_geometries(cell: Cell, slots) -> list[MoveGeometry]:
+    """`move_geometry` of several slots, their paths' IK run side by side (`dynamics.ik.batch.track_paths`:
+    the same joint samples, one set of array operations per sample for all paths); each move's IK time
+    is its share of the whole."""
+    from dynamics.ik.batch import track_paths
     t0 = time.perf_counter()
-    slot, _ = place_posture(cell, slot)
-    cart = cartesian_path(cell, slot)
-    tr = track_path(cell.robot, cart.poses, pick_posture(cell), TCP_FRAME, rot_weight=cell.rot_weight,
-                    predict=True, penalty=True)
-    dt = time.perf_counter() - t0
-    if not tr.all_success:
-        k = int(np.flatnonzero(~tr.success)[0])
-        raise IKFailure(f"{cell.source}: pattern: box {slot.index + 1} ({slot.label}), loaded move: the path to "
-                        f"the slot leaves the reach of {cell.robot_name} at sample {k + 1} of {len(tr.success)}, "
-                        f"the pose {_pose_text(cart.poses[k])}: closest {1e3 * tr.pos_err[k]:.1f} mm and "
-                        f"{math.degrees(tr.rot_err[k]):.2f}° away; move the pallet or the pick closer")
-    return MoveGeometry(slot, cart, tr.q, dt, tr.total_sweeps, int(tr.newton_steps.sum()), tr.polished)
+    slots = [place_posture(cell, s)[0] for s in slots]
+    carts = [cartesian_path(cell, s) for s in slots]
+    tracks = track_paths(cell.robot, [c.poses for c in carts], pick_posture(cell), TCP_FRAME,
+                         rot_weight=cell.rot_weight, predict=True, penalty=True)
+    dt = (time.perf_counter() - t0) / max(len(slots), 1)
+    out = []
+    for slot, cart, tr in zip(slots, carts, tracks):
+        if not tr.all_success:
+            k = int(np.flatnonzero(~tr.success)[0])
+            raise IKFailure(f"{cell.source}: pattern: box {slot.index + 1} ({slot.label}), loaded move: the path to "
+                            f"the slot leaves the reach of {cell.robot_name} at sample {k + 1} of {len(tr.success)}, "
+                            f"the pose {_pose_text(cart.poses[k])}: closest {1e3 * tr.pos_err[k]:.1f} mm and "
+                            f"{math.degrees(tr.rot_err[k]):.2f}° away; move the pallet or the pick closer")
+        out.append(MoveGeometry(slot, cart, tr.q, dt, tr.total_sweeps, int(tr.newton_steps.sum()), tr.polished))
+    return out

@@ -14,7 +14,7 @@ from toppra_app.errors import InfeasiblePathError
 
 from .cartesian_path import CartesianPath
 from .cell import Cell, Slot, TCP_FRAME
-from .moves import move_geometry, pick_posture
+from .moves import MoveGeometry, move_geometries, move_geometry, pick_posture
 from .results import MoveResult, NominalCheck, PalletReport
 
 def _path_deviation(cell: Cell, path, cart: CartesianPath) -> float:
@@ -60,14 +60,17 @@ class BoxPlans:
     collision_s: float = 0.0     # checking both moves for collisions
 
 
-def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, planner_options=None) -> BoxPlans:
+def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, planner_options=None,
+             geometry: MoveGeometry | None = None, check_collisions: bool = True) -> BoxPlans:
     """Plan the two moves of box `b` (slot index): the loaded move with the box merged into the model and
     the empty return move along the same Cartesian path backwards; with ``nominal`` also the loaded path
     planned for the empty gripper (re-using the compiled problem, only the payload changes) and executed
     with the box, to show what ignoring the payload would demand.
 
     On a frictionless robot without rate limits the return move is the nominal plan played backwards
-    (`TimeOptimalPlan.reversed`: the same optimum, checked again) instead of a third plan."""
+    (`TimeOptimalPlan.reversed`: the same optimum, checked again) instead of a third plan. ``geometry``: the
+    loaded move's joint path when already made (`move_geometries`), else its IK is run here. Without
+    ``check_collisions`` the caller checks the moves (`collisions.check_move`) and sets their clearance."""
     from dynamics.motor_torques import motor_torques
     from toppra_app.path import JointPath
     from toppra_app.planner import TimeOptimalPlanner
@@ -88,9 +91,9 @@ def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, 
 
     slot = cell.slots[b]
     t0 = time.perf_counter()
-    geo = move_geometry(cell, slot)
+    geo = move_geometry(cell, slot) if geometry is None else geometry
     slot = geo.slot                                        # its place yaw as the pose IK chose it
-    t_ik = time.perf_counter() - t0
+    t_ik = time.perf_counter() - t0 if geometry is None else geometry.ik_time
     load = slot.box.payload(cell.grasp_turn)
     path = JointPath.from_waypoints(geo.q, s=geo.cart.u)
     t0 = time.perf_counter()
@@ -132,7 +135,7 @@ def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, 
     ret = MoveResult(first_index + 1, b, "return", slot, None, rpath, rplan, dt_plan, rplan.reused_problem, rcart,
                      0.0, _path_deviation(cell, rpath, rcart), unlimited(rpath, None))
     t_col = 0.0
-    if cell.check_collisions:                              # every move against the pallet, stack and conveyor
+    if cell.check_collisions and check_collisions:         # every move against the pallet, stack and conveyor
         from .collisions import check_move
         t0 = time.perf_counter()
         for m in (loaded, ret):
@@ -142,14 +145,16 @@ def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, 
 
 
 def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, planner_options=None,
-                nominal: bool = True, on_move=None) -> PalletReport:
+                nominal: bool = True, on_move=None, geometries=None, check_collisions: bool = True) -> PalletReport:
     """Plan every move of the pallet (or a subset) box by box (`plan_box`): the loaded move, the empty
     return move and, with ``nominal``, the loaded path planned for the empty gripper and executed with the
     box. ``progress(done, total, label)`` and ``on_move(MoveResult)`` are called after every move.
 
     With optional planner options in the cell (``[limits]``: TCP speed, collaborative energy;
     ``[motion] energy_weight``) every move is planned with them and, for comparison, once more without
-    them (`MoveResult.unlimited_duration`, summary ``cell_options``: the effect on the cycle time)."""
+    them (`MoveResult.unlimited_duration`, summary ``cell_options``: the effect on the cycle time).
+    ``geometries``: the chosen boxes' loaded joint paths (`move_geometries`), when already made;
+    ``check_collisions=False``: the caller checks the moves for collisions (in ``on_move``, say)."""
     opts = {**dict(planner_options or {}), **cell.planner_options()}
     compare = opts != dict(planner_options or {}) or cell.reference_robot is not None
     chosen = select_boxes(cell, quick, boxes)
@@ -158,8 +163,13 @@ def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, p
     t_all = time.perf_counter()
     t_ik = t_plan = t_ref = t_col = 0.0
     pick_posture(cell)
-    for b in chosen:
-        box = plan_box(cell, b, len(moves), nominal=nominal, planner_options=planner_options)
+    if geometries is None:                                  # every loaded path's IK at once
+        geometries = move_geometries(cell, [cell.slots[b] for b in chosen])
+    if [g.slot.index for g in geometries] != list(chosen):
+        raise ValueError("geometries: expected the joint paths of the chosen boxes, in order")
+    for b, geo in zip(chosen, geometries):
+        box = plan_box(cell, b, len(moves), nominal=nominal, planner_options=planner_options, geometry=geo,
+                       check_collisions=check_collisions)
         t_ik, t_plan, t_ref, t_col = t_ik + box.ik_s, t_plan + box.plan_s, t_ref + box.reference_s, t_col + box.collision_s
         if box.check is not None:
             checks.append(box.check)
