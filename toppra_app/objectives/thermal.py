@@ -217,17 +217,6 @@ class _CycleProblem:
 
 
 # ---------------------------------------------------------------------------------------------- API
-def _halved(theta: np.ndarray) -> np.ndarray:
-    """`theta` with every interval halved, and quartered where it is over 1.5× its shorter neighbour (where
-    the planner merged two intervals, `planning.placement`: the cycle problem has no repair between grid
-    points, and a merged interval there went 0.1 % over a limit on the thermal test's cycle)."""
-    d = np.diff(theta)
-    near = np.minimum(np.concatenate(([np.inf], d[:-1])), np.concatenate((d[1:], [np.inf])))
-    parts = np.where(d > 1.5 * near, 4, 2)
-    extra = [theta[j] + d[j] * np.arange(1, k) / k for j, k in enumerate(parts)]
-    return np.unique(np.concatenate([theta, *extra]))
-
-
 def plan_cycle_with_rms_limit(robot, paths, tau_rms, payloads=None, *, grid=None, bisect_tol: float = 1e-4,
                               rms_tol: float = 1e-3, max_retighten: int = 3, dt: float = 1e-3,
                               **options) -> CyclePlan:
@@ -277,7 +266,7 @@ def plan_cycle_with_rms_limit(robot, paths, tau_rms, payloads=None, *, grid=None
         rp = plan.robot
         # the planner's grid with every interval halved: the cycle problem has rows at the grid points only
         # (no inner stations), so it needs the finer grid to stay within `tol` between grid points
-        theta = _halved(pl.theta)
+        theta = np.sort(np.concatenate([pl.theta, 0.5 * (pl.theta[1:] + pl.theta[:-1])]))
         S = pl.path.evaluate(theta)
         data = PathData(rp, theta, S.q, S.dq, S.ddq, None)
         has_visc = bool((rp.viscous[np.isfinite(rp.tau_max)] > 0).any())
