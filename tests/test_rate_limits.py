@@ -72,12 +72,13 @@ def test_panda_jerk_pick_place():
 
 
 def test_huge_rate_limits_change_nothing():
-    # the rate-limit solves have the limits at the grid points only (no inner stations), so the duration may
-    # move by the solver tolerance and the between-grid slack (measured 5e-6), never more
+    # the rate-limit solves have the limits at the ends and middle of each interval only (no free stations),
+    # so the duration may move by the solver tolerance and the between-grid slack — measured 5e-6, and
+    # 2.2e-5 since the planner merges some intervals of low predicted loss (planning.placement) — never more
     p = TimeOptimalPlanner(robot(), path("pick-place"), jerk_max=1e12).plan()
-    assert p.duration == pytest.approx(plain("pick-place").duration, rel=2e-5)
+    assert p.duration == pytest.approx(plain("pick-place").duration, rel=5e-5)
     p = TimeOptimalPlanner(robot(), path("straight"), torque_rate_max=1e12, jerk_max=[1e12] * 7).plan()
-    assert p.duration == pytest.approx(plain("straight").duration, rel=2e-5)
+    assert p.duration == pytest.approx(plain("straight").duration, rel=5e-5)
 
 
 def test_coulomb_jump_at_reversal_is_infeasible():

@@ -66,7 +66,8 @@ class TimeOptimalPlanner:
     `solver` – cvxpy solver name (fallbacks are automatic); `payload_frame`, `allow_overload` – see
     `RobotModel.with_payload`; `limits` – replaces the joint limits; `tool_speed_max`,
     `collision_energy_max`, `cartesian_frame`, `contact_mass` – Cartesian limits (`cartesian_limits`);
-    `prune` – pack only the rows that can bind (default True). Energy-weighted objectives and torque-rate
+    `prune` – pack only the rows that can bind (default True); `relocate` – move grid points to where the
+    optimum switches before the first solve (`placement`, default True). Energy-weighted objectives and torque-rate
     / jerk limits plan through `planning.sequential` (see `TimeOptimalPlanner.__new__`)."""
 
     def __init__(self, robot, path, grid=None, *, scheme: str = "interpolation", substeps: int = DEFAULT_SUBSTEPS,
@@ -76,7 +77,7 @@ class TimeOptimalPlanner:
                  cartesian_frame: str | None = None, contact_mass=None, max_viscous_iterations: int = 4,
                  prune: bool = True, energy_weight: float = 0.0, energy_R=None, torque_rate_max=None,
                  jerk_max=None, rate_dt: float = 1e-3, max_rate_iterations: int = 40, max_splits: int = 2,
-                 gap_target: float = REFINE_ABOVE, controller=None):
+                 gap_target: float = REFINE_ABOVE, controller=None, relocate: bool = True):
         self._options = {k: v for k, v in locals().items() if k not in ("self", "robot", "path", "grid")}
         if not isinstance(robot, RobotModel):
             raise InputError(f"robot: expected a dynamics.RobotModel (e.g. dynamics.load_robot('iiwa7')), got "
@@ -162,7 +163,7 @@ class TimeOptimalPlanner:
                     if len(path.knots) - 2 <= self.grid_spec // 2 else place(self.grid_spec)
             # dense waypoint paths: limits bend inside most intervals, every station on (3000 waypoints: 31 s, not 57)
             self.all_stations = len(path.knots) - 1 >= (theta.size - 1) / DENSE_SHARE
-            if law is not None and self.grid_mode != "fixed" and not self.all_stations:   # points to switches
+            if law is not None and self.grid_mode != "fixed" and not self.all_stations and self._options["relocate"]:
                 larger = (lambda room: split_grid(theta, holding(room, REFINE_SHARE))) if self.auto_grid and \
                     self.max_splits and theta.size - 1 < REFINE_MAX_INTERVALS else None
                 theta = relocated(robot, path, theta, law, lambda d, br: self._blocks(d, br, None), self.substeps,
