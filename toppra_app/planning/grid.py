@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..path import JointPath
+from ..socp.reachability import reachable_profile
 from ..trajectory import TimeLaw
 from ..errors import short_repr
 
@@ -100,18 +101,13 @@ def split_grid(theta: np.ndarray, bad: np.ndarray) -> np.ndarray:
     bad[1:] |= bad[:-1].copy()
     bad[:-1] |= bad[1:].copy()
     new = np.union1d(theta, 0.5 * (theta[:-1] + theta[1:])[bad])
-    target = next_size(new.size - 2)
+    target = next((n for n in SIZES if n >= new.size - 1), MAX_INTERVALS)
     while new.size - 1 < target:
         k = min(target - (new.size - 1), new.size - 1)
         d = np.diff(new)
         longest = np.sort(np.argsort(-d, kind="stable")[:k])
         new = np.union1d(new, 0.5 * (new[longest] + new[longest + 1]))
     return new
-
-
-def next_size(intervals: int) -> int:
-    """The smallest size of `SIZES` above `intervals` (`MAX_INTERVALS` beyond the list)."""
-    return next((n for n in SIZES if n > intervals), MAX_INTERVALS)
 
 
 def parse_grid(path: JointPath, grid) -> tuple[str, int | np.ndarray]:
@@ -144,6 +140,19 @@ def parse_grid(path: JointPath, grid) -> tuple[str, int | np.ndarray]:
                          f"interval), got [{g[0]:g}, {g[-1]:g}]")
     g[0], g[-1] = path.s_start, path.s_end
     return "fixed", g
+
+
+def rest_to_rest_law(blocks, theta, b_ref) -> TimeLaw | None:
+    """The reachability profile (`socp.reachability`) from rest to rest on grid `theta`, the blocks' √b
+    terms on their tangent at `b_ref`, as a `TimeLaw`; None where it does not apply, has no motion or
+    stops inside the path."""
+    b = reachable_profile(linearised(blocks, b_ref), theta, 0.0, 0.0)
+    if b is None or not np.isfinite(b).all() or b.max() <= 0:
+        return None
+    try:
+        return TimeLaw(theta, b)
+    except ValueError:                                  # a stop inside the path
+        return None
 
 
 def linearised(blocks, b_ref):

@@ -22,8 +22,9 @@ problem:
 Measured on the planner suite's 20 random, end-speed and tiny paths (gap to a 3200-interval solve):
 random and end-speed paths from +0.03…+0.26 % to +0.005…+0.19 %; tiny motions were not helped
 (+0.24…+0.29 % → +0.23…+0.37 %: their loss is spread out, and they are refined to finer grids anyway), so
-the planner relocates only where the predicted estimate is below its refinement target; above it, it
-starts on the next grid size rather than solve on a grid it would refine.
+the planner relocates only where the predicted estimate is below its refinement target; above it, the
+first solve is on the grid refined by the predicted room (`holding`, the planner's refinement) rather than
+on one it would refine after solving.
 """
 
 from __future__ import annotations
@@ -31,10 +32,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..limits.rows import PathData
-from ..socp.reachability import reachable_profile
-from ..trajectory import TimeLaw
 from ..verify import SubSamples, check_time_law, gap_estimate, interval_room
-from .grid import linearised
+from .grid import rest_to_rest_law
 
 SHARE = 0.8                        # halve the intervals that hold this share of the predicted room
 PREDICT_SUBSTEPS = 4               # check points per interval for the prediction (half the plan's check)
@@ -45,13 +44,8 @@ def predicted_room(robot, path, theta, blocks_of, b_ref, substeps: int):
     `blocks_of(data, b_ref)` gives the planner's row blocks; `b_ref` (P,) the tangent point of √b terms."""
     S = path.evaluate(theta)
     data = PathData(robot, theta, S.q, S.dq, S.ddq)
-    blocks = [blk.at(None) for blk in blocks_of(data, b_ref)]
-    b = reachable_profile(linearised(blocks, b_ref), theta, 0.0, 0.0)
-    if b is None or not np.isfinite(b).all() or b.max() <= 0:
-        return None
-    try:
-        law = TimeLaw(theta, b)
-    except ValueError:                                  # a stop inside the path
+    law = rest_to_rest_law([blk.at(None) for blk in blocks_of(data, b_ref)], theta, b_ref)
+    if law is None:
         return None
     check = check_time_law(robot, SubSamples.build(path, theta, min(substeps, PREDICT_SUBSTEPS)), law.b)
     estimate = gap_estimate(check, law)

@@ -32,14 +32,13 @@ from ..errors import InfeasiblePathError, InputError, short_repr
 from ..limits.joint import JointAccelerationLimit, JointTorqueLimit, JointVelocityLimit
 from ..limits.rows import PathData
 from ..path import as_joint_path
-from ..socp.reachability import reachable_profile
 from ..socp import stations as st
 from ..socp.solvers import SolverError, solver_chain
 from ..trajectory import TimeLaw
 from ..verify import SubSamples, check_time_law, gap_estimate, interval_room
 from . import diagnose, refine
 from .options import DEFAULT_SUBSTEPS, DEFAULT_TOL, number, whole
-from .grid import (COARSE_INTERVALS, MAX_INTERVALS, default_grid, linearised, parse_grid, split_grid, time_grid,
+from .grid import (COARSE_INTERVALS, MAX_INTERVALS, default_grid, parse_grid, rest_to_rest_law, split_grid, time_grid,
                    with_knots)
 from .placement import holding, relocated
 from .result import TimeOptimalPlan
@@ -105,6 +104,7 @@ class TimeOptimalPlanner:
         solver_chain(solver)                                    # validates the name
         self.robot, self.path, self.scheme, self.tol, self.solver = robot, path, scheme, number(tol, "tol", 0, 1), solver
         self.prune, self.payload_frame, self.allow_overload = bool(prune), payload_frame, bool(allow_overload)
+        self.relocate = bool(relocate)
         self.limits = list(limits) if limits is not None else [JointTorqueLimit(), JointVelocityLimit(),
                                                                 JointAccelerationLimit()]
         from ..limits.cartesian import cartesian_limits
@@ -147,14 +147,8 @@ class TimeOptimalPlanner:
             diagnose.check_holdable(robot, coarse, data.coefficients.d)
             vel = JointVelocityLimit().b_max(data)
             b_ref = np.where(np.isfinite(vel), vel, 1.0)
-            blocks = [blk.at(None) for blk in self._blocks(data, b_ref, None)]
-            b = reachable_profile(linearised(blocks, b_ref), coarse, 0.0, 0.0)
-            law = None
-            if b is not None and np.isfinite(b).all() and b.max() > 0:
-                try:
-                    law = TimeLaw(coarse, b)
-                except ValueError:                            # stops inside the path: keep the coarse grid
-                    pass
+            # (no law: stops inside the path or no profile; the grid is then placed by θ and arc length)
+            law = rest_to_rest_law([blk.at(None) for blk in self._blocks(data, b_ref, None)], coarse, b_ref)
             if self.grid_mode == "fixed":
                 theta = coarse
             else:
@@ -163,14 +157,14 @@ class TimeOptimalPlanner:
                     if len(path.knots) - 2 <= self.grid_spec // 2 else place(self.grid_spec)
             # dense waypoint paths: limits bend inside most intervals, every station on (3000 waypoints: 31 s, not 57)
             self.all_stations = len(path.knots) - 1 >= (theta.size - 1) / DENSE_SHARE
-            if law is not None and self.grid_mode != "fixed" and not self.all_stations and self._options["relocate"]:
+            if law is not None and self.grid_mode != "fixed" and not self.all_stations and self.relocate:
                 larger = (lambda room: split_grid(theta, holding(room, REFINE_SHARE))) if self.auto_grid and \
                     self.max_splits and theta.size - 1 < REFINE_MAX_INTERVALS else None
                 theta = relocated(robot, path, theta, law, lambda d, br: self._blocks(d, br, None), self.substeps,
                                   self.gap_target, larger)
             self.theta = theta
             self.L = L = theta[-1] - theta[0]
-            top = b.max() if law is not None else np.nanmax(np.where(np.isfinite(vel), vel, np.nan), initial=np.nan)
+            top = law.b.max() if law is not None else np.nanmax(np.where(np.isfinite(vel), vel, np.nan), initial=np.nan)
             self.Bbar = float(top / L ** 2) if np.isfinite(top) and top > 0 else 1.0 / L ** 2
             self.sub = SubSamples.build(path, theta, self.substeps)
             self.lams0 = st.default_lams(theta.size - 1, self.scheme)
