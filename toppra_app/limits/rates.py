@@ -79,31 +79,46 @@ class RateLimits:
         by θ̇, plus the viscous terms ζ_a a + ζ_b b) of each kind. `side` −1 / +1: the smooth-rate
         coefficients of the interval left / right of each point (one-sided differences): at a spline knot
         q‴ jumps, and with it β (c̃′ holds M q‴) — a central difference would average the two sides."""
+        return self.sided_coefficients(robot, path, theta, (side,))[0]
+
+    def sided_coefficients(self, robot, path, theta, sides=(-1, 1)) -> list:
+        """`coefficients` for each of `sides`, with the dynamics of all the points they need (θ and both
+        ends of every one-sided difference) evaluated in one batch."""
         theta = np.asarray(theta, dtype=float)
-        S = path.evaluate(theta)
-        q1, q2 = S.dq, S.ddq
+        P = theta.size
         h = 1e-5 * max(path.length, 1e-9)
-        lo = np.clip(theta - (h if side <= 0 else 0.0), path.s_start, path.s_end)
-        hi = np.clip(theta + (h if side >= 0 else 0.0), path.s_start, path.s_end)
-        hi = np.where(hi > lo, hi, np.minimum(lo + h, path.s_end))          # at a path end: the inner side
-        lo = np.where(hi > lo, lo, hi - h)
-        q3 = np.asarray(path(0.5 * (lo + hi), 3), dtype=float).reshape(q1.shape)
-        out = {}
-        if "jerk" in self.limits:
-            z = np.zeros_like(q1)
-            out["jerk"] = dict(jump=q1, alpha=3.0 * q2, beta=q3, gamma=z, za=z, zb=z)
-        if "torque_rate" in self.limits:
-            co = dynamics.path_coefficients(robot, S.q, q1, q2)
-            Sl, Sh = path.evaluate(lo), path.evaluate(hi)
-            cl = dynamics.path_coefficients(robot, Sl.q, Sl.dq, Sl.ddq)
-            ch = dynamics.path_coefficients(robot, Sh.q, Sh.dq, Sh.ddq)
-            w = (hi - lo)[:, None]
-            dm, dc = ((getattr(ch, k) - getattr(cl, k)) / w for k in ("m", "c"))
-            # d̃ holds F_c sign(q′): its θ-derivative is 0 except at reversals (handled by check_path)
-            dd = (dynamics.gravity_torques(robot, Sh.q) - dynamics.gravity_torques(robot, Sl.q)) / w
-            fv = robot.viscous
-            out["torque_rate"] = dict(jump=co.m, alpha=dm + 2.0 * co.c, beta=dc, gamma=dd,
-                                      za=fv * q1, zb=fv * q2)
+        windows = []
+        for side in sides:
+            lo = np.clip(theta - (h if side <= 0 else 0.0), path.s_start, path.s_end)
+            hi = np.clip(theta + (h if side >= 0 else 0.0), path.s_start, path.s_end)
+            hi = np.where(hi > lo, hi, np.minimum(lo + h, path.s_end))      # at a path end: the inner side
+            lo = np.where(hi > lo, lo, hi - h)
+            windows.append((lo, hi))
+        at = np.concatenate([theta] + [x for w in windows for x in w])
+        S = path.evaluate(at)
+        torque = "torque_rate" in self.limits
+        if torque:
+            co = dynamics.path_coefficients(robot, S.q, S.dq, S.ddq)
+            grav = dynamics.gravity_torques(robot, S.q[P:])
+        q3 = np.asarray(path(np.concatenate([0.5 * (lo + hi) for lo, hi in windows]), 3),
+                        dtype=float).reshape(len(sides) * P, -1)
+        q1, q2 = S.dq[:P], S.ddq[:P]
+        out = []
+        for m, (lo, hi) in enumerate(windows):
+            one = {}
+            if "jerk" in self.limits:
+                z = np.zeros_like(q1)
+                one["jerk"] = dict(jump=q1, alpha=3.0 * q2, beta=q3[m * P:(m + 1) * P], gamma=z, za=z, zb=z)
+            if torque:
+                l_, h_ = slice((2 * m + 1) * P, (2 * m + 2) * P), slice((2 * m + 2) * P, (2 * m + 3) * P)
+                w = (hi - lo)[:, None]
+                dm, dc = ((getattr(co, k)[h_] - getattr(co, k)[l_]) / w for k in ("m", "c"))
+                # d̃ holds F_c sign(q′): its θ-derivative is 0 except at reversals (handled by check_path)
+                dd = (grav[h_.start - P:h_.stop - P] - grav[l_.start - P:l_.stop - P]) / w
+                fv = robot.viscous
+                one["torque_rate"] = dict(jump=co.m[:P], alpha=dm + 2.0 * co.c[:P], beta=dc, gamma=dd,
+                                          za=fv * q1, zb=fv * q2)
+            out.append(one)
         return out
 
     def check_path(self, robot, path, theta) -> None:

@@ -72,7 +72,7 @@ class ControllerRows:
         self.limits = profile.limits_for(robot)
         self.rates = RateLimits(robot, self.limits.get("torque_rate"), self.limits.get("jerk"), profile.dt)
         self.rates.check_path(robot, path, theta)
-        sides = [self.rates.coefficients(robot, path, theta, side) for side in (-1, 1)]
+        sides = self.rates.sided_coefficients(robot, path, theta, (-1, 1))
         # one column per limited (kind, joint): arrays (P, G)
         cols = [(kind, int(k)) for kind, lim in self.limits.items() for k in np.flatnonzero(np.isfinite(lim))]
         self.groups = cols

@@ -158,8 +158,10 @@ class TimeOptimalPlanner:
             # dense waypoint paths: limits bend inside most intervals, every station on (3000 waypoints: 31 s, not 57)
             self.all_stations = len(path.knots) - 1 >= (theta.size - 1) / DENSE_SHARE
             if law is not None and self.grid_mode != "fixed" and not self.all_stations and self.relocate:
+                # start on the grid refined by the predicted room only where the plan's gap estimate could ask
+                # for it: not with rate limits, a controller profile's rates or an energy term (no estimate)
                 larger = (lambda room: split_grid(theta, holding(room, REFINE_SHARE))) if self.auto_grid and \
-                    self.max_splits and theta.size - 1 < REFINE_MAX_INTERVALS else None
+                    self.max_splits and theta.size - 1 < REFINE_MAX_INTERVALS and self._estimates_gap() else None
                 theta = relocated(robot, path, theta, law, lambda d, br: self._blocks(d, br, None), self.substeps,
                                   self.gap_target, larger)
             self.theta = theta
@@ -177,6 +179,11 @@ class TimeOptimalPlanner:
             self.law0 = law
             self.b_ref0 = self._reference(self.ths)
             self._ready = True
+
+    def _estimates_gap(self) -> bool:
+        """Whether plans estimate their gap to the optimum (and may refine the grid for it, `plan`)."""
+        return self.energy_weight == 0 and self.rates is None and not (
+            self.controller is not None and self.controller.has_rates)
 
     def _reference(self, ths):
         """b at the stations on the coarse reachability profile (tangent point of viscous rows, pruning)."""
@@ -311,8 +318,7 @@ class TimeOptimalPlanner:
                     else self._reference(ths)
                 timings["coefficients"] += time.perf_counter() - t0
         estimate = None
-        if self.energy_weight == 0 and self.rates is None and ctrl is None and \
-                all(lim.headroom_checked for lim in self.limits):
+        if self._estimates_gap() and all(lim.headroom_checked for lim in self.limits):
             estimate = gap_estimate(check, law)
             if estimate is not None and estimate > self.gap_target and check.worst_ratio <= 1.0 + self.tol \
                     and self.auto_grid and self.max_splits > 0 and P - 1 < REFINE_MAX_INTERVALS:
