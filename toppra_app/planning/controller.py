@@ -345,6 +345,19 @@ class ControllerRows:
                     rows_all=int(keep.size))
 
 
+def controller_rows(profile, robot, path, theta, L: float, Bbar: float, law0, sd_start: float, sd_end: float,
+                    tol: float) -> ControllerRows:
+    """The rate rows of the controller profile for one plan, first capped by the coarse reachability
+    profile `law0`'s larger value on each coarse interval (or, without one, 4× the reference speed)."""
+    if law0 is not None:                       # the larger end of the coarse interval holding each point
+        ct, cb = law0.theta, law0.b
+        j = np.clip(np.searchsorted(ct, theta, side="right") - 1, 0, ct.size - 2)
+        b_first = np.maximum(cb[j], cb[j + 1])
+    else:
+        b_first = np.full(theta.size, 4.0 * Bbar * L ** 2)
+    return ControllerRows(profile, robot, path, theta, L, Bbar, sd_start, sd_end, b_first, tol)
+
+
 def ramp_profile(theta, g_start, g_end, L, rest) -> np.ndarray:
     """b along the fastest start from (stop at) rest that the jump rows allow (C5): θ̈ rising at
     k = min_k L_k / |g_k| at most, so θ̈ = k t, θ = k t³/6, b = (k t²/2)² = (k²/4)(6Δθ/k)^{4/3} at a

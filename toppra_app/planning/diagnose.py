@@ -6,15 +6,23 @@ limits (`check_holdable`); the boundary speeds are within the velocity limits an
 row there (`check_boundaries`). When all of these pass and the motion is rest-to-rest, a profile that
 creeps along the path satisfies every limit, so a solver that reports "infeasible" is wrong and the
 planner says so as a `SolverError`, never as an `InfeasiblePathError`.
+
+After the last solve, `warn_plan` says where a plan still exceeds a limit by more than `tol`, or how much
+slower than the optimum it may be (`plan.gap_estimate` over `WARN_ABOVE`).
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
 from ..errors import InfeasiblePathError
 from ..socp.solvers import SolverError, solve_with_chain
 from . import cache
+
+WARN_ABOVE = 0.05                  # warn where `plan.gap_estimate` still exceeds this after the refinements
+                                   # (`planner.REFINE_ABOVE`; it over-states the gap, up to ~15×)
 
 
 def check_positions(robot, theta, q) -> None:
@@ -126,3 +134,19 @@ def solve_station_problem(N: int, R: int, values: dict, solver, sd_start: float,
         f"no speed profile satisfies the limits along the path (solver status: infeasible). Every grid point "
         f"can be held at rest, so the boundary speeds (sd_start = {sd_start:g}, sd_end = {sd_end:g}) cannot be "
         f"reached or left within the limits on the {N}-interval grid")
+
+
+def warn_plan(robot, check, estimate, rounds: int, tol: float, intervals: int) -> None:
+    """Warn (a `RuntimeWarning` at the caller of `TimeOptimalPlanner.plan`) where the plan still exceeds a limit
+    by more than `tol` after `rounds` repairs, or else where its gap estimate exceeds `WARN_ABOVE`."""
+    if check.worst_ratio > 1.0 + tol:
+        w = max(check.worst.values(), key=lambda x: x.ratio)
+        which = f" of joint {robot.joint_names[w.joint]}" if w.joint >= 0 else ""
+        warnings.warn(f"the plan still exceeds the {w.kind} limit{which} by {100 * (w.ratio - 1):.3f} % at "
+                      f"θ = {w.theta:.6g} after {rounds} refinements (tol {100 * tol:g} %); use a finer grid",
+                      RuntimeWarning, stacklevel=3)
+    elif estimate is not None and estimate > WARN_ABOVE:
+        warnings.warn(f"the plan may be up to {100 * estimate:.2g} % slower than the time-optimal motion: the "
+                      f"limits leave room inside intervals of the {intervals}-interval grid that a constant θ̈ per "
+                      f"interval cannot use (plan.gap_estimate; it over-states the gap, 1.5–15× on our benchmark "
+                      f"suite); a finer grid (grid=...) plans closer to the optimum", RuntimeWarning, stacklevel=3)

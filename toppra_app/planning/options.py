@@ -1,11 +1,27 @@
-"""Validation of the planner's scalar options: one line naming the option and what is wrong."""
+"""Validation of the planner's options, one line naming the option and what is wrong, and the constants the
+planner's steps share.
+
+`whole`, `number` and `choice` check scalars; `controlled_robot`, `joint_path`, `limit_list`, `energy_terms`
+and `rate_limits` turn the robot, path and limit options of `TimeOptimalPlanner` into what it plans with, in
+the order the planner checks them (the first bad option is the one reported).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
+from dynamics.model import RobotModel
+
 from ..errors import InputError
 from ..errors import short_repr
+from ..limits.joint import JointAccelerationLimit, JointTorqueLimit, JointVelocityLimit
+from ..path import as_joint_path
+
+DEFAULT_SUBSTEPS = 8               # sub-samples per interval of the between-grid check
+DEFAULT_TOL = 1e-3                 # allowed relative over-limit between grid points
+REFINE_MAX_INTERVALS = 1024        # refined only below this size (a 3000-waypoint path on 4096 intervals
+                                   # would take 57 s and 1.1 GB to refine twice, instead of 10 s)
+REFINE_SHARE = 0.95                # a refinement halves the intervals holding this share of the room
 
 
 def _scalar(value) -> bool:
@@ -38,5 +54,66 @@ def number(value, name: str, lo: float = 0.0, hi: float = 1e150) -> float:
     return v
 
 
-DEFAULT_SUBSTEPS = 8               # sub-samples per interval of the between-grid check
-DEFAULT_TOL = 1e-3                 # allowed relative over-limit between grid points
+def choice(value, name: str, choices) -> str:
+    """One of the strings `choices`."""
+    if not isinstance(value, str) or value not in choices:
+        raise InputError(f"{name}: expected one of {', '.join(choices)}, got {short_repr(value)}")
+    return value
+
+
+def controlled_robot(robot, controller, torque_rate_max, jerk_max):
+    """(profile, robot): the controller profile (docs/controller.md) or None, and the robot the plan is for —
+    `robot` itself, or with the profile's headroom and acceleration limits applied."""
+    if not isinstance(robot, RobotModel):
+        raise InputError(f"robot: expected a dynamics.RobotModel (e.g. dynamics.load_robot('iiwa7')), got "
+                         f"{type(robot).__name__}")
+    if controller is None:
+        return None, robot
+    from ..controller import ControllerProfile
+    profile = ControllerProfile.from_mapping(controller)
+    profile.limits_for(robot)                                # per-joint counts checked here
+    robot = profile.apply(robot)                             # headroom, acceleration limits
+    if torque_rate_max is not None or jerk_max is not None:
+        raise InputError("controller: give torque_rate_max / jerk_max in the controller profile, not as "
+                         "planner options as well")
+    return profile, robot
+
+
+def joint_path(path, robot):
+    """`path` as a `JointPath` (`path.as_joint_path`), one value per joint of `robot`."""
+    path = as_joint_path(path)
+    if path.dof != robot.n:
+        raise InputError(f"waypoints: path has {path.dof} joint values per waypoint but robot '{robot.name}' "
+                         f"has {robot.n} joints")
+    return path
+
+
+def limit_list(robot, limits, tool_speed_max, collision_energy_max, cartesian_frame, contact_mass) -> list:
+    """`limits` (default: the joint torque, velocity and acceleration limits) and the Cartesian ones
+    (`limits.cartesian.cartesian_limits`); refused when nothing bounds the path speed."""
+    out = list(limits) if limits is not None else [JointTorqueLimit(), JointVelocityLimit(), JointAccelerationLimit()]
+    from ..limits.cartesian import cartesian_limits
+    out += cartesian_limits(robot, tool_speed_max, collision_energy_max, cartesian_frame, contact_mass)
+    if limits is None and len(out) == 3 and not any(
+            np.isfinite(getattr(robot, k)).any() for k in ("tau_max", "qd_max", "qdd_max")):
+        raise InputError(f"robot '{robot.name}' has no joint torque, velocity or acceleration limit (all inf), so "
+                         f"nothing bounds the path speed and the minimum time is 0; set limits with "
+                         f"robot.with_limits(tau_max=..., qd_max=..., qdd_max=...)")
+    return out
+
+
+def energy_terms(robot, energy_weight, energy_R, controller) -> tuple[float, np.ndarray]:
+    """The time–energy objective's (weight, R) (`objectives.energy.energy_weights`); none with a controller."""
+    from ..objectives.energy import energy_weights
+    weight, R = energy_weights(robot, energy_weight, energy_R)
+    if controller is not None and weight > 0:
+        raise InputError("controller: the controller profile plans for time only; it cannot be combined with "
+                         "energy_weight")
+    return weight, R
+
+
+def rate_limits(robot, torque_rate_max, jerk_max, rate_dt):
+    """The torque-rate / jerk limits (`limits.rates.RateLimits`), or None without either."""
+    from ..limits.rates import RateLimits
+    return RateLimits(robot, torque_rate_max, jerk_max, rate_dt) if (
+        torque_rate_max is not None or jerk_max is not None) else None

@@ -3,9 +3,9 @@
 One plan (`TimeOptimalPlanner.plan`), all steps functions of (robot, path, options, payload, boundary
 speeds) only, so the same inputs give the same plan whatever was planned before and from any thread:
 
-1. once per planner — the grid (`grid`: a reachability profile of the robot without payload places N
-   points mostly uniform in time, the spline's knots among them), the scale L, B̄ of the path parameter
-   and squared speed, the path at the row stations and at the between-grid check's sub-samples;
+1. once per planner (`prepare`) — the grid (`grid`: a reachability profile of the robot without payload
+   places N points mostly uniform in time, the spline's knots among them), the scale L, B̄ of the path
+   parameter and squared speed, the path at the row stations and at the between-grid check's sub-samples;
 2. the rows of every limit at the stations (`limits`), with the payload merged into the robot;
    `diagnose` rules out impassable points first;
 3. the rows that can bind, scaled and written into the compiled problem of this structure
@@ -15,43 +15,38 @@ speeds) only, so the same inputs give the same plan whatever was planned before 
    than `VISCOUS_TOL` of its value;
 6. check the exact time law between grid points (`verify`); where a limit is exceeded by more than
    `tol`, move a free station onto the worst point or lower the limit there (`refine`) and solve again
-   (`max_rounds`); when that stalls, plan again on a split default grid (`max_splits`).
+   (`max_rounds`); when that stalls, plan again on a split default grid (`max_splits`);
+7. warn where the plan still exceeds a limit or may be far from the optimum (`diagnose.warn_plan`).
+
+The options are checked, and turned into the robot, path and limits a plan uses, by `options`.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-import warnings
 
 import numpy as np
 
-from dynamics.model import RobotModel
-
-from ..errors import InfeasiblePathError, InputError, short_repr
-from ..limits.joint import JointAccelerationLimit, JointTorqueLimit, JointVelocityLimit
+from ..errors import InfeasiblePathError
 from ..limits.rows import PathData
-from ..path import as_joint_path
 from ..socp import stations as st
 from ..socp.solvers import SolverError, solver_chain
 from ..trajectory import TimeLaw
-from ..verify import SubSamples, check_time_law, gap_estimate, interval_room
+from ..verify import check_time_law, gap_estimate, interval_room
 from . import diagnose, refine
-from .options import DEFAULT_SUBSTEPS, DEFAULT_TOL, number, whole
-from .grid import (COARSE_INTERVALS, MAX_INTERVALS, default_grid, parse_grid, rest_to_rest_law, split_grid, time_grid,
-                   with_knots)
-from .placement import holding, relocated
-from .result import TimeOptimalPlan
+from .controller import controller_rows
+from .grid import MAX_INTERVALS, parse_grid, split_grid
+from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, REFINE_MAX_INTERVALS, REFINE_SHARE, choice, controlled_robot,
+                      energy_terms, joint_path, limit_list, number, rate_limits, whole)
+from .placement import holding
+from .prepare import limit_blocks, prepare, reference_b
+from .result import TimeOptimalPlan, with_earlier_work
 
 CHECK_SHARE = 0.9                  # the check's sub-samples get this share of it: a peak between two of them
                                    # went up to +0.108 % on 1 ms resampling with the full tol (benchmark suite)
 REFINE_ABOVE = 0.01                # default `gap_target`: plan again on a finer default grid where
-                                   # `verify.gap_estimate` exceeds it
-DENSE_SHARE = 4                    # a path with ≥ N/4 spline segments is "dense" (all stations on)
-REFINE_MAX_INTERVALS = 1024        # refined only below this size (a 3000-waypoint path on 4096 intervals
-                                   # would take 57 s and 1.1 GB to refine twice, instead of 10 s)
-REFINE_SHARE = 0.95                # a refinement halves the intervals holding this share of the room
-WARN_ABOVE = 0.05                  # and warn where it still does (it over-states the gap, up to ~15×)
+                                   # `verify.gap_estimate` exceeds it (`diagnose.WARN_ABOVE`: warn)
 VISCOUS_TOL = 1e-4                 # re-linearise viscous friction while its tangent is off by more
 
 
@@ -67,7 +62,7 @@ class TimeOptimalPlanner:
     `collision_energy_max`, `cartesian_frame`, `contact_mass` – Cartesian limits (`cartesian_limits`);
     `prune` – pack only the rows that can bind (default True); `relocate` – move grid points to where the
     optimum switches before the first solve (`placement`, default True). Energy-weighted objectives and torque-rate
-    / jerk limits plan through `planning.sequential` (see `TimeOptimalPlanner.__new__`)."""
+    / jerk limits plan through `planning.sequential` (see `plan`)."""
 
     def __init__(self, robot, path, grid=None, *, scheme: str = "interpolation", substeps: int = DEFAULT_SUBSTEPS,
                  tol: float = DEFAULT_TOL, max_rounds: int = 8, solver: str = "CLARABEL",
@@ -78,24 +73,11 @@ class TimeOptimalPlanner:
                  jerk_max=None, rate_dt: float = 1e-3, max_rate_iterations: int = 40, max_splits: int = 2,
                  gap_target: float = REFINE_ABOVE, controller=None, relocate: bool = True):
         self._options = {k: v for k, v in locals().items() if k not in ("self", "robot", "path", "grid")}
-        if not isinstance(robot, RobotModel):
-            raise InputError(f"robot: expected a dynamics.RobotModel (e.g. dynamics.load_robot('iiwa7')), got "
-                             f"{type(robot).__name__}")
-        self.controller, self.drive_robot = None, robot
-        if controller is not None:                               # the controller profile (docs/controller.md)
-            from ..controller import ControllerProfile
-            self.controller = ControllerProfile.from_mapping(controller)
-            self.controller.limits_for(robot)                    # per-joint counts checked here
-            robot = self.controller.apply(robot)                 # headroom, acceleration limits
-            if torque_rate_max is not None or jerk_max is not None:
-                raise InputError("controller: give torque_rate_max / jerk_max in the controller profile, not as "
-                                 "planner options as well")
-        path = as_joint_path(path)
-        if path.dof != robot.n:
-            raise InputError(f"waypoints: path has {path.dof} joint values per waypoint but robot '{robot.name}' "
-                             f"has {robot.n} joints")
-        if not isinstance(scheme, str) or scheme not in st.SCHEMES:
-            raise InputError(f"scheme: expected one of {', '.join(st.SCHEMES)}, got {short_repr(scheme)}")
+        # checked in this order (`options`): the first bad option is the one reported
+        self.drive_robot = robot                                 # the robot as given (`_split`)
+        self.controller, robot = controlled_robot(robot, controller, torque_rate_max, jerk_max)
+        path = joint_path(path, robot)
+        scheme = choice(scheme, "scheme", st.SCHEMES)
         self.substeps = whole(substeps, "substeps", 1, 1000)
         self.max_rounds = whole(max_rounds, "max_rounds", 0, 1000)
         self.max_splits = whole(max_splits, "max_splits", 0, 10)
@@ -105,23 +87,10 @@ class TimeOptimalPlanner:
         self.robot, self.path, self.scheme, self.tol, self.solver = robot, path, scheme, number(tol, "tol", 0, 1), solver
         self.prune, self.payload_frame, self.allow_overload = bool(prune), payload_frame, bool(allow_overload)
         self.relocate = bool(relocate)
-        self.limits = list(limits) if limits is not None else [JointTorqueLimit(), JointVelocityLimit(),
-                                                                JointAccelerationLimit()]
-        from ..limits.cartesian import cartesian_limits
-        self.limits += cartesian_limits(robot, tool_speed_max, collision_energy_max, cartesian_frame, contact_mass)
-        if limits is None and len(self.limits) == 3 and not any(
-                np.isfinite(getattr(robot, k)).any() for k in ("tau_max", "qd_max", "qdd_max")):
-            raise InputError(f"robot '{robot.name}' has no joint torque, velocity or acceleration limit (all inf), so "
-                             f"nothing bounds the path speed and the minimum time is 0; set limits with "
-                             f"robot.with_limits(tau_max=..., qd_max=..., qdd_max=...)")
-        from ..objectives.energy import energy_weights                  # time–energy objective (optional)
-        self.energy_weight, self.energy_R = energy_weights(robot, energy_weight, energy_R)
-        if self.controller is not None and self.energy_weight > 0:
-            raise InputError("controller: the controller profile plans for time only; it cannot be combined with "
-                             "energy_weight")
-        from ..limits.rates import RateLimits                      # torque-rate / jerk limits (optional)
-        self.rates = RateLimits(robot, torque_rate_max, jerk_max, rate_dt) if (
-            torque_rate_max is not None or jerk_max is not None) else None
+        self.limits = limit_list(robot, limits, tool_speed_max, collision_energy_max, cartesian_frame, contact_mass)
+        # the time–energy objective and torque-rate / jerk limits (optional; `planning.sequential`)
+        self.energy_weight, self.energy_R = energy_terms(robot, energy_weight, energy_R, self.controller)
+        self.rates = rate_limits(robot, torque_rate_max, jerk_max, rate_dt)
         self.max_rate_iterations = whole(max_rate_iterations, "max_rate_iterations", 1, 1000)
         self.grid_mode, self.grid_spec = parse_grid(path, grid)
         # the default grid may be refined (split) where repairs at the stations stall; a grid the user sized
@@ -134,50 +103,18 @@ class TimeOptimalPlanner:
 
     # ------------------------------------------------------------------ once per planner
     def _prepare(self) -> None:
+        """The grid and stations (`prepare.prepare`), once and under the lock; their fields become attributes."""
         with self._lock:
             if self._ready:
                 return
-            path, robot = self.path, self.robot
-            coarse = self.grid_spec if self.grid_mode == "fixed" else default_grid(path, COARSE_INTERVALS)
-            S = path.evaluate(coarse)
-            if self.check_position_limits:
-                sub = SubSamples.build(path, coarse, 4)
-                diagnose.check_positions(robot, sub.theta.reshape(-1), sub.q)
-            data = PathData(robot, coarse, S.q, S.dq, S.ddq)
-            diagnose.check_holdable(robot, coarse, data.coefficients.d)
-            vel = JointVelocityLimit().b_max(data)
-            b_ref = np.where(np.isfinite(vel), vel, 1.0)
-            # (no law: stops inside the path or no profile; the grid is then placed by θ and arc length)
-            law = rest_to_rest_law([blk.at(None) for blk in self._blocks(data, b_ref, None)], coarse, b_ref)
-            if self.grid_mode == "fixed":
-                theta = coarse
-            else:
-                place = (lambda k: time_grid(law, k)) if law is not None else (lambda k: default_grid(path, k))
-                theta = with_knots(place, path.knots, self.grid_spec) \
-                    if len(path.knots) - 2 <= self.grid_spec // 2 else place(self.grid_spec)
-            # dense waypoint paths: limits bend inside most intervals, every station on (3000 waypoints: 31 s, not 57)
-            self.all_stations = len(path.knots) - 1 >= (theta.size - 1) / DENSE_SHARE
-            if law is not None and self.grid_mode != "fixed" and not self.all_stations and self.relocate:
-                # start on the grid refined by the predicted room only where the plan's gap estimate could ask
-                # for it: not with rate limits, a controller profile's rates or an energy term (no estimate)
-                larger = (lambda room: split_grid(theta, holding(room, REFINE_SHARE))) if self.auto_grid and \
-                    self.max_splits and theta.size - 1 < REFINE_MAX_INTERVALS and self._estimates_gap() else None
-                theta = relocated(robot, path, theta, law, lambda d, br: self._blocks(d, br, None), self.substeps,
-                                  self.gap_target, larger)
-            self.theta = theta
-            self.L = L = theta[-1] - theta[0]
-            top = law.b.max() if law is not None else np.nanmax(np.where(np.isfinite(vel), vel, np.nan), initial=np.nan)
-            self.Bbar = float(top / L ** 2) if np.isfinite(top) and top > 0 else 1.0 / L ** 2
-            self.sub = SubSamples.build(path, theta, self.substeps)
-            self.lams0 = st.default_lams(theta.size - 1, self.scheme)
-            self.moved0 = np.zeros((theta.size - 1, 2), bool)
-            if law is not None and not self.all_stations:   # free stations where the check would likely ask
-                refine.anticipate(robot, self.sub, np.interp(theta, law.theta, law.b), self.lams0, self.moved0,
-                                  self.scheme, self.tol)
-            self.ths = st.station_thetas(theta, self.lams0, self.scheme)
-            self.samples = path.evaluate(self.ths)
-            self.law0 = law
-            self.b_ref0 = self._reference(self.ths)
+            s = prepare(self.robot, self.path, self.limits, grid_mode=self.grid_mode, grid_spec=self.grid_spec,
+                        scheme=self.scheme, substeps=self.substeps, tol=self.tol,
+                        check_positions=self.check_position_limits, relocate=self.relocate,
+                        gap_target=self.gap_target,
+                        may_refine=self.auto_grid and self.max_splits > 0 and self._estimates_gap())
+            self.theta, self.L, self.Bbar, self.law0, self.all_stations = s.theta, s.L, s.Bbar, s.law, s.all_stations
+            self.sub, self.ths, self.samples, self.b_ref0 = s.sub, s.ths, s.samples, s.b_ref
+            self.lams0, self.moved0 = s.lams, s.moved
             self._ready = True
 
     def _estimates_gap(self) -> bool:
@@ -185,14 +122,8 @@ class TimeOptimalPlanner:
         return self.energy_weight == 0 and self.rates is None and not (
             self.controller is not None and self.controller.has_rates)
 
-    def _reference(self, ths):
-        """b at the stations on the coarse reachability profile (tangent point of viscous rows, pruning)."""
-        law, L = self.law0, self.L
-        ref = np.interp(ths, law.theta, law.b) if law is not None else np.full(ths.size, self.Bbar * L * L)
-        return np.maximum(ref, 1e-8 * max(ref.max(), 1e-300))
-
     def _blocks(self, data, b_ref, scales):
-        return [blk for blk in (lim.rows(data, b_ref=b_ref, scales=scales) for lim in self.limits) if blk is not None]
+        return limit_blocks(self.limits, data, b_ref, scales)
 
     @property
     def grid(self) -> np.ndarray:
@@ -226,7 +157,8 @@ class TimeOptimalPlanner:
         ctrl = None
         if self.controller is not None and self.controller.has_rates:
             t0 = time.perf_counter()
-            ctrl = self._controller_rows(robot, sd_start, sd_end)
+            ctrl = controller_rows(self.controller, robot, self.path, self.theta, self.L, self.Bbar, self.law0,
+                                   sd_start, sd_end, self.tol)
             timings["coefficients"] += time.perf_counter() - t0
         b_ref, force = self.b_ref0, None
         scales = refine.base_scales(self.limits, P, ths.size, robot.n, self.tol)
@@ -241,13 +173,9 @@ class TimeOptimalPlanner:
             if first:
                 diagnose.check_boundaries(robot, theta, S.dq[:P], blocks, sd_start, sd_end)
                 first = False
-            rows = st.one_sided(blocks, self.L, self.Bbar)
-            keep = st.binding(rows, b_ref / scale_b) if self.prune else np.isfinite(rows.h)
-            if force is not None:
-                keep |= force
-            K = st.slot_count(keep)
             on = st.stations_on(moved | self.all_stations, self.scheme)
-            values = st.pack(rows, keep, theta, lams, self.scheme, K, on)
+            rows, keep, K, values = st.packed(blocks, self.L, self.Bbar, theta, lams, self.scheme, on,
+                                              b_ref / scale_b if self.prune else None, force)
             values["ends"] = b_ends / scale_b
             if ctrl is not None:
                 values.update(ctrl.values())
@@ -297,9 +225,7 @@ class TimeOptimalPlanner:
             excess.append(check.worst_ratio - 1.0)
             if rounds >= self.max_rounds or (rounds >= 3 and excess[-1] > 0.7 * excess[-2]):
                 if self.auto_grid and self.max_splits > 0 and P <= MAX_INTERVALS:
-                    bad = np.zeros(P - 1, bool)
-                    for o in over.values():
-                        bad |= o.any(axis=1)
+                    bad = refine.over_intervals(over, P - 1)
                     return self._split(bad, dict(action="split", points=int(bad.sum()),
                                                  worst_ratio=check.worst_ratio),
                                        payload, sd_start, sd_end, refinements, iterations, timings, t_all)
@@ -315,7 +241,7 @@ class TimeOptimalPlanner:
                 S = self.path.evaluate(ths)
                 data = PathData(robot, ths, S.q, S.dq, S.ddq)
                 b_ref = np.maximum(np.interp(ths, theta, b), 1e-8 * max(b.max(), 1e-300)) if viscous \
-                    else self._reference(ths)
+                    else reference_b(self.law0, self.Bbar, self.L, ths)
                 timings["coefficients"] += time.perf_counter() - t0
         estimate = None
         if self._estimates_gap() and all(lim.headroom_checked for lim in self.limits):
@@ -334,17 +260,7 @@ class TimeOptimalPlanner:
             law, check, status, solver_used, rate_check, rate_info, n = plan_sequential(
                 self, robot, law, check, status, solver_used, sd_start, sd_end, timings)
             iterations += n
-        if check.worst_ratio > 1.0 + self.tol:
-            w = max(check.worst.values(), key=lambda x: x.ratio)
-            which = f" of joint {robot.joint_names[w.joint]}" if w.joint >= 0 else ""
-            warnings.warn(f"the plan still exceeds the {w.kind} limit{which} by {100 * (w.ratio - 1):.3f} % at "
-                          f"θ = {w.theta:.6g} after {rounds} refinements (tol {100 * self.tol:g} %); use a finer grid",
-                          RuntimeWarning, stacklevel=2)
-        elif estimate is not None and estimate > WARN_ABOVE:
-            warnings.warn(f"the plan may be up to {100 * estimate:.2g} % slower than the time-optimal motion: the "
-                          f"limits leave room inside intervals of the {P - 1}-interval grid that a constant θ̈ per "
-                          f"interval cannot use (plan.gap_estimate; it over-states the gap, 1.5–15× on our benchmark suite); a "
-                          f"finer grid (grid=...) plans closer to the optimum", RuntimeWarning, stacklevel=2)
+        diagnose.warn_plan(robot, check, estimate, rounds, self.tol, P - 1)
         timings["total"] = time.perf_counter() - t_all
         return TimeOptimalPlan(robot=robot, path=self.path, law=law, check=check, torques=check.grid_torques,
                                status=status, solver=solver_used, timings=timings, iterations=iterations,
@@ -352,20 +268,6 @@ class TimeOptimalPlanner:
                                sd_start=sd_start, sd_end=sd_end, refinements=refinements,
                                energy_weight=self.energy_weight, energy_R=self.energy_R, rate_check=rate_check,
                                rate_info=rate_info, gap_estimate=estimate)
-
-    def _controller_rows(self, robot, sd_start, sd_end):
-        """The rate rows of the controller profile (`planning.controller`), first capped by the coarse
-        reachability profile's larger value on each coarse interval (or, without one, 4× the reference speed)."""
-        from .controller import ControllerRows
-        theta = self.theta
-        if self.law0 is not None:                  # the larger end of the coarse interval holding each point
-            ct, cb = self.law0.theta, self.law0.b
-            j = np.clip(np.searchsorted(ct, theta, side="right") - 1, 0, ct.size - 2)
-            b_first = np.maximum(cb[j], cb[j + 1])
-        else:
-            b_first = np.full(theta.size, 4.0 * self.Bbar * self.L ** 2)
-        return ControllerRows(self.controller, robot, self.path, theta, self.L, self.Bbar, sd_start, sd_end,
-                              b_first, self.tol)
 
     def _split(self, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all):
         """Plan again on a grid with the intervals marked `bad` halved: where repairs at the stations stall,
@@ -381,12 +283,7 @@ class TimeOptimalPlanner:
                     self._finer.pop(next(iter(self._finer)))
                 self._finer[key] = finer
         plan = finer.plan(payload=payload, sd_start=sd_start, sd_end=sd_end)
-        plan.refinements[:0] = refinements + [record]
-        plan.iterations += iterations
-        for k, v in timings.items():
-            plan.timings[k] = plan.timings.get(k, 0.0) + v
-        plan.timings["total"] = time.perf_counter() - t_all
-        return plan
+        return with_earlier_work(plan, refinements + [record], iterations, timings, t_all)
 
     @property
     def grid_samples(self):

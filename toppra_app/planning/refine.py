@@ -30,6 +30,15 @@ def base_scales(limits, P: int, Ps: int, n: int, tol: float) -> dict:
     return {lim.kind: f for lim in limits}
 
 
+
+def over_intervals(over: dict, N: int) -> np.ndarray:
+    """(N,) bool: the intervals where the check found some limit over (`over`: kind → (N, sub-samples) bool),
+    those a split grid halves where repairs stall."""
+    bad = np.zeros(N, bool)
+    for o in over.values():
+        bad |= o.any(axis=1)
+    return bad
+
 def repair(lams, moved, scales, over, check, u, scheme: str, tol: float, hold) -> tuple[int, int]:
     """Move free stations onto the worst points of the exceeding intervals, tighten the rest (in place).
     Returns (stations moved, intervals tightened)."""

@@ -207,3 +207,15 @@ class TimeOptimalPlan:
             **(dict(energy_weight=self.energy_weight, energy=self.energy) if self.energy_weight > 0 else {}),
             **(dict(rate_check={k: w.as_dict(names) for k, w in self.rate_check.items()}) if self.rate_check else {}),
         )
+
+
+def with_earlier_work(plan: TimeOptimalPlan, refinements: list, iterations: int, timings: dict,
+                      t_all: float) -> TimeOptimalPlan:
+    """`plan`, made on a refined grid, with the work before it counted in: the earlier `refinements` first,
+    their solver `iterations` and `timings` added, and the total wall time since `t_all` (`time.perf_counter`)."""
+    plan.refinements[:0] = refinements
+    plan.iterations += iterations
+    for k, v in timings.items():
+        plan.timings[k] = plan.timings.get(k, 0.0) + v
+    plan.timings["total"] = time.perf_counter() - t_all
+    return plan

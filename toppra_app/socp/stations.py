@@ -183,6 +183,18 @@ def pack(rows: OneSided, keep: np.ndarray, theta: np.ndarray, lams: np.ndarray, 
     return out
 
 
+
+def packed(blocks, L: float, Bbar: float, theta: np.ndarray, lams: np.ndarray, scheme: str, on: np.ndarray,
+           beta_ref: np.ndarray | None = None, force: np.ndarray | None = None):
+    """The rows of `blocks` one-sided and scaled (`one_sided`), those kept that can bind at `beta_ref`
+    (`binding`; every finite row when it is None) or are `force`d, and packed (`pack`): (rows, keep, K, values)."""
+    rows = one_sided(blocks, L, Bbar)
+    keep = binding(rows, beta_ref) if beta_ref is not None else np.isfinite(rows.h)
+    if force is not None:
+        keep |= force
+    K = slot_count(keep)
+    return rows, keep, K, pack(rows, keep, theta, lams, scheme, K, on)
+
 def violated_rows(rows: OneSided, keep: np.ndarray, beta: np.ndarray, theta: np.ndarray, lams: np.ndarray,
                   scheme: str, tol: float = 1e-7, on: np.ndarray | None = None) -> np.ndarray:
     """(Ps, R) bool: left-out rows that the profile β (grid points) breaks at some station that is `on`,

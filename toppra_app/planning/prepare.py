@@ -1,0 +1,104 @@
+"""Once per planner: the grid, the scales of the path parameter and squared speed, and the path at the stations.
+
+`prepare` is step 1 of a plan (`planning.planner`): a function of the robot without payload, the path, the
+limits and the grid options only, returning a plain `Setup` record that every plan on the planner reads and
+none changes (a plan copies `lams` and `moved` before repairing them):
+
+1. a coarse grid (`grid.COARSE_INTERVALS`, or the fixed grid the user gave), where the path must stay inside
+   the joint ranges and every point must be holdable at rest (`diagnose`);
+2. a rest-to-rest reachability profile on it (`grid.rest_to_rest_law`), which places the final grid mostly
+   uniform in time, the spline's knots among them (`grid.time_grid`, `grid.with_knots`);
+3. grid points moved to where the optimum switches, or the grid refined by the predicted room where the plan
+   would refine it anyway (`placement.relocated`);
+4. the scale L of θ and B̄ of b = θ̇², the between-grid check's sub-samples, the free stations the check
+   would likely ask for (`refine.anticipate`), and the path and reference speed b_ref at the stations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..limits.joint import JointVelocityLimit
+from ..limits.rows import PathData
+from ..path import PathSamples
+from ..socp import stations as st
+from ..trajectory import TimeLaw
+from ..verify import SubSamples
+from . import diagnose, refine
+from .grid import COARSE_INTERVALS, default_grid, rest_to_rest_law, split_grid, time_grid, with_knots
+from .options import REFINE_MAX_INTERVALS, REFINE_SHARE
+from .placement import holding, relocated
+
+DENSE_SHARE = 4                    # a path with ≥ N/4 spline segments is "dense" (all stations on)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What every plan on one planner starts from (arrays not to be changed in place)."""
+    theta: np.ndarray              # the grid, P points
+    L: float                       # θ_end − θ_start
+    Bbar: float                    # scale of b: the coarse profile's top speed (or the velocity limits') / L²
+    law: TimeLaw | None            # the coarse rest-to-rest reachability profile (None: stops inside, or none)
+    all_stations: bool             # dense waypoint path: every station on from the start
+    sub: SubSamples                # the between-grid check's sub-samples
+    lams: np.ndarray               # (P − 1, stations) the stations' positions inside the intervals
+    moved: np.ndarray              # (P − 1, 2) free stations already switched on
+    ths: np.ndarray                # θ at the stations
+    samples: PathSamples           # the path at the stations
+    b_ref: np.ndarray              # b at the stations on the coarse profile (`reference_b`)
+
+
+def limit_blocks(limits, data, b_ref, scales) -> list:
+    """The row blocks of every limit that has rows on `data` (`Limit.rows`)."""
+    return [blk for blk in (lim.rows(data, b_ref=b_ref, scales=scales) for lim in limits) if blk is not None]
+
+
+def reference_b(law, Bbar: float, L: float, ths) -> np.ndarray:
+    """b at the stations on the coarse reachability profile (tangent point of viscous rows, pruning)."""
+    ref = np.interp(ths, law.theta, law.b) if law is not None else np.full(ths.size, Bbar * L * L)
+    return np.maximum(ref, 1e-8 * max(ref.max(), 1e-300))
+
+
+def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, substeps: int, tol: float,
+            check_positions: bool, relocate: bool, gap_target: float, may_refine: bool) -> Setup:
+    """The grid and stations of a planner (`grid_mode`, `grid_spec` from `grid.parse_grid`); `may_refine`:
+    the planner may refine its default grid for the gap estimate (`TimeOptimalPlanner._estimates_gap`)."""
+    coarse = grid_spec if grid_mode == "fixed" else default_grid(path, COARSE_INTERVALS)
+    S = path.evaluate(coarse)
+    if check_positions:
+        sub = SubSamples.build(path, coarse, 4)
+        diagnose.check_positions(robot, sub.theta.reshape(-1), sub.q)
+    data = PathData(robot, coarse, S.q, S.dq, S.ddq)
+    diagnose.check_holdable(robot, coarse, data.coefficients.d)
+    vel = JointVelocityLimit().b_max(data)
+    b_ref = np.where(np.isfinite(vel), vel, 1.0)
+    # (no law: stops inside the path or no profile; the grid is then placed by θ and arc length)
+    law = rest_to_rest_law([blk.at(None) for blk in limit_blocks(limits, data, b_ref, None)], coarse, b_ref)
+    if grid_mode == "fixed":
+        theta = coarse
+    else:
+        place = (lambda k: time_grid(law, k)) if law is not None else (lambda k: default_grid(path, k))
+        theta = with_knots(place, path.knots, grid_spec) \
+            if len(path.knots) - 2 <= grid_spec // 2 else place(grid_spec)
+    # dense waypoint paths: limits bend inside most intervals, every station on (3000 waypoints: 31 s, not 57)
+    all_stations = len(path.knots) - 1 >= (theta.size - 1) / DENSE_SHARE
+    if law is not None and grid_mode != "fixed" and not all_stations and relocate:
+        # start on the grid refined by the predicted room only where the plan's gap estimate could ask
+        # for it: not with rate limits, a controller profile's rates or an energy term (no estimate)
+        larger = (lambda room: split_grid(theta, holding(room, REFINE_SHARE))) if may_refine and \
+            theta.size - 1 < REFINE_MAX_INTERVALS else None
+        theta = relocated(robot, path, theta, law, lambda d, br: limit_blocks(limits, d, br, None), substeps,
+                          gap_target, larger)
+    L = theta[-1] - theta[0]
+    top = law.b.max() if law is not None else np.nanmax(np.where(np.isfinite(vel), vel, np.nan), initial=np.nan)
+    Bbar = float(top / L ** 2) if np.isfinite(top) and top > 0 else 1.0 / L ** 2
+    sub = SubSamples.build(path, theta, substeps)
+    lams = st.default_lams(theta.size - 1, scheme)
+    moved = np.zeros((theta.size - 1, 2), bool)
+    if law is not None and not all_stations:   # free stations where the check would likely ask
+        refine.anticipate(robot, sub, np.interp(theta, law.theta, law.b), lams, moved, scheme, tol)
+    ths = st.station_thetas(theta, lams, scheme)
+    return Setup(theta=theta, L=L, Bbar=Bbar, law=law, all_stations=all_stations, sub=sub, lams=lams, moved=moved,
+                 ths=ths, samples=path.evaluate(ths), b_ref=reference_b(law, Bbar, L, ths))
