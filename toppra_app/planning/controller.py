@@ -109,6 +109,10 @@ class ControllerRows:
         pad = np.pad(a_pt, 2, mode="edge")
         self.a_ref = 1.5 * np.max(np.stack([pad[k:k + P] for k in range(5)]), axis=0)[:, None]
         self.passes, self.history, self.last, self._rows, self._values = 0, [], None, None, None
+        self.probe = True           # try each solve without iterative refinement first (`diagnose`) until that fails
+
+    def probed(self, ok: bool) -> None:
+        self.probe = self.probe and ok
 
     def _ramp(self) -> np.ndarray:
         """(C5) on the grid, from the jump coefficients at its ends."""

@@ -182,7 +182,8 @@ class TimeOptimalPlanner:
             timings["build"] += time.perf_counter() - t0
             try:
                 status, beta, solver_used, wall, compile_s = diagnose.solve_station_problem(
-                    P - 1, lams.shape[1] * K, values, self.solver, sd_start, sd_end, ctrl.K if ctrl else 0)
+                    P - 1, lams.shape[1] * K, values, self.solver, sd_start, sd_end, ctrl.K if ctrl else 0,
+                    probed=ctrl.probed if ctrl is not None and ctrl.probe else None)
             except (SolverError, InfeasiblePathError):
                 if rounds == 0:
                     raise

@@ -57,15 +57,32 @@ def solver_chain(solver: str | None, normalised: bool = True) -> list[tuple[str,
     return chain
 
 
-def solve_with_chain(solve, solver: str | None, normalised: bool = True, what: str = "the time-optimal problem"):
+def solve_with_chain(solve, solver: str | None, normalised: bool = True, what: str = "the time-optimal problem",
+                     clarabel: dict | None = None, probe: dict | None = None, probed=None):
     """Try `solve(name, options) -> (status, x, wall, compile_s)` down the chain.
 
     Returns (status, x, solver name, wall seconds, compile seconds); status is "infeasible" when the
     first solver said so (the caller decides what that means). Raises `SolverError` when no solver gave
-    a usable solution."""
+    a usable solution. `clarabel`: options added to every Clarabel try; `probe`: options (on top) of a
+    cheaper first Clarabel try whose result is used only if it is "optimal" — anything else goes on to
+    the chain as if the probe had not been made (its infeasibility is not trusted); `probed(ok)` is told
+    whether it was."""
     failures, candidate = [], None
     wall_all = compile_all = 0.0
-    for name, options in solver_chain(solver, normalised):
+    chain = [(name, {**opts, **(clarabel or {})} if name == "CLARABEL" else opts)
+             for name, opts in solver_chain(solver, normalised)]
+    if probe is not None and chain[0][0] == "CLARABEL":
+        try:
+            status, x, wall, compile_s = solve("CLARABEL", {**chain[0][1], **probe})
+        except (cp.error.SolverError, SolverError):
+            status, x, wall, compile_s = "error", None, 0.0, 0.0
+        wall_all, compile_all = wall, compile_s
+        ok = status == cp.OPTIMAL and x is not None and np.isfinite(x).all()
+        if probed is not None:
+            probed(bool(ok))
+        if ok:
+            return status, x, "CLARABEL", wall_all, compile_all
+    for name, options in chain:
         if candidate is not None and name not in ("CLARABEL", "ECOS"):
             break
         try:

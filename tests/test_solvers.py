@@ -1,0 +1,108 @@
+"""The solver fallback chain (`socp.solvers.solve_with_chain`) with a probe: what is used, what is trusted,
+what the caller is told — with a scripted `solve` standing in for the solvers, and on a real controller
+plan (its duration must not depend on whether the probe was taken)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from toppra_app.socp.solvers import SolverError, solve_with_chain
+
+PROBE = {"iterative_refinement_enable": False, "probe_marker": 1}
+
+
+def scripted(statuses):
+    """A `solve(name, options)` returning the given statuses in turn; records (name, options) of each call."""
+    calls = []
+
+    def solve(name, options):
+        status = statuses[len(calls)]
+        calls.append((name, dict(options)))
+        x = None if status in ("infeasible", "solver_error") else np.array([1.0, float(len(calls))])
+        return status, x, 0.01, 0.0
+
+    return solve, calls
+
+
+def test_an_optimal_probe_is_used_and_reported():
+    solve, calls = scripted(["optimal"])
+    told = []
+    status, x, name, wall, _ = solve_with_chain(solve, "CLARABEL", clarabel={"extra": 2}, probe=PROBE,
+                                                probed=told.append)
+    assert (status, name, told, len(calls)) == ("optimal", "CLARABEL", [True], 1)
+    assert calls[0][1]["probe_marker"] == 1 and calls[0][1]["extra"] == 2          # probe on top of both
+    assert calls[0][1]["iterative_refinement_enable"] is False
+
+
+@pytest.mark.parametrize("probe_status", ["optimal_inaccurate", "infeasible", "solver_error"])
+def test_a_failed_probe_falls_through_to_the_chain_untrusted(probe_status):
+    solve, calls = scripted([probe_status, "optimal"])
+    told = []
+    status, x, name, wall, _ = solve_with_chain(solve, "CLARABEL", clarabel={"iterative_refinement_enable": True},
+                                                probe=PROBE, probed=told.append)
+    assert status == "optimal" and told == [False] and len(calls) == 2
+    assert x[1] == 2.0                                                              # the chain's solution
+    assert "probe_marker" not in calls[1][1] and calls[1][1]["iterative_refinement_enable"] is True
+    assert wall == pytest.approx(0.02)                                              # both tries counted
+
+
+def test_infeasible_from_the_first_chain_solver_after_a_failed_probe_is_still_reported():
+    solve, _ = scripted(["optimal_inaccurate", "infeasible"])
+    status, x, *_ = solve_with_chain(solve, "CLARABEL", probe=PROBE, probed=lambda ok: None)
+    assert status == "infeasible" and x is None
+
+
+def test_without_a_probe_the_chain_is_unchanged():
+    solve, calls = scripted(["optimal_inaccurate", "optimal"])
+    status, x, name, *_ = solve_with_chain(solve, "CLARABEL", clarabel={"extra": 2})
+    assert status == "optimal" and len(calls) == 2 and all(c[1]["extra"] == 2 for c in calls)
+    solve, _ = scripted(["infeasible"])
+    assert solve_with_chain(solve, "CLARABEL")[0] == "infeasible"
+
+
+def test_every_try_failing_raises_and_an_inaccurate_one_is_kept_with_a_warning():
+    solve, _ = scripted(["solver_error"] * 10)
+    with pytest.raises(SolverError):
+        solve_with_chain(solve, "CLARABEL", probe=PROBE)
+    solve, _ = scripted(["optimal_inaccurate"] + ["solver_error"] * 10)
+    with pytest.raises(SolverError):             # a probe's inaccurate result is never a fallback candidate
+        solve_with_chain(solve, "CLARABEL", probe=PROBE)
+    solve, _ = scripted(["solver_error", "optimal_inaccurate"] + ["solver_error"] * 10)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        status = solve_with_chain(solve, "CLARABEL", probe=PROBE)[0]
+    assert status == "optimal_inaccurate" and any("inaccurate" in str(w.message) for w in caught)
+
+
+def test_controller_plan_is_the_same_with_and_without_the_probe(monkeypatch):
+    """The probe changes how the SOCP is solved, not what it is: durations agree to the solver's
+    tolerance and the sampled torque rate stays within the limit either way."""
+    from dynamics import load_robot
+    from toppra_app import ControllerProfile, JointPath, TimeOptimalPlanner
+    from toppra_app.planning import diagnose
+    robot = load_robot("iiwa7")
+    W = [[0.0, 0.4, 0.0, -1.2, 0.0, 1.0, 0.0], [1.0, 0.9, 0.3, -0.9, 0.2, 0.8, 0.5],
+         [1.8, 0.6, -0.2, -1.5, -0.3, 1.1, -0.4]]
+    profile = ControllerProfile(torque_headroom=0.9, velocity_headroom=0.95, torque_rate_max=1000.0)
+    told = []
+    real = diagnose.solve_station_problem
+
+    def spy(*args, probed=None, **kwargs):
+        if probed is not None:
+            def tell(ok):
+                told.append(ok)
+                probed(ok)
+            return real(*args, probed=tell, **kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(diagnose, "solve_station_problem", spy)
+    with_probe = TimeOptimalPlanner(robot, JointPath.from_waypoints(W), controller=profile).plan()
+    assert told and told[0] is True                                 # the probe was taken (and held here)
+    monkeypatch.setattr(diagnose, "CONTROLLER_PROBE", {"iterative_refinement_enable": True})
+    refined = TimeOptimalPlanner(robot, JointPath.from_waypoints(W), controller=profile).plan()
+    assert with_probe.duration == pytest.approx(refined.duration, rel=1e-4)
+    for plan in (with_probe, refined):
+        assert plan.rate_check["torque_rate"].ratio <= 1.001
