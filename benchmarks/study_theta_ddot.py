@@ -109,8 +109,10 @@ def b_scale(r, co):
     return float(np.median(cap)) if cap.size else 1.0
 
 
-def solve(r, path, grid, law, sd_end):
-    """Solve one discretisation; returns the law's variables (unscaled) and solver statistics."""
+def solve(r, path, grid, law, sd_end, extra=None):
+    """Solve one discretisation; returns the law's variables (unscaled) and solver statistics.
+    `extra(z, s)`: optional further constraints on the scaled variables z (unscaled = z·s), e.g. the
+    torque-rate rows of `benchmarks.study_rate_law`."""
     N = grid.size - 1
     Fc = np.tile(CHECK, (N, 1)) if law == "const" else np.tile(CHECK[:-1], (N, 1))
     th = points(grid, Fc)
@@ -139,6 +141,8 @@ def solve(r, path, grid, law, sd_end):
             Fq[-1], Wq[-1] = 1 - GL_X ** 2, 2 * D[-1] * GL_X * GL_W  # rest end: u = Δ (1 − v²)
         Bq, _ = law_maps(grid, law, Fq)
         obj = cp.sum(cp.multiply(Wq.ravel(), cp.power(Bq @ z, -0.5)))
+    if extra is not None:
+        cons += extra(z, s)
     prob = cp.Problem(cp.Minimize(obj / np.sqrt(s)), cons)
     t0 = time.perf_counter()
     try:
