@@ -172,7 +172,7 @@ class ControllerRows:
         keep = keep.reshape(keep.shape[0], -1)
         return keep & (self._rows[1] < UNUSED)
 
-    def add_broken(self, beta) -> bool:
+    def add_broken(self, beta, delta=None) -> bool:
         """After a solve: add every left-out row the profile β (grid points, scaled) breaks;
         True if any was added (solve again) — at most `MAX_ADD_ROUNDS` times per pass."""
         self.solves += 1

@@ -71,7 +71,8 @@ class TimeOptimalPlanner:
                  cartesian_frame: str | None = None, contact_mass=None, max_viscous_iterations: int = 4,
                  prune: bool = True, energy_weight: float = 0.0, energy_R=None, torque_rate_max=None,
                  jerk_max=None, rate_dt: float = 1e-3, max_rate_iterations: int = 40, max_splits: int = 2,
-                 gap_target: float = REFINE_ABOVE, controller=None, relocate: bool = True):
+                 gap_target: float = REFINE_ABOVE, controller=None, relocate: bool = True,
+                 time_law: str = "constant"):
         self._options = {k: v for k, v in locals().items() if k not in ("self", "robot", "path", "grid")}
         # checked in this order (`options`): the first bad option is the one reported
         self.drive_robot = robot                                 # the robot as given (`_split`)
@@ -87,6 +88,7 @@ class TimeOptimalPlanner:
         self.robot, self.path, self.scheme, self.tol, self.solver = robot, path, scheme, number(tol, "tol", 0, 1), solver
         self.prune, self.payload_frame, self.allow_overload = bool(prune), payload_frame, bool(allow_overload)
         self.relocate = bool(relocate)
+        self.linear = choice(time_law, "time_law", ("constant", "linear")) == "linear"
         self.limits = limit_list(robot, limits, tool_speed_max, collision_energy_max, cartesian_frame, contact_mass)
         # the time–energy objective and torque-rate / jerk limits (optional; `planning.sequential`)
         self.energy_weight, self.energy_R = energy_terms(robot, energy_weight, energy_R, self.controller)
@@ -175,7 +177,7 @@ class TimeOptimalPlanner:
                 first = False
             on = st.stations_on(moved | self.all_stations, self.scheme)
             rows, keep, K, values = st.packed(blocks, self.L, self.Bbar, theta, lams, self.scheme, on,
-                                              b_ref / scale_b if self.prune else None, force)
+                                              b_ref / scale_b if self.prune else None, force, self.linear)
             values["ends"] = b_ends / scale_b
             if ctrl is not None:
                 values.update(ctrl.values())
@@ -183,7 +185,7 @@ class TimeOptimalPlanner:
             try:
                 status, beta, solver_used, wall, compile_s = diagnose.solve_station_problem(
                     P - 1, lams.shape[1] * K, values, self.solver, sd_start, sd_end, ctrl.K if ctrl else 0,
-                    probed=ctrl.probed if ctrl is not None and ctrl.probe else None)
+                    probed=ctrl.probed if ctrl is not None and ctrl.probe else None, linear=self.linear)
             except (SolverError, InfeasiblePathError):
                 if rounds == 0:
                     raise
@@ -193,16 +195,17 @@ class TimeOptimalPlanner:
             iterations += 1
             timings["solve"] += wall - compile_s
             timings["compile"] += compile_s
+            beta, delta = (beta[:P], beta[P:]) if self.linear else (beta, None)
             beta = np.maximum(beta, 0.0)
-            if ctrl is not None and ctrl.add_broken(beta):        # rate rows left out and broken: add them
+            if ctrl is not None and ctrl.add_broken(beta, delta):        # rate rows left out and broken: add them
                 continue
-            missing = st.violated_rows(rows, keep, beta, theta, lams, self.scheme, on=on)
+            missing = st.violated_rows(rows, keep, beta, theta, lams, self.scheme, on=on, delta=delta)
             if missing.any() and iterations < 4 + self.max_rounds:
                 force = missing if force is None else force | missing
                 continue
             b = beta * scale_b
             b[0], b[-1] = b_ends                               # exact boundary speeds (solver tol ~1e-7)
-            law = TimeLaw(theta, b)
+            law = TimeLaw(theta, b, None if delta is None else delta * (self.L * self.Bbar))
             b_st = np.interp(ths, theta, b)
             if viscous and viscous_rounds < self.max_viscous_iterations and \
                     refine.tangent_gap(robot, data, b_ref, b, theta, lams, self.scheme, scales, on) > VISCOUS_TOL:
@@ -210,9 +213,9 @@ class TimeOptimalPlanner:
                 b_ref = np.maximum(b_st, 1e-8 * max(b_st.max(), 1e-300))
                 continue
             t0 = time.perf_counter()
-            check = check_time_law(robot, self.sub, law.b)
+            check = check_time_law(robot, self.sub, law.b, law.d)
             for lim in self.limits:
-                lim.check_time_law(robot, self.sub, law.b, check)
+                lim.check_time_law(robot, self.sub, law.b, check, law.d)
             timings["verify"] += time.perf_counter() - t0
             over = {kind: check.ratios[kind] > 1.0 + CHECK_SHARE * self.tol for kind in check.ratios}
             n_over = int(sum(o.sum() for o in over.values()))

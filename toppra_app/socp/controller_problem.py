@@ -38,18 +38,18 @@ class ControllerProblem(StationProblem):
     """`StationProblem(N, R)` plus K point-row slots per grid point (6) and a cap on every β_i (7).
     `solve(values, ...)` also takes "p" (P·K·3,), "ph" (P·K,), "cap" (P,) and "D" (P,)."""
 
-    def __init__(self, N: int, R: int, K: int):
+    def __init__(self, N: int, R: int, K: int, linear: bool = False):
         if N < 2 or K < 1:
             raise ValueError("ControllerProblem: need N >= 2 intervals and K >= 1 point-row slots")
         self.K = int(K)
-        super().__init__(N, R)
+        super().__init__(N, R, linear)
 
     def _extra_variables(self, P: int) -> int:
         return P                                                                                # z of (8)
 
     def _extra_constraints(self, x, beta) -> list:
         P, K = self.N + 1, self.K
-        z0 = 2 * P + self.N
+        z0 = 2 * P + self.N + self.nd
         c = window_start(P)
         rows = np.repeat(np.arange(P * K), 3)
         cols = z0 + (np.repeat(c, K)[:, None] + np.arange(3)[None, :]).reshape(-1)
