@@ -183,8 +183,9 @@ def pack(rows: OneSided, keep: np.ndarray, theta: np.ndarray, lams: np.ndarray, 
         out[name] = np.where(valid, x / scale, 0.0).reshape(-1)
     out["h"] = np.where(valid, h / scale, UNUSED).reshape(-1)
     out["span"] = 2.0 * np.sqrt(2.0 * dsig)
-    if linear:
+    if linear:                                         # (2′) of `problem`: two halves of Δσ_j
         out["dsig"] = dsig
+        out["span"] = 2.0 * np.sqrt(dsig)
     return out
 
 
