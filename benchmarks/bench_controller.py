@@ -26,9 +26,10 @@ from .cases import robot, suite
 TORQUE_RATE = 1000.0          # N·m/s, a typical drive limit (issue 12)
 
 
-def profile():
+def profile(time_law: str = "constant"):
     from toppra_app.controller import ControllerProfile
-    return ControllerProfile(torque_headroom=0.9, velocity_headroom=0.95, torque_rate_max=TORQUE_RATE)
+    return ControllerProfile(torque_headroom=0.9, velocity_headroom=0.95, torque_rate_max=TORQUE_RATE,
+                             time_law=time_law)
 
 
 def sampled_rates(r, plan, dt: float = 1e-3) -> dict:
@@ -71,15 +72,22 @@ def run_case(case, repeats: int = 3) -> dict:
     row = dict(case=case.name, family=case.family, robot=case.robot)
     plain = lambda: TimeOptimalPlanner(r, JointPath.from_waypoints(W)).plan(sd_end=sd_end)          # noqa: E731
     ctrl = lambda: TimeOptimalPlanner(r, JointPath.from_waypoints(W), controller=prof).plan(sd_end=sd_end)  # noqa
+    lin = profile("linear")
+    ctrl_lin = lambda: TimeOptimalPlanner(r, JointPath.from_waypoints(W), controller=lin).plan(sd_end=sd_end)  # noqa
     try:
         plain()
         ctrl()                                                              # warm-up (compiles)
+        ctrl_lin()
     except InfeasiblePathError as exc:
         row.update(status="infeasible", message=str(exc)[:200])
         return row
     t_plain, p0, _ = _timed(plain, repeats)
     t_ctrl, p1, inaccurate = _timed(ctrl, repeats)
-    s0, s1 = sampled_rates(r, p0), sampled_rates(r, p1)
+    t_lin, p2, inaccurate_lin = _timed(ctrl_lin, repeats)
+    s0, s1, s2 = sampled_rates(r, p0), sampled_rates(r, p1), sampled_rates(r, p2)
+    row.update(lin_s=t_lin, lin_ratio=t_lin / t_plain, lin_solves=int(p2.iterations), lin_inaccurate=bool(inaccurate_lin),
+               lin_rate=s2["torque_rate"] / TORQUE_RATE, lin_torque=s2["torque"], lin_T=p2.duration,
+               lin_shorter=1.0 - p2.duration / p1.duration)
     row.update(status="ok", plain_s=t_plain, ctrl_s=t_ctrl, ratio=t_ctrl / t_plain, solves=int(p1.iterations),
                passes=int(p1.rate_info["passes"]), inaccurate=bool(inaccurate),
                plain_rate=s0["torque_rate"] / TORQUE_RATE, ctrl_rate=s1["torque_rate"] / TORQUE_RATE,
@@ -96,15 +104,22 @@ def summarise(rows) -> dict:
                 worst_case=ok[int(np.argmax(ratio))]["case"], inaccurate=sum(r["inaccurate"] for r in ok),
                 rate_worst=float(max(r["ctrl_rate"] for r in ok)), plain_rate_median=float(np.median(
                     [r["plain_rate"] for r in ok])), slower_median=float(np.median([r["slower"] for r in ok])),
-                slower_worst=float(max(r["slower"] for r in ok)), torque_worst=float(max(r["ctrl_torque"] for r in ok)))
+                slower_worst=float(max(r["slower"] for r in ok)), torque_worst=float(max(r["ctrl_torque"] for r in ok)),
+                lin_ratio_median=float(np.median([r["lin_ratio"] for r in ok])),
+                lin_ratio_worst=float(max(r["lin_ratio"] for r in ok)),
+                lin_inaccurate=sum(r["lin_inaccurate"] for r in ok), lin_rate_worst=float(max(r["lin_rate"] for r in ok)),
+                lin_shorter_median=float(np.median([r["lin_shorter"] for r in ok])),
+                lin_shorter_min=float(min(r["lin_shorter"] for r in ok)),
+                lin_shorter_max=float(max(r["lin_shorter"] for r in ok)))
 
 
 def markdown(rows, summary, command: str) -> str:
     lines = [f"Command: `{command}`  ", f"Profile: torque headroom 0.9, velocity headroom 0.95, torque rate ≤ "
              f"{TORQUE_RATE:g} N·m/s (1 ms samples), smooth starts and stops; times are medians of a warm process.",
              "", "| case | plain ms | controller ms | ratio | solves | inaccurate | plain rate / limit | "
-                 "controller rate / limit | max τ/τ_max | T plain s | T controller s | slower % |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                 "controller rate / limit | max τ/τ_max | T plain s | T controller s | slower % | linear ms | ratio | "
+                 "solves | rate / limit | T linear s | shorter % |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if r["status"] != "ok":
             lines.append(f"| {r['case']} | infeasible: {r['message'][:80]} | | | | | | | | | | |")
@@ -112,13 +127,19 @@ def markdown(rows, summary, command: str) -> str:
         lines.append(f"| {r['case']} | {1e3 * r['plain_s']:.0f} | {1e3 * r['ctrl_s']:.0f} | {r['ratio']:.2f} | "
                      f"{r['solves']} | {'yes' if r['inaccurate'] else 'no'} | {r['plain_rate']:.1f} | "
                      f"{r['ctrl_rate']:.4f} | {r['ctrl_torque']:.3f} | {r['plain_T']:.4f} | {r['ctrl_T']:.4f} | "
-                     f"{100 * r['slower']:+.1f} |")
+                     f"{100 * r['slower']:+.1f} | {1e3 * r['lin_s']:.0f} | {r['lin_ratio']:.2f} | {r['lin_solves']}"
+                     f"{' (inaccurate)' if r['lin_inaccurate'] else ''} | {r['lin_rate']:.4f} | {r['lin_T']:.4f} | "
+                     f"{100 * r['lin_shorter']:.1f} |")
     s = summary
     lines += ["", f"Time ratio controller / plain: median {s['ratio_median']:.2f}×, worst {s['ratio_worst']:.2f}× "
               f"({s['worst_case']}); inaccurate solves: {s['inaccurate']}; worst sampled torque rate "
               f"{s['rate_worst']:.4f} × the limit (plain plans: median {s['plain_rate_median']:.1f}×); worst |τ|/τ_max "
               f"{s['torque_worst']:.3f}; duration +{100 * s['slower_median']:.1f} % median, "
-              f"+{100 * s['slower_worst']:.1f} % worst."]
+              f"+{100 * s['slower_worst']:.1f} % worst.",
+              "", f"time_law=\"linear\": planning time / plain median {s['lin_ratio_median']:.2f}×, worst "
+              f"{s['lin_ratio_worst']:.2f}×; inaccurate solves: {s['lin_inaccurate']}; worst sampled torque rate "
+              f"{s['lin_rate_worst']:.4f} × the limit; durations {100 * s['lin_shorter_median']:.1f} % shorter than the "
+              f"constant law's (median; {100 * s['lin_shorter_min']:.1f} … {100 * s['lin_shorter_max']:.1f} %)."]
     return "\n".join(lines) + "\n"
 
 
@@ -138,12 +159,17 @@ def run_controller_benchmark(out=print, quick: bool = False, repeats: int = 3, j
             continue
         out(f"{r['case']:34s} {1e3 * r['plain_s']:8.1f} {1e3 * r['ctrl_s']:8.1f} {r['ratio']:6.2f} {r['solves']:6d} "
             f"{'yes' if r['inaccurate'] else 'no':>5s} {r['plain_rate']:10.1f} {r['ctrl_rate']:9.4f} "
-            f"{r['ctrl_torque']:6.3f} {100 * r['slower']:+8.1f}")
+            f"{r['ctrl_torque']:6.3f} {100 * r['slower']:+8.1f}   linear {1e3 * r['lin_s']:7.1f} ms {r['lin_ratio']:5.2f}x "
+            f"rate {r['lin_rate']:.4f} T {r['lin_T']:.3f} shorter {100 * r['lin_shorter']:5.1f} %"
+            f"{' INACCURATE' if r['lin_inaccurate'] else ''}")
     summary = summarise(rows)
     out(f"ratio median {summary['ratio_median']:.2f}×, worst {summary['ratio_worst']:.2f}× ({summary['worst_case']}); "
         f"inaccurate {summary['inaccurate']}; worst rate {summary['rate_worst']:.4f} × limit")
     out(f"  {'PASS' if summary['ratio_median'] <= 2.0 else 'FAIL'}  planning time ≤ 2× the plain plan (median)")
     out(f"  {'PASS' if summary['inaccurate'] == 0 else 'FAIL'}  no inaccurate solves")
+    out(f"time_law='linear': ratio median {summary['lin_ratio_median']:.2f}×, worst {summary['lin_ratio_worst']:.2f}×; "
+        f"inaccurate {summary['lin_inaccurate']}; worst rate {summary['lin_rate_worst']:.4f} × limit; durations "
+        f"{100 * summary['lin_shorter_median']:.1f} % shorter (median)")
     result = dict(rows=rows, summary=summary)
     if json_path:
         with open(json_path, "w") as fh:

@@ -23,7 +23,8 @@ import numpy as np
 from .errors import InputError, short_repr
 
 FIELDS = ("torque_headroom", "velocity_headroom", "qdd_max", "torque_rate_max", "jerk_max", "dt", "smooth_ends",
-          "max_passes")
+          "max_passes", "time_law")
+TIME_LAWS = ("constant", "linear")
 
 
 def _fraction(value, name: str) -> float:
@@ -57,8 +58,10 @@ def _per_joint(value, name: str):
 class ControllerProfile:
     """Headroom factors (0, 1] on τ_max and q̇_max, acceleration limits (rad/s², m/s²), torque-rate limits
     (N·m/s), jerk limits (rad/s³) — each None, a number or one per joint — the controller's sample period
-    `dt` (s), `smooth_ends` (limit the steps from and to rest) and `max_passes` (solves of the rate rows
-    around the last speed profile, 1–20)."""
+    `dt` (s), `smooth_ends` (limit the steps from and to rest), `max_passes` (solves of the rate rows
+    around the last speed profile, 1–20) and `time_law`: "constant" (θ̈ constant per grid interval) or
+    "linear" (θ̈ linear and continuous: no steps of q̈ and τ at grid points, so rate-limited plans do not
+    creep — shorter motions for a longer planning time, docs/controller.md)."""
     torque_headroom: float = 0.9
     velocity_headroom: float = 0.95
     qdd_max: object = None
@@ -67,6 +70,7 @@ class ControllerProfile:
     dt: float = 1e-3
     smooth_ends: bool = True
     max_passes: int = 4
+    time_law: str = "constant"
 
     def __post_init__(self):
         set_ = lambda k, v: object.__setattr__(self, k, v)   # noqa: E731
@@ -87,6 +91,9 @@ class ControllerProfile:
                 or not 1 <= mp <= 20:
             raise InputError(f"controller.max_passes: expected a whole number from 1 to 20, got {short_repr(mp)}")
         set_("max_passes", int(mp))
+        if not isinstance(self.time_law, str) or self.time_law not in TIME_LAWS:
+            raise InputError(f"controller.time_law: expected one of {', '.join(TIME_LAWS)}, got "
+                             f"{short_repr(self.time_law)}")
 
     @property
     def has_rates(self) -> bool:
@@ -145,6 +152,9 @@ class ControllerProfile:
                 raise InputError(f"--controller: expected key=value, got {item!r} (keys: {', '.join(FIELDS)})")
             if key in table:
                 raise InputError(f"--controller: {key} given twice")
+            if key == "time_law":
+                table[key] = value
+                continue
             if key == "smooth_ends":
                 if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
                     raise InputError(f"--controller: smooth_ends: expected true or false, got {value!r}")

@@ -1,4 +1,5 @@
-"""The exact time law of a piecewise-constant-θ̈ speed profile, and sampled joint trajectories.
+"""The exact time law of a piecewise-constant (or piecewise-linear, continuous) θ̈ speed profile, and
+sampled joint trajectories.
 
 On a grid θ_0 < … < θ_N with b_i = θ̇²(θ_i), a constant path acceleration per interval makes b linear
 in θ there (b′ = 2θ̈), so (Verscheure et al. 2009; Lipp & Boyd 2014)
@@ -43,24 +44,50 @@ class TrajectorySample:
 
 
 class TimeLaw:
-    """θ(t) from grid values b_i = θ̇² (≥ 0), exact for a constant θ̈ per interval."""
+    """θ(t) from grid values b_i = θ̇²(θ_i) (≥ 0), exact for θ̈ constant per interval (`d` None or 0) or
+    linear and continuous per interval: with u = (θ − θ_j)/Δθ_j ∈ [0, 1] and ā_j = (b_{j+1} − b_j)/(2Δθ_j),
 
-    def __init__(self, theta, b):
+        θ̈ = ā_j + d_j (u − ½),      θ̇² = (1 − u) b_j + u b_{j+1} − d_j Δθ_j u (1 − u),
+
+    d_j = θ̈(θ_{j+1}) − θ̈(θ_j) the change of θ̈ across interval j (continuity at the grid points is the
+    caller's: the node values are `sdd_grid`). The time of a part of an interval is the closed-form
+    integral of 1/√(C + B v + A v²) (`elapsed`), and θ(t) its inverse (safeguarded Newton)."""
+
+    def __init__(self, theta, b, d=None):
         self.theta = np.asarray(theta, dtype=float)
         self.b = np.maximum(np.asarray(b, dtype=float), 0.0)
         if self.theta.ndim != 1 or self.theta.shape != self.b.shape or self.theta.size < 2:
             raise ValueError("TimeLaw: theta and b must be 1-D arrays of the same length >= 2")
         dth = np.diff(self.theta)
+        self.d = np.zeros(dth.size) if d is None else np.asarray(d, dtype=float).copy()
+        if self.d.shape != dth.shape or not np.isfinite(self.d).all():
+            raise ValueError("TimeLaw: d must be a finite 1-D array with one value per interval")
+        self.linear = bool(np.any(self.d != 0.0))
         self.sd_grid = np.sqrt(self.b)
-        self.a = (self.b[1:] - self.b[:-1]) / (2.0 * dth)                       # θ̈ per interval
+        self.a = (self.b[1:] - self.b[:-1]) / (2.0 * dth)              # θ̈ per interval (its mean if linear)
         den = self.sd_grid[1:] + self.sd_grid[:-1]
         with np.errstate(divide="ignore"):
             self.dt = np.where(den > 0, 2.0 * dth / np.where(den > 0, den, 1.0), np.inf)
+        if self.linear:
+            on = self.d != 0.0
+            self.dt[on] = elapsed(*self._quadratic(np.flatnonzero(on)), dth[on], self.b[1:][on])
         if not np.isfinite(self.dt).all():
             j = int(np.flatnonzero(~np.isfinite(self.dt))[0])
             raise ValueError(f"TimeLaw: the speed is zero on the whole interval {j} "
                              f"(θ ∈ [{self.theta[j]:.6g}, {self.theta[j + 1]:.6g}]): the motion stops there")
         self.t = np.concatenate(([0.0], np.cumsum(self.dt)))                     # time at grid points
+
+    def _quadratic(self, j):
+        """(C, B, A) of θ̇² = C + B v + A v² on intervals j, v = θ − θ_j."""
+        dth = self.theta[j + 1] - self.theta[j]
+        return self.b[j], 2.0 * self.a[j] - self.d[j], self.d[j] / dth
+
+    def _b_at(self, j, x):
+        """θ̇² at θ_j + x written through both ends (exactly b_j, b_{j+1} there: near a stop the time and
+        speed depend on √b, so the rounding of C + B x + A x² would show as ~1e-8)."""
+        dth = self.theta[j + 1] - self.theta[j]
+        u = x / dth
+        return np.maximum((1.0 - u) * self.b[j] + u * self.b[j + 1] - self.d[j] * dth * u * (1.0 - u), 0.0)
 
     @property
     def duration(self) -> float:
@@ -68,8 +95,8 @@ class TimeLaw:
 
     @property
     def sdd_grid(self) -> np.ndarray:
-        """θ̈ at the grid points (the following interval's, the last interval's at the end)."""
-        return np.append(self.a, self.a[-1])
+        """θ̈ at the grid points (constant law: the following interval's, the last interval's at the end)."""
+        return np.append(self.a - 0.5 * self.d, self.a[-1] + 0.5 * self.d[-1])
 
     def __call__(self, t):
         """θ, θ̇, θ̈ at times t (clipped to [0, duration])."""
@@ -80,10 +107,23 @@ class TimeLaw:
         s = self.theta[j] + sd0 * tau + 0.5 * a * tau * tau
         sd = np.maximum(sd0 + a * tau, 0.0)
         s = np.minimum(s, self.theta[j + 1])
-        return s, sd, a.copy()
+        a = a.copy()
+        if self.linear:
+            on = self.d[j] != 0.0
+            if np.any(on):
+                jj, dth = j[on], self.theta[j[on] + 1] - self.theta[j[on]]
+                C, B, A = self._quadratic(jj)
+                x = _invert(C, B, A, dth, tau[on], np.clip(s[on] - self.theta[jj], 0.0, dth),
+                            lambda x: self._b_at(jj, x))
+                # an interval's end exactly (t − t_j rounds to within ~1 ulp of Δt_j there; at a stop √b would show it)
+                x = np.where(tau[on] >= self.dt[jj] - 4e-16 * self.duration, dth, x)
+                s[on] = np.where(x >= dth, self.theta[jj + 1], self.theta[jj] + x)
+                sd[on] = np.sqrt(self._b_at(jj, x))
+                a[on] = 0.5 * B + A * x
+        return s, sd, a
 
     def at_theta(self, theta):
-        """θ̇, θ̈ and t at path parameters theta (b interpolated linearly inside each interval)."""
+        """θ̇, θ̈ and t at path parameters theta."""
         th = np.asarray(theta, dtype=float)
         j = np.clip(np.searchsorted(self.theta, th, side="right") - 1, 0, self.a.size - 1)
         u = (th - self.theta[j]) / (self.theta[j + 1] - self.theta[j])
@@ -92,7 +132,65 @@ class TimeLaw:
         den = self.sd_grid[j] + sd
         with np.errstate(divide="ignore", invalid="ignore"):
             t = self.t[j] + np.where(den > 0, 2.0 * (th - self.theta[j]) / np.where(den > 0, den, 1.0), 0.0)
-        return sd, self.a[j], t
+        sdd = self.a[j].copy()
+        if self.linear:
+            on = self.d[j] != 0.0
+            if np.any(on):
+                jj = j[on]
+                C, B, A = self._quadratic(jj)
+                x = th[on] - self.theta[jj]
+                bx = self._b_at(jj, x)
+                sd[on] = np.sqrt(bx)
+                sdd[on] = 0.5 * B + A * x
+                t[on] = self.t[jj] + elapsed(C, B, A, x, bx)
+        return sd, sdd, t
+
+
+def elapsed(C, B, A, x, Q1=None):
+    """∫_0^x dv / √(C + B v + A v²) (arrays; C ≥ 0 and the quadratic ≥ 0 on [0, x]); inf where it diverges.
+    `Q1`: the quadratic's value at x where it is known exactly (a grid point's b): near a stop the time
+    depends on √Q(x), so the rounding of C + B x + A x² (~1e-16) would move it by ~1e-8.
+
+    A = 0: 2x/(√C + √Q(x)). A > 0: log1p(g(x)/g(0) − 1)/√A with g = 2√A √Q + 2A v + B, the difference
+    g(x) − g(0) = 2√A (√Q(x) − √C + √A x) written without cancellation. A < 0: (arcsin w(x) − arcsin w(0))/√−A,
+    w = −(2A v + B)/√(B² − 4AC), as one atan2 of the sine and cosine of the difference. Both tend to the
+    A = 0 form as A → 0 without cancellation."""
+    C, B, A, x = (np.asarray(v, dtype=float) for v in (C, B, A, x))
+    Q1 = np.maximum(C + x * (B + A * x) if Q1 is None else np.asarray(Q1, dtype=float), 0.0)
+    s0, s1 = np.sqrt(np.maximum(C, 0.0)), np.sqrt(Q1)
+    ssum = s0 + s1
+    r = np.sqrt(np.abs(A))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        lin = np.where(ssum > 0, 2.0 * x / np.where(ssum > 0, ssum, 1.0), np.where(x > 0, np.inf, 0.0))
+        diff = np.where(ssum > 0, (Q1 - C) / np.where(ssum > 0, ssum, 1.0), 0.0)               # √Q(x) − √C
+        g0 = 2.0 * r * s0 + B
+        up = np.log1p(2.0 * r * (diff + r * x) / g0) / r
+        up = np.where(np.isnan(up), np.inf, up)
+        down = np.arctan2(2.0 * r * (B * diff - 2.0 * A * x * s0), 4.0 * r * r * s0 * s1 + (2.0 * A * x + B) * B) / r
+    out = np.where(A > 0, up, np.where(A < 0, down, lin))
+    return np.where(x > 0, out, 0.0)
+
+
+def _invert(C, B, A, dth, tau, x0, b_at, iterations: int = 60):
+    """x ∈ [0, dth] with `elapsed(C, B, A, x)` = tau: Newton (dT/dx = 1/√Q) kept inside a shrinking bracket,
+    bisection where a Newton step would leave it; `b_at(x)` the quadratic (`TimeLaw._b_at`)."""
+    lo, hi = np.zeros_like(dth), dth.copy()
+    x = np.clip(x0, lo, hi)
+    for _ in range(iterations):
+        bx = b_at(x)
+        f = elapsed(C, B, A, x, bx) - tau
+        lo = np.where(f <= 0, x, lo)
+        hi = np.where(f >= 0, x, hi)
+        q = np.sqrt(bx)
+        with np.errstate(invalid="ignore"):
+            xn = x - f * q
+        bad = ~((xn > lo) & (xn < hi)) | ~np.isfinite(xn)
+        xn = np.where(bad, 0.5 * (lo + hi), xn)
+        done = np.abs(xn - x) <= 4e-16 * np.maximum(dth, 1e-300)
+        x = xn
+        if done.all():
+            break
+    return x
 
 
 MAX_SAMPLES = 10_000_000           # documented bound (docs/safety.md): samples of one sampled trajectory

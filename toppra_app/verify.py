@@ -117,16 +117,28 @@ def joint_limits(robot) -> dict:
     return {"velocity": robot.qd_max, "acceleration": robot.qdd_max, "torque": robot.tau_max}
 
 
-def sub_sample_values(robot, sub: SubSamples, b) -> dict:
-    """{kind: (N·(S+1), n) values} of torque (if limited), joint velocity and acceleration at the
-    sub-samples of the exact time law through grid values b (b linear inside each interval)."""
+def sub_sample_speeds(sub: SubSamples, b, d=None) -> tuple[np.ndarray, np.ndarray]:
+    """(θ̇², θ̈), each (N, S+1), at the sub-samples of the exact time law through grid values b: θ̈
+    constant per interval (b linear inside it), or with `d` (N,) linear and continuous (`trajectory.TimeLaw`)."""
     b = np.maximum(np.asarray(b, dtype=float), 0.0)
-    N, S1 = sub.theta.shape
-    th = sub.theta_grid
-    a = (b[1:] - b[:-1]) / (2.0 * np.diff(th))                                  # (N,)
-    bs = (1.0 - sub.u)[None, :] * b[:-1, None] + sub.u[None, :] * b[1:, None]   # (N, S+1)
-    sd = np.sqrt(np.maximum(bs, 0.0)).reshape(-1, 1)
-    sdd = np.repeat(a, S1)[:, None]
+    u = sub.u[None, :]
+    dth = np.diff(sub.theta_grid)[:, None]
+    a = (b[1:] - b[:-1])[:, None] / (2.0 * dth)                                 # (N, 1)
+    bs = (1.0 - u) * b[:-1, None] + u * b[1:, None]                             # (N, S+1)
+    sdd = np.broadcast_to(a, bs.shape)
+    if d is not None and np.any(d):
+        d = np.asarray(d, dtype=float)[:, None]
+        bs = bs - d * dth * u * (1.0 - u)
+        sdd = a + d * (u - 0.5)
+    return np.maximum(bs, 0.0), sdd
+
+
+def sub_sample_values(robot, sub: SubSamples, b, d=None) -> dict:
+    """{kind: (N·(S+1), n) values} of torque (if limited), joint velocity and acceleration at the
+    sub-samples of the exact time law through grid values b (and d, `sub_sample_speeds`)."""
+    bs, sdd = sub_sample_speeds(sub, b, d)
+    sd = np.sqrt(bs).reshape(-1, 1)
+    sdd = sdd.reshape(-1, 1)
     qd = sub.dq * sd
     qdd = sub.dq * sdd + sub.ddq * sd * sd
     values = {"velocity": qd, "acceleration": qdd}
@@ -135,13 +147,12 @@ def sub_sample_values(robot, sub: SubSamples, b) -> dict:
     return values
 
 
-def check_time_law(robot, sub: SubSamples, b) -> LimitCheck:
+def check_time_law(robot, sub: SubSamples, b, d=None) -> LimitCheck:
     """Ratios |value| / limit of torque, joint velocity and acceleration at the sub-samples of the
-    exact time law through grid values b (b linear inside each interval)."""
-    b = np.maximum(np.asarray(b, dtype=float), 0.0)
+    exact time law through grid values b (and d: θ̈ linear per interval, `sub_sample_speeds`)."""
     N, S1 = sub.theta.shape
     n = robot.n
-    values = sub_sample_values(robot, sub, b)
+    values = sub_sample_values(robot, sub, b, d)
     limits = joint_limits(robot)
     ratios, worst, at = {}, {}, {}
     rho = np.zeros((N, S1))

@@ -50,7 +50,7 @@ from dynamics.model import ModelError
 
 from .rows import INACTIVE, Limit, PathData, RowBlock
 from ..errors import InputError
-from ..verify import Worst
+from ..verify import Worst, sub_sample_speeds
 from ..errors import short_repr
 
 
@@ -141,12 +141,12 @@ class _FrameRowLimit(Limit):
         """How a factor s ≤ 1 on the physical limit scales the row's B (speed: s², energy: s)."""
         return s
 
-    def check_time_law(self, robot, sub, b, check) -> None:
-        """Ratios value/limit at the planner's sub-samples of the exact time law (b linear per interval),
-        added to `check` (a `verify.LimitCheck`) as kind ``self.kind``, shape (N, 1), joint −1."""
-        b = np.maximum(np.asarray(b, dtype=float), 0.0)
+    def check_time_law(self, robot, sub, b, check, d=None) -> None:
+        """Ratios value/limit at the planner's sub-samples of the exact time law (grid values b, and d
+        where θ̈ is linear per interval), added to `check` (a `verify.LimitCheck`) as kind ``self.kind``,
+        shape (N, 1), joint −1."""
         N, S1 = sub.theta.shape
-        bs = (1.0 - sub.u)[None, :] * b[:-1, None] + sub.u[None, :] * b[1:, None]     # (N, S+1)
+        bs = sub_sample_speeds(sub, b, d)[0]                                            # (N, S+1)
         k = self._k(robot, sub.q, sub.dq, sub.q).reshape(N, S1)
         r = self.ratio_from_coefficient(k, bs)
         check.ratios[self.kind] = r.max(axis=1)[:, None]

@@ -134,7 +134,7 @@ class Limit:
     def rows(self, data: PathData, *, b_ref=None, scales=None) -> RowBlock | None:
         raise NotImplementedError
 
-    def check_time_law(self, robot, sub, b, check) -> None:
+    def check_time_law(self, robot, sub, b, check, d=None) -> None:
         return None
 
 

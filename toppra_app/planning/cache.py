@@ -23,10 +23,10 @@ _LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def acquire(N: int, R: int, K: int = 0):
-    """A `StationProblem` for (N, R) (with K > 0 a `ControllerProblem` for (N, R, K)), locked for the
-    caller for the duration of the `with` block."""
-    key = (int(N), int(R)) if not K else (int(N), int(R), int(K))
+def acquire(N: int, R: int, K: int = 0, linear: bool = False):
+    """A `StationProblem` for (N, R) (with K > 0 a `ControllerProblem` for (N, R, K); `linear`: θ̈ linear
+    per interval), locked for the caller for the duration of the `with` block."""
+    key = ((int(N), int(R)) if not K else (int(N), int(R), int(K))) + (("linear",) if linear else ())
     prob = None
     with _LOCK:
         pool = _POOL.setdefault(key, [])
@@ -35,7 +35,7 @@ def acquire(N: int, R: int, K: int = 0):
                 prob = candidate
                 break
         if prob is None and len(pool) < MAX_INSTANCES:
-            prob = StationProblem(*key) if len(key) == 2 else ControllerProblem(*key)
+            prob = StationProblem(N, R, linear=linear) if not K else ControllerProblem(N, R, K, linear=linear)
             prob.lock.acquire()
             pool.append(prob)
         first = pool[0]
@@ -51,4 +51,4 @@ def acquire(N: int, R: int, K: int = 0):
 def compiled_structures() -> list[tuple]:
     """(N, R) (or (N, R, K), controller profile) of every structure compiled in this process."""
     with _LOCK:
-        return sorted(k for k, pool in _POOL.items() if any(p.compiled for p in pool))
+        return sorted((k for k, pool in _POOL.items() if any(p.compiled for p in pool)), key=repr)

@@ -83,6 +83,7 @@ class ControllerRows:
         (bl, gl, al), (br, gr, ar) = ([pick(co, k) for k in ("beta", "gamma", "alpha")] for co in sides)
         self.al, self.be, self.ga = 0.5 * (al + ar), 0.5 * (bl + br), 0.5 * (gl + gr)
         self.dbe, self.dga = 0.5 * np.abs(br - bl), 0.5 * np.abs(gr - gl)
+        self.be_sides, self.ga_sides = (bl, br), (gl, gr)                  # (the linear law's rows use each side)
         self.Lg = np.array([self.limits[kind][k] for kind, k in cols])
         self.visc = bool(np.any(self.za) or np.any(self.zb))
         self.E = 2 if self.visc else 1                      # θ̇ ends of (C3): √b̄ (and 0 with viscous terms)
@@ -172,7 +173,7 @@ class ControllerRows:
         keep = keep.reshape(keep.shape[0], -1)
         return keep & (self._rows[1] < UNUSED)
 
-    def add_broken(self, beta) -> bool:
+    def add_broken(self, beta, delta=None) -> bool:
         """After a solve: add every left-out row the profile β (grid points, scaled) breaks;
         True if any was added (solve again) — at most `MAX_ADD_ROUNDS` times per pass."""
         self.solves += 1
@@ -350,16 +351,17 @@ class ControllerRows:
 
 
 def controller_rows(profile, robot, path, theta, L: float, Bbar: float, law0, sd_start: float, sd_end: float,
-                    tol: float) -> ControllerRows:
+                    tol: float, cls=None) -> ControllerRows:
     """The rate rows of the controller profile for one plan, first capped by the coarse reachability
-    profile `law0`'s larger value on each coarse interval (or, without one, 4× the reference speed)."""
+    profile `law0`'s larger value on each coarse interval (or, without one, 4× the reference speed);
+    `cls`: `ControllerRows` (default) or `controller_linear.LinearControllerRows`."""
     if law0 is not None:                       # the larger end of the coarse interval holding each point
         ct, cb = law0.theta, law0.b
         j = np.clip(np.searchsorted(ct, theta, side="right") - 1, 0, ct.size - 2)
         b_first = np.maximum(cb[j], cb[j + 1])
     else:
         b_first = np.full(theta.size, 4.0 * Bbar * L ** 2)
-    return ControllerRows(profile, robot, path, theta, L, Bbar, sd_start, sd_end, b_first, tol)
+    return (cls or ControllerRows)(profile, robot, path, theta, L, Bbar, sd_start, sd_end, b_first, tol)
 
 
 def ramp_profile(theta, g_start, g_end, L, rest) -> np.ndarray:

@@ -121,13 +121,13 @@ CONTROLLER_PROBE: dict = dict(iterative_refinement_enable=False, tol_gap_abs=1e-
 
 
 def solve_station_problem(N: int, R: int, values: dict, solver, sd_start: float, sd_end: float, K: int = 0,
-                          probed=None):
+                          probed=None, linear: bool = False):
     """Solve the compiled problem of structure (N, R) with `values` down the solver chain; K > 0: with K
     controller-row slots, and with `probed` (a callable told whether it succeeded) a `CONTROLLER_PROBE`
     try first. An infeasible
     report is explained: rest to rest with every point holdable (checked before) it is a numerical
     failure (`SolverError`) — creeping is always feasible; otherwise the boundary speeds cannot be met."""
-    with cache.acquire(N, R, K) as problem:
+    with cache.acquire(N, R, K, linear) as problem:
         out = solve_with_chain(lambda name, opts: problem.solve(values, name, opts), solver,
                                clarabel=CONTROLLER_CLARABEL if K else None,
                                probe=CONTROLLER_PROBE if K and probed else None, probed=probed)

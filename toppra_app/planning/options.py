@@ -117,3 +117,20 @@ def rate_limits(robot, torque_rate_max, jerk_max, rate_dt):
     from ..limits.rates import RateLimits
     return RateLimits(robot, torque_rate_max, jerk_max, rate_dt) if (
         torque_rate_max is not None or jerk_max is not None) else None
+
+
+def linear_law(time_law, controller, energy_weight: float, rates) -> bool:
+    """Whether plans have θ̈ linear per interval: the planner's `time_law` option or the controller
+    profile's; not with the time–energy objective or the sequential rate limits (`planning.sequential`)."""
+    linear = choice(time_law, "time_law", ("constant", "linear")) == "linear" or (
+        controller is not None and controller.time_law == "linear")
+    if linear and (energy_weight > 0 or rates is not None):
+        raise InputError("time_law: 'linear' plans for time with the controller profile's rates; it cannot be "
+                         "combined with energy_weight or the torque_rate_max / jerk_max planner options")
+    return linear
+
+
+def estimates_gap(energy_weight: float, rates, controller) -> bool:
+    """Whether plans estimate their gap to the optimum (and may refine the grid for it): not with the
+    time–energy objective, rate limits or a controller profile with rates."""
+    return energy_weight == 0 and rates is None and not (controller is not None and controller.has_rates)

@@ -36,9 +36,10 @@ from ..trajectory import TimeLaw
 from ..verify import check_time_law, gap_estimate, interval_room
 from . import diagnose, refine
 from .controller import controller_rows
+from .controller_linear import LinearControllerRows
 from .grid import MAX_INTERVALS, parse_grid, split_grid
 from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, REFINE_MAX_INTERVALS, REFINE_SHARE, choice, controlled_robot,
-                      energy_terms, joint_path, limit_list, number, rate_limits, whole)
+                      energy_terms, estimates_gap, joint_path, limit_list, linear_law, number, rate_limits, whole)
 from .placement import holding
 from .prepare import limit_blocks, prepare, reference_b
 from .result import TimeOptimalPlan, with_earlier_work
@@ -61,8 +62,9 @@ class TimeOptimalPlanner:
     `RobotModel.with_payload`; `limits` – replaces the joint limits; `tool_speed_max`,
     `collision_energy_max`, `cartesian_frame`, `contact_mass` – Cartesian limits (`cartesian_limits`);
     `prune` – pack only the rows that can bind (default True); `relocate` – move grid points to where the
-    optimum switches before the first solve (`placement`, default True). Energy-weighted objectives and torque-rate
-    / jerk limits plan through `planning.sequential` (see `plan`)."""
+    optimum switches before the first solve (`placement`, default True); `time_law` – "constant" (θ̈ constant per
+    interval, default) or "linear" (continuous, `trajectory.TimeLaw`; also the controller profile's field).
+    Energy-weighted objectives and torque-rate / jerk limits plan through `planning.sequential` (see `plan`)."""
 
     def __init__(self, robot, path, grid=None, *, scheme: str = "interpolation", substeps: int = DEFAULT_SUBSTEPS,
                  tol: float = DEFAULT_TOL, max_rounds: int = 8, solver: str = "CLARABEL",
@@ -71,7 +73,8 @@ class TimeOptimalPlanner:
                  cartesian_frame: str | None = None, contact_mass=None, max_viscous_iterations: int = 4,
                  prune: bool = True, energy_weight: float = 0.0, energy_R=None, torque_rate_max=None,
                  jerk_max=None, rate_dt: float = 1e-3, max_rate_iterations: int = 40, max_splits: int = 2,
-                 gap_target: float = REFINE_ABOVE, controller=None, relocate: bool = True):
+                 gap_target: float = REFINE_ABOVE, controller=None, relocate: bool = True,
+                 time_law: str = "constant"):
         self._options = {k: v for k, v in locals().items() if k not in ("self", "robot", "path", "grid")}
         # checked in this order (`options`): the first bad option is the one reported
         self.drive_robot = robot                                 # the robot as given (`_split`)
@@ -92,6 +95,8 @@ class TimeOptimalPlanner:
         self.energy_weight, self.energy_R = energy_terms(robot, energy_weight, energy_R, self.controller)
         self.rates = rate_limits(robot, torque_rate_max, jerk_max, rate_dt)
         self.max_rate_iterations = whole(max_rate_iterations, "max_rate_iterations", 1, 1000)
+        self.linear = linear_law(time_law, self.controller, self.energy_weight, self.rates)
+        self.estimates_gap = estimates_gap(self.energy_weight, self.rates, self.controller)
         self.grid_mode, self.grid_spec = parse_grid(path, grid)
         # the default grid may be refined (split) where repairs at the stations stall; a grid the user sized
         # or gave stays as it is
@@ -111,16 +116,11 @@ class TimeOptimalPlanner:
                         scheme=self.scheme, substeps=self.substeps, tol=self.tol,
                         check_positions=self.check_position_limits, relocate=self.relocate,
                         gap_target=self.gap_target,
-                        may_refine=self.auto_grid and self.max_splits > 0 and self._estimates_gap())
+                        may_refine=self.auto_grid and self.max_splits > 0 and self.estimates_gap)
             self.theta, self.L, self.Bbar, self.law0, self.all_stations = s.theta, s.L, s.Bbar, s.law, s.all_stations
             self.sub, self.ths, self.samples, self.b_ref0 = s.sub, s.ths, s.samples, s.b_ref
             self.lams0, self.moved0 = s.lams, s.moved
             self._ready = True
-
-    def _estimates_gap(self) -> bool:
-        """Whether plans estimate their gap to the optimum (and may refine the grid for it, `plan`)."""
-        return self.energy_weight == 0 and self.rates is None and not (
-            self.controller is not None and self.controller.has_rates)
 
     def _blocks(self, data, b_ref, scales):
         return limit_blocks(self.limits, data, b_ref, scales)
@@ -153,12 +153,13 @@ class TimeOptimalPlanner:
         if np.isfinite(robot.tau_max).any():
             self.sub.prefetch(robot)                           # the check's kinematics, during the solve
         b_ends = np.array([sd_start ** 2, sd_end ** 2])
+        linear = self.linear and not self.all_stations        # dense waypoint paths: θ̈ constant per interval
         scale_b = self.L ** 2 * self.Bbar                      # b = scale_b β
         ctrl = None
         if self.controller is not None and self.controller.has_rates:
             t0 = time.perf_counter()
             ctrl = controller_rows(self.controller, robot, self.path, self.theta, self.L, self.Bbar, self.law0,
-                                   sd_start, sd_end, self.tol)
+                                   sd_start, sd_end, self.tol, LinearControllerRows if linear else None)
             timings["coefficients"] += time.perf_counter() - t0
         b_ref, force = self.b_ref0, None
         scales = refine.base_scales(self.limits, P, ths.size, robot.n, self.tol)
@@ -175,7 +176,7 @@ class TimeOptimalPlanner:
                 first = False
             on = st.stations_on(moved | self.all_stations, self.scheme)
             rows, keep, K, values = st.packed(blocks, self.L, self.Bbar, theta, lams, self.scheme, on,
-                                              b_ref / scale_b if self.prune else None, force)
+                                              b_ref / scale_b if self.prune else None, force, linear)
             values["ends"] = b_ends / scale_b
             if ctrl is not None:
                 values.update(ctrl.values())
@@ -183,7 +184,7 @@ class TimeOptimalPlanner:
             try:
                 status, beta, solver_used, wall, compile_s = diagnose.solve_station_problem(
                     P - 1, lams.shape[1] * K, values, self.solver, sd_start, sd_end, ctrl.K if ctrl else 0,
-                    probed=ctrl.probed if ctrl is not None and ctrl.probe else None)
+                    probed=ctrl.probed if ctrl is not None and ctrl.probe else None, linear=linear)
             except (SolverError, InfeasiblePathError):
                 if rounds == 0:
                     raise
@@ -193,16 +194,17 @@ class TimeOptimalPlanner:
             iterations += 1
             timings["solve"] += wall - compile_s
             timings["compile"] += compile_s
+            beta, delta = (beta[:P], beta[P:]) if linear else (beta, None)
             beta = np.maximum(beta, 0.0)
-            if ctrl is not None and ctrl.add_broken(beta):        # rate rows left out and broken: add them
+            if ctrl is not None and ctrl.add_broken(beta, delta):        # rate rows left out and broken: add them
                 continue
-            missing = st.violated_rows(rows, keep, beta, theta, lams, self.scheme, on=on)
+            missing = st.violated_rows(rows, keep, beta, theta, lams, self.scheme, on=on, delta=delta)
             if missing.any() and iterations < 4 + self.max_rounds:
                 force = missing if force is None else force | missing
                 continue
             b = beta * scale_b
             b[0], b[-1] = b_ends                               # exact boundary speeds (solver tol ~1e-7)
-            law = TimeLaw(theta, b)
+            law = TimeLaw(theta, b, None if delta is None else delta * (self.L * self.Bbar))
             b_st = np.interp(ths, theta, b)
             if viscous and viscous_rounds < self.max_viscous_iterations and \
                     refine.tangent_gap(robot, data, b_ref, b, theta, lams, self.scheme, scales, on) > VISCOUS_TOL:
@@ -210,9 +212,9 @@ class TimeOptimalPlanner:
                 b_ref = np.maximum(b_st, 1e-8 * max(b_st.max(), 1e-300))
                 continue
             t0 = time.perf_counter()
-            check = check_time_law(robot, self.sub, law.b)
+            check = check_time_law(robot, self.sub, law.b, law.d)
             for lim in self.limits:
-                lim.check_time_law(robot, self.sub, law.b, check)
+                lim.check_time_law(robot, self.sub, law.b, check, law.d)
             timings["verify"] += time.perf_counter() - t0
             over = {kind: check.ratios[kind] > 1.0 + CHECK_SHARE * self.tol for kind in check.ratios}
             n_over = int(sum(o.sum() for o in over.values()))
@@ -245,7 +247,7 @@ class TimeOptimalPlanner:
                     else reference_b(self.law0, self.Bbar, self.L, ths)
                 timings["coefficients"] += time.perf_counter() - t0
         estimate = None
-        if self._estimates_gap() and all(lim.headroom_checked for lim in self.limits):
+        if self.estimates_gap and all(lim.headroom_checked for lim in self.limits):
             estimate = gap_estimate(check, law)
             if estimate is not None and estimate > self.gap_target and check.worst_ratio <= 1.0 + self.tol \
                     and self.auto_grid and self.max_splits > 0 and P - 1 < REFINE_MAX_INTERVALS:

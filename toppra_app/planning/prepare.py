@@ -64,7 +64,7 @@ def reference_b(law, Bbar: float, L: float, ths) -> np.ndarray:
 def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, substeps: int, tol: float,
             check_positions: bool, relocate: bool, gap_target: float, may_refine: bool) -> Setup:
     """The grid and stations of a planner (`grid_mode`, `grid_spec` from `grid.parse_grid`); `may_refine`:
-    the planner may refine its default grid for the gap estimate (`TimeOptimalPlanner._estimates_gap`)."""
+    the planner may refine its default grid for the gap estimate (`options.estimates_gap`)."""
     coarse = grid_spec if grid_mode == "fixed" else default_grid(path, COARSE_INTERVALS)
     S = path.evaluate(coarse)
     if check_positions:

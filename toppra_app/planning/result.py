@@ -180,12 +180,13 @@ class TimeOptimalPlan:
             raise ValueError("reversed: path is not this plan's path traversed backwards (its ends differ by "
                              f"{ends:.3g})")
         t0 = time.perf_counter()
-        law = TimeLaw(theta_r, self.law.b[::-1].copy())
+        # (θ̈ linear per interval: θ̈ changes sign, so its change across an interval d keeps its sign)
+        law = TimeLaw(theta_r, self.law.b[::-1].copy(), self.law.d[::-1].copy() if self.law.linear else None)
         planner = self.planner
         sub = SubSamples.build(path, theta_r, planner.substeps if planner is not None else DEFAULT_SUBSTEPS)
-        check = check_time_law(robot, sub, law.b)
+        check = check_time_law(robot, sub, law.b, law.d)
         for lim in (planner.limits if planner is not None else ()):
-            lim.check_time_law(robot, sub, law.b, check)
+            lim.check_time_law(robot, sub, law.b, check, law.d)
         wall = time.perf_counter() - t0
         timings = {**{k: 0.0 for k in self.timings}, "verify": wall, "total": wall}
         return TimeOptimalPlan(robot=robot, path=path, law=law, check=check, torques=check.grid_torques,

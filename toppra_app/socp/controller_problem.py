@@ -38,22 +38,28 @@ class ControllerProblem(StationProblem):
     """`StationProblem(N, R)` plus K point-row slots per grid point (6) and a cap on every β_i (7).
     `solve(values, ...)` also takes "p" (P·K·3,), "ph" (P·K,), "cap" (P,) and "D" (P,)."""
 
-    def __init__(self, N: int, R: int, K: int):
+    def __init__(self, N: int, R: int, K: int, linear: bool = False):
         if N < 2 or K < 1:
             raise ValueError("ControllerProblem: need N >= 2 intervals and K >= 1 point-row slots")
         self.K = int(K)
-        super().__init__(N, R)
+        self.width = 5 if linear else 3                # coefficients per row of (6)
+        super().__init__(N, R, linear)
 
     def _extra_variables(self, P: int) -> int:
         return P                                                                                # z of (8)
 
     def _extra_constraints(self, x, beta) -> list:
         P, K = self.N + 1, self.K
-        z0 = 2 * P + self.N
+        z0 = 2 * P + self.N + self.nd
         c = window_start(P)
-        rows = np.repeat(np.arange(P * K), 3)
-        cols = z0 + (np.repeat(c, K)[:, None] + np.arange(3)[None, :]).reshape(-1)
-        G = sp.csr_matrix((_P0 + np.arange(3 * P * K, dtype=float), (rows, cols)), shape=(P * K, x.size))
+        W = self.width
+        rows = np.repeat(np.arange(P * K), W)
+        cols = z0 + np.repeat(c, K)[:, None] + np.arange(3)[None, :]
+        if self.linear:              # and δ of the intervals c_i, c_i + 1 (θ̈ linear per interval)
+            d0 = 2 * P + self.N
+            cols = np.hstack([cols, d0 + np.repeat(c, K)[:, None] + np.arange(2)[None, :]])
+        G = sp.csr_matrix((_P0 + np.arange(W * P * K, dtype=float), (rows, cols.reshape(-1))),
+                          shape=(P * K, x.size))
         z = x[z0:z0 + P]
         return [G @ x <= _PH0 + np.arange(P * K, dtype=float),                                 # (6)
                 beta <= _C0 + np.arange(P, dtype=float),                                        # (7)
@@ -61,7 +67,7 @@ class ControllerProblem(StationProblem):
 
     def _extra_positions(self, A, b) -> dict:
         P, K = self.N + 1, self.K
-        return {"p": _locate(A.data, _P0, 3 * P * K), "ph": _locate(b, _PH0, P * K), "cap": _locate(b, _C0, P),
+        return {"p": _locate(A.data, _P0, self.width * P * K), "ph": _locate(b, _PH0, P * K), "cap": _locate(b, _C0, P),
                 "D": _locate(A.data, _D0, P)}
 
     def _write_extra(self, data: dict, pos: dict, values: dict) -> None:

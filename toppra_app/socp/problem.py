@@ -42,6 +42,7 @@ import scipy.sparse as sp
 UNUSED = 1e21            # bound of an unused row slot (Clarabel's presolve drops rows with |h| ≥ 1e20)
 
 _G0, _H0, _S0, _E0 = 1e3, 1e8, 2e8, 3e8      # marker offsets (exact integers in float64)
+_C0, _Q0, _S2 = 9e8, 1.1e9, 2.5e8                         # θ̈-continuity coefficients (6), −Δσ_j/4 of β(½) (linear law)
 
 _STATS = {"built": 0, "compiled": 0}
 _STATS_LOCK = threading.Lock()
@@ -56,28 +57,67 @@ def problem_stats() -> dict:
 class StationProblem:
     """The SOCP (1)–(5) for N intervals and R row slots per interval. `solve(values, solver, options)`
     writes the numbers and solves. Not thread-safe by itself: `planning.cache.acquire` hands out one
-    instance per thread."""
+    instance per thread.
 
-    def __init__(self, N: int, R: int):
+    `linear=True`: θ̈ linear and continuous per interval (`trajectory.TimeLaw` with d): one more variable
+    δ_j per interval (the normalised change of θ̈ across it), a fifth coefficient v per row of (4) on it,
+
+        u β_j + w β_{j+1} + g_l r_j + g_r r_{j+1} + v δ_j ≤ h,                                  (4')
+
+    and continuity of θ̈ at the inner grid points, with ᾱ_j = (β_{j+1} − β_j)/(2Δσ_j),
+
+        (δ_{j−1} + δ_j)/2 = ᾱ_j − ᾱ_{j−1},   j = 1 … N − 1.                                       (6)
+
+    `solve` then returns (β, δ) concatenated."""
+
+    def __init__(self, N: int, R: int, linear: bool = False):
         if N < 1 or R < 1:
             raise ValueError("StationProblem: need N >= 1 intervals and R >= 1 row slots")
         self.N, self.R = N, R = int(N), int(R)
+        self.linear = bool(linear)
         P = N + 1
         self.M = M = N * R
-        x = cp.Variable(2 * P + N + self._extra_variables(P), name="x")
+        nd = N if self.linear else 0
+        self.nd = 4 * nd                      # δ_j, and the second half-interval's t′_j, r_{j+½}, β_{j+½} (linear)
+        x = cp.Variable(2 * P + N + self.nd + self._extra_variables(P), name="x")
         beta, r, t = x[:P], x[P:2 * P], x[2 * P:2 * P + N]
         j = np.repeat(np.arange(N), R)
-        rows = np.repeat(np.arange(M), 4)
-        cols = np.stack([j, j + 1, P + j, P + j + 1], axis=1).reshape(-1)
+        width = 5 if self.linear else 4
+        rows = np.repeat(np.arange(M), width)
+        cols = [j, j + 1, P + j, P + j + 1] + ([2 * P + N + j] if self.linear else [])
+        cols = np.stack(cols, axis=1).reshape(-1)
         self._cols = cols
-        G = sp.csr_matrix((_G0 + np.arange(4 * M, dtype=float), (rows, cols)), shape=(M, x.size))
+        G = sp.csr_matrix((_G0 + np.arange(width * M, dtype=float), (rows, cols)), shape=(M, x.size))
         rs = r[:-1] + r[1:]
-        cons = [G @ x <= _H0 + np.arange(M, dtype=float),                                      # (4)
-                cp.SOC(t + rs, cp.vstack([_S0 + np.arange(N, dtype=float), t - rs]), axis=0),  # (2)
-                cp.SOC(beta + 1.0, cp.vstack([2.0 * r, beta - 1.0]), axis=0), r >= 0,          # (3)
-                beta[0] == _E0, beta[N] == _E0 + 1.0]                                          # (5)
+        objective = cp.sum(t)
+        cons = [G @ x <= _H0 + np.arange(M, dtype=float)]                                      # (4)
+        if not self.linear:
+            cons.append(cp.SOC(t + rs, cp.vstack([_S0 + np.arange(N, dtype=float), t - rs]), axis=0))  # (2)
+        cons += [cp.SOC(beta + 1.0, cp.vstack([2.0 * r, beta - 1.0]), axis=0), r >= 0,         # (3)
+                 beta[0] == _E0, beta[N] == _E0 + 1.0]                                         # (5)
+        if self.linear:
+            # (2′): each half of an interval, with r_{j+½} ≤ √β(½), β(½) = (β_j + β_{j+1})/2 − δ_j Δσ_j/4:
+            # t_j (r_j + r_{j+½}) ≥ Δσ_j and t′_j (r_{j+½} + r_{j+1}) ≥ Δσ_j (spans 2√Δσ_j). The objective
+            # then sees the inside of the interval (a sag of θ̇² below the chord costs time, and its
+            # middle stays ≥ 0), which the grid points alone do not
+            delta, t2, rm, bm = (x[2 * P + N + k * N:2 * P + N + (k + 1) * N] for k in range(4))
+            a1, a2 = r[:-1] + rm, rm + r[1:]
+            cons += [bm == 0.5 * (beta[:-1] + beta[1:]) + cp.multiply(_Q0 + np.arange(N, dtype=float), delta),
+                     cp.SOC(t + a1, cp.vstack([_S0 + np.arange(N, dtype=float), t - a1]), axis=0),
+                     cp.SOC(t2 + a2, cp.vstack([_S2 + np.arange(N, dtype=float), t2 - a2]), axis=0),
+                     cp.SOC(bm + 1.0, cp.vstack([2.0 * rm, bm - 1.0]), axis=0), rm >= 0]
+            objective = objective + cp.sum(t2)
+        if self.linear and N >= 2:                                                             # (6)
+            k = np.arange(1, N)
+            d0 = 2 * P + N
+            er = np.repeat(np.arange(N - 1), 5)
+            ec = np.stack([d0 + k - 1, d0 + k, k - 1, k, k + 1], axis=1).reshape(-1)
+            ev = np.stack([np.full(N - 1, 0.5), np.full(N - 1, 0.5)] +
+                          [_C0 + 3 * (k - 1) + m for m in range(3)], axis=1).reshape(-1)
+            E = sp.csr_matrix((ev, (er, ec)), shape=(N - 1, x.size))
+            cons.append(E @ x == 0.0)
         cons += self._extra_constraints(x, beta)
-        self.problem = cp.Problem(cp.Minimize(cp.sum(t)), cons)
+        self.problem = cp.Problem(cp.Minimize(objective), cons)
         self.x, self.P = x, P
         self.lock = threading.Lock()
         self._templates: dict = {}
@@ -115,8 +155,13 @@ class StationProblem:
         if not sp.isspmatrix_csc(A):
             A = data["A"] = sp.csc_matrix(A)
         b = data["b"]
-        pos = {"G": _locate(A.data, _G0, 4 * self.M), "h": _locate(b, _H0, self.M),
+        pos = {"G": _locate(A.data, _G0, (5 if self.linear else 4) * self.M), "h": _locate(b, _H0, self.M),
                "span": _locate(b, _S0, self.N), "ends": _locate(b, _E0, 2)}
+        if self.linear:
+            pos["mid"] = _locate(A.data, _Q0, self.N)
+            pos["span2"] = _locate(b, _S2, self.N)
+            if self.N >= 2:
+                pos["cont"] = _locate(A.data, _C0, 3 * (self.N - 1))
         pos.update(self._extra_positions(A, b))
         offsets = getattr(inverse[-2], "var_offsets", None) if len(inverse) >= 2 else None
         pos["direct"] = solver == "CLARABEL" and offsets == {self.x.id: 0} and data["c"].size == self.x.size
@@ -145,25 +190,43 @@ class StationProblem:
         Returns (status, β or None, wall seconds, compile seconds)."""
         t0 = time.perf_counter()
         (data, chain, inverse, pos), compile_s = self._template(solver)
-        coeff = np.stack([values["u"], values["w"], values["gl"], values["gr"]], axis=1).reshape(-1)
+        keys = ("u", "w", "gl", "gr", "v") if self.linear else ("u", "w", "gl", "gr")
+        coeff = np.stack([values[k] for k in keys], axis=1).reshape(-1)
         sign_g, at_g = pos["G"]
         data["A"].data[at_g] = sign_g * coeff
+        if "span2" in pos:
+            sign, at = pos["span2"]
+            data["b"][at] = sign * np.asarray(values["span"], dtype=float)
+        if "mid" in pos:                      # (2′): β(½) = … − δ_j Δσ_j/4
+            sign_m, at_m = pos["mid"]
+            data["A"].data[at_m] = sign_m * (-0.25 * np.asarray(values["dsig"], dtype=float))
+        if "cont" in pos:                     # (6): −(ᾱ_j − ᾱ_{j−1}) on β_{j−1}, β_j, β_{j+1}
+            c = 0.5 / np.asarray(values["dsig"], dtype=float)
+            sign_c, at_c = pos["cont"]
+            data["A"].data[at_c] = sign_c * np.stack([-c[:-1], c[:-1] + c[1:], -c[1:]], axis=1).reshape(-1)
         for key in ("h", "span", "ends"):
             sign, at = pos[key]
             data["b"][at] = sign * np.asarray(values[key], dtype=float)
         self._write_extra(data, pos, values)
         if pos["direct"]:
             status, v = _clarabel(data, pos, np.asarray(values["h"]) >= UNUSED, options)
-            beta = None if v is None else np.array(v[:self.P], dtype=float)
-            return status, beta, time.perf_counter() - t0, compile_s
+            return status, self._unpack(v), time.perf_counter() - t0, compile_s
         inverse[-1].solver_options = dict(options)          # (what `Problem.solve` passes along)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             solution = chain.solve_via_data(self.problem, data, False, False, dict(options))
             self.problem.unpack_results(solution, chain, inverse)
-        v = self.x.value
-        beta = None if v is None else np.array(v[:self.P], dtype=float)
-        return self.problem.status, beta, time.perf_counter() - t0, compile_s
+        return self.problem.status, self._unpack(self.x.value), time.perf_counter() - t0, compile_s
+
+    def _unpack(self, v):
+        """β (and, linear, δ after it) from the solution vector."""
+        if v is None:
+            return None
+        v = np.asarray(v, dtype=float)
+        if not self.linear:
+            return np.array(v[:self.P])
+        d0 = 2 * self.P + self.N
+        return np.concatenate([v[:self.P], v[d0:d0 + self.N]])
 
 
 def _clarabel(data: dict, pos: dict, unused: np.ndarray, options: dict):

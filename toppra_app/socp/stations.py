@@ -146,9 +146,11 @@ def slot_count(keep: np.ndarray) -> int:
 
 
 def pack(rows: OneSided, keep: np.ndarray, theta: np.ndarray, lams: np.ndarray, scheme: str, K: int,
-         on: np.ndarray | None = None) -> dict:
+         on: np.ndarray | None = None, linear: bool = False) -> dict:
     """The Parameter values of `StationProblem(N, S·K)`: u, w, gl, gr, h (N·S·K,), span (N,); the rows of
-    stations that are not `on` (N, S) stay unused slots."""
+    stations that are not `on` (N, S) stay unused slots. `linear` (θ̈ linear per interval, (4′) of
+    `problem`): also v (N·S·K,), the coefficient of δ_j — at λ′ = 1 − λ of the interval θ̈ = ᾱ_j +
+    δ_j (λ′ − ½) and β = λ β_j + (1 − λ) β_{j+1} − δ_j Δσ_j λ′ (1 − λ′) — and dsig (N,)."""
     P = theta.size
     if K > keep.shape[1]:                                               # more slots than rows: pad
         extra = K - keep.shape[1]
@@ -172,20 +174,24 @@ def pack(rows: OneSided, keep: np.ndarray, theta: np.ndarray, lams: np.ndarray, 
     u = -al * inv + be * lj
     w = al * inv + be * (1.0 - lj)
     gl, gr = ga * lj, ga * (1.0 - lj)
-    scale = np.maximum.reduce([np.abs(u), np.abs(w), np.abs(gl), np.abs(gr)])
+    v = al * (0.5 - lj) - be * dsig[:, None, None] * lj * (1.0 - lj) if linear else np.zeros_like(u)
+    scale = np.maximum.reduce([np.abs(u), np.abs(w), np.abs(gl), np.abs(gr), np.abs(v)])
     valid &= (scale > 0) | (h < 0)
     scale = np.where(scale > 0, scale, 1.0)
     out = {}
-    for name, x in (("u", u), ("w", w), ("gl", gl), ("gr", gr)):
+    for name, x in (("u", u), ("w", w), ("gl", gl), ("gr", gr)) + ((("v", v),) if linear else ()):
         out[name] = np.where(valid, x / scale, 0.0).reshape(-1)
     out["h"] = np.where(valid, h / scale, UNUSED).reshape(-1)
     out["span"] = 2.0 * np.sqrt(2.0 * dsig)
+    if linear:                                         # (2′) of `problem`: two halves of Δσ_j
+        out["dsig"] = dsig
+        out["span"] = 2.0 * np.sqrt(dsig)
     return out
 
 
 
 def packed(blocks, L: float, Bbar: float, theta: np.ndarray, lams: np.ndarray, scheme: str, on: np.ndarray,
-           beta_ref: np.ndarray | None = None, force: np.ndarray | None = None):
+           beta_ref: np.ndarray | None = None, force: np.ndarray | None = None, linear: bool = False):
     """The rows of `blocks` one-sided and scaled (`one_sided`), those kept that can bind at `beta_ref`
     (`binding`; every finite row when it is None) or are `force`d, and packed (`pack`): (rows, keep, K, values)."""
     rows = one_sided(blocks, L, Bbar)
@@ -193,24 +199,29 @@ def packed(blocks, L: float, Bbar: float, theta: np.ndarray, lams: np.ndarray, s
     if force is not None:
         keep |= force
     K = slot_count(keep)
-    return rows, keep, K, pack(rows, keep, theta, lams, scheme, K, on)
+    return rows, keep, K, pack(rows, keep, theta, lams, scheme, K, on, linear)
+
 
 def violated_rows(rows: OneSided, keep: np.ndarray, beta: np.ndarray, theta: np.ndarray, lams: np.ndarray,
-                  scheme: str, tol: float = 1e-7, on: np.ndarray | None = None) -> np.ndarray:
-    """(Ps, R) bool: left-out rows that the profile β (grid points) breaks at some station that is `on`,
-    by more than `tol` relative to the row's terms."""
+                  scheme: str, tol: float = 1e-7, on: np.ndarray | None = None, delta=None) -> np.ndarray:
+    """(Ps, R) bool: left-out rows that the profile β (grid points; with `delta`, θ̈ linear per interval)
+    breaks at some station that is `on`, by more than `tol` relative to the row's terms."""
     P = theta.size
     idx = station_index(P, scheme)
     dsig = np.diff(theta) / (theta[-1] - theta[0])
     beta = np.maximum(beta, 0.0)
-    a = (beta[1:] - beta[:-1]) / (2.0 * dsig)                            # (N,)
+    a = np.broadcast_to(((beta[1:] - beta[:-1]) / (2.0 * dsig))[:, None], lams.shape)   # (N, S)
     bs = lams * beta[:-1, None] + (1.0 - lams) * beta[1:, None]          # (N, S)
+    if delta is not None:
+        lp = 1.0 - lams
+        a = a + delta[:, None] * (lp - 0.5)
+        bs = np.maximum(bs - delta[:, None] * dsig[:, None] * lp * (1.0 - lp), 0.0)
     out = np.zeros(keep.shape, bool)
     S = lams.shape[1]
     for s in range(S):
         p = idx[:, s]
         al, be, ga, h = rows.al[p], rows.be[p], rows.ga[p], rows.h[p]
-        terms = (al * a[:, None], be * bs[:, s, None], ga * np.sqrt(bs[:, s, None]))
+        terms = (al * a[:, s, None], be * bs[:, s, None], ga * np.sqrt(bs[:, s, None]))
         value = terms[0] + terms[1] + terms[2] - h
         size = np.abs(terms[0]) + np.abs(terms[1]) + np.abs(terms[2]) + np.where(np.isfinite(h), np.abs(h), 0.0)
         bad = (value > tol * np.maximum(size, 1e-12)) & ~keep[p]

@@ -1,0 +1,113 @@
+"""The exact time law with θ̈ linear and continuous per interval (`TimeLaw(theta, b, d)`): interval times
+against adaptive quadrature, θ(t) against its inverse t(θ), derivatives against finite differences, the
+constant law unchanged when d = 0, and the closed form's limit A → 0."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.integrate import quad
+
+from toppra_app.trajectory import TimeLaw, elapsed
+
+
+def random_law(seed: int, rest_start: bool, rest_end: bool):
+    """A positive law with continuous θ̈: node accelerations, b from b_{j+1} = b_j + Δ_j (a_j + a_{j+1})."""
+    rng = np.random.default_rng(seed)
+    N = int(rng.integers(2, 9))
+    th = np.cumsum(np.r_[0.0, rng.uniform(0.05, 1.0, N)])
+    dth = np.diff(th)
+    for _ in range(200):
+        a = rng.normal(0.0, 1.0, N + 1)
+        b = np.empty(N + 1)
+        b[0] = 0.0 if rest_start else rng.uniform(0.2, 2.0)
+        if rest_start:
+            a[0] = abs(a[0]) + 0.1
+        for j in range(N):
+            b[j + 1] = b[j] + dth[j] * (a[j] + a[j + 1])
+        if rest_end:                         # bring the last node to rest with a_N chosen to reach 0
+            a[N] = -b[N - 1] / dth[N - 1] - a[N - 1]
+            b[N] = 0.0
+            if a[N] >= 0:
+                continue
+        d = np.diff(a)
+        u = np.linspace(0.0, 1.0, 801)[1:-1]
+        inner = (1 - u) * b[:-1, None] + u * b[1:, None] - (d * dth)[:, None] * u * (1 - u)
+        if inner.min() > 1e-6 and (b[1:-1] > 1e-6).all():
+            return th, b, d, a
+    pytest.skip("no positive law drawn")
+
+
+def reference_time(b0, b1, d, dth):
+    """∫ dθ/√b over one interval by adaptive quadrature, with u = v² at an end at rest."""
+    C, B, A = b0, (b1 - b0) / dth - d, d / dth
+    Q = lambda v: max(C + B * v + A * v * v, 1e-300)                              # noqa: E731
+    if b0 == 0.0:
+        return quad(lambda w: 2.0 * w / np.sqrt(Q(w * w)), 0.0, np.sqrt(dth), epsabs=0, epsrel=1e-13, limit=200)[0]
+    if b1 == 0.0:
+        return quad(lambda w: 2.0 * w / np.sqrt(Q(dth - w * w)), 0.0, np.sqrt(dth), epsabs=0, epsrel=1e-13,
+                    limit=200)[0]
+    return quad(lambda v: 1.0 / np.sqrt(Q(v)), 0.0, dth, epsabs=0, epsrel=1e-13, limit=200)[0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.booleans(), st.booleans())
+def test_interval_times_equal_quadrature(seed, rest_start, rest_end):
+    th, b, d, _ = random_law(seed, rest_start, rest_end)
+    law = TimeLaw(th, b, d)
+    for j in range(d.size):
+        ref = reference_time(b[j], b[j + 1], d[j], th[j + 1] - th[j])
+        assert law.dt[j] == pytest.approx(ref, rel=1e-11)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.booleans(), st.booleans())
+def test_theta_of_t_inverts_t_of_theta_and_derivatives_agree(seed, rest_start, rest_end):
+    th, b, d, a = random_law(seed, rest_start, rest_end)
+    law = TimeLaw(th, b, d)
+    t = np.linspace(0.0, law.duration, 301)
+    s, sd, sdd = law(t)
+    assert np.all(np.diff(s) >= 0) and s[0] == th[0] and s[-1] == pytest.approx(th[-1], abs=1e-12)
+    sd2, sdd2, t2 = law.at_theta(s)
+    assert np.allclose(t2, t, rtol=0, atol=1e-12 * law.duration)
+    assert np.allclose(sd2, sd, rtol=1e-9, atol=1e-12 * sd.max())
+    # θ̇ = dθ/dt and θ̈ = dθ̇/dt by central differences inside the motion
+    h = 1e-6 * law.duration
+    tm = t[5:-5]
+    sp, sdp, _ = law(tm + h)
+    sm, sdm, _ = law(tm - h)
+    _, sd_m, sdd_m = law(tm)
+    assert np.allclose((sp - sm) / (2 * h), sd_m, rtol=1e-5, atol=1e-6 * sd.max())
+    assert np.allclose((sdp - sdm) / (2 * h), sdd_m, rtol=1e-4, atol=1e-5 * np.abs(a).max())
+    # θ̈ is continuous at the grid points: the node values
+    assert np.allclose(law.sdd_grid, a, atol=1e-12 * np.abs(a).max())
+
+
+def test_constant_law_is_unchanged_when_d_is_zero():
+    rng = np.random.default_rng(3)
+    th = np.linspace(0.0, 2.0, 12)
+    b = np.r_[0.0, rng.uniform(0.1, 1.0, 10), 0.0]
+    plain, zero = TimeLaw(th, b), TimeLaw(th, b, np.zeros(11))
+    t = np.linspace(0.0, plain.duration, 77)
+    assert not zero.linear and np.array_equal(plain.dt, zero.dt)
+    assert all(np.array_equal(x, y) for x, y in zip(plain(t), zero(t)))
+    assert all(np.array_equal(x, y) for x, y in zip(plain.at_theta(th), zero.at_theta(th)))
+
+
+@pytest.mark.parametrize("A", [1e-2, 1e-6, 1e-12, 1e-300, -1e-300, -1e-12, -1e-6, -1e-2])
+def test_closed_form_tends_to_the_linear_one(A):
+    C, B, x = 0.5, 0.3, 1.0
+    T0 = elapsed(C, B, 0.0, x)
+    T = elapsed(C, B, A, x)
+    # d/dA of the time at A = 0 is −∫ v²/(2 Q^{3/2}): the change is first order in A, with no cancellation
+    slope = -quad(lambda v: v * v / (2.0 * (C + B * v) ** 1.5), 0.0, x, epsabs=0, epsrel=1e-12)[0]
+    assert T == pytest.approx(T0 + slope * A, rel=1e-9, abs=abs(A) * 1e-2 + 1e-15)
+
+
+def test_a_rest_end_with_zero_acceleration_never_starts():
+    """b = A v² from rest (θ̈(θ_0) = 0): the motion never starts (infinite time), reported as a stop."""
+    assert elapsed(0.0, 0.0, 1.0, 0.5) == np.inf
+    with pytest.raises(ValueError, match="speed is zero"):
+        TimeLaw([0.0, 1.0], [0.0, 1.0], [2.0])
