@@ -52,7 +52,7 @@ def test_plain_plan_matches_the_constant_law_and_keeps_the_limits(robot):
 
 def test_controller_plan_is_shorter_and_keeps_the_sampled_rate(robot):
     pytest.importorskip("pinocchio")
-    from tests.test_controller import pinocchio_rates
+    from test_controller import pinocchio_rates
     path = JointPath.from_waypoints(W)
     base = dict(torque_headroom=0.9, velocity_headroom=0.95, torque_rate_max=1000.0)
     with warnings.catch_warnings(record=True) as caught:
