@@ -180,9 +180,7 @@ class ControllerRows:
         if self.rounds >= MAX_ADD_ROUNDS:
             return False
         p, hh = self._rows[:2]
-        P = p.shape[0]
-        win = window_start(P)[:, None] + np.arange(3)[None, :]
-        value = np.einsum("pkc,pc->pk", p, (self._D * np.asarray(beta, float))[win]) - hh
+        value = np.einsum("pkc,pc->pk", p, self._row_variables(beta, delta)) - hh
         new = (value > BROKEN) & ~self.keep & (hh < UNUSED)
         if not new.any():
             return False
@@ -191,24 +189,34 @@ class ControllerRows:
         self._values = None
         return True
 
+    def _jump_window(self) -> np.ndarray:
+        """(P,) w_i of (C3): a point whose adjacent intervals last ≥ 2Δt_c is alone in any sample period;
+        else several may share one, and with w = h/2 their jumps sum to at most Δt_c worth (h: the shortest
+        adjacent interval's time at θ̇ ≤ √b̄, a lower bound of the real one)."""
+        dt_c, cap = self.profile.dt, self.cap
+        top = np.sqrt(np.maximum(cap[:-1], cap[1:]))
+        dth = np.diff(self.theta)
+        t_lo = np.where(top > 0, dth / np.where(top > 0, top, 1.0), np.inf)
+        h = np.minimum(np.concatenate(([np.inf], t_lo)), np.concatenate((t_lo, [np.inf])))
+        return np.where(h >= 2.0 * dt_c, dt_c, 0.5 * h)
+
+    def _row_variables(self, beta, delta) -> np.ndarray:
+        """(P, 3) the variables each point's rows are written on: z = D β over its window (`window_start`)."""
+        win = window_start(self.theta.size)[:, None] + np.arange(3)[None, :]
+        return (self._D * np.asarray(beta, float))[win]
+
     def _compute(self):
         """All rows (C3) with the jump and both sides' smooth rates merged: with ā = (a_{i−1} + a_i)/2 the
         smooth rate on either side is S(ā) ± c_a (a_i − a_{i−1})/2, so |J|/w + |S_side| ≤ G |a_i − a_{i−1}| +
         |S(ā)| with G = |g|/w + |c_a|/2 — four rows ±G(a_i − a_{i−1}) ± S(ā) ≤ L s per group and θ̇ end.
         Returns p (P, K_all, 3), h (P, K_all), the caps in β and G (P, groups) at θ̇ = √b̄."""
-        theta, L, Bbar, dt_c = self.theta, self.L, self.Bbar, self.profile.dt
+        theta, L, Bbar = self.theta, self.L, self.Bbar
         P = theta.size
         N = P - 1
         cap = self.cap
         su = np.sqrt(cap)[:, None]
         dth = np.diff(theta)
-        # shortest time of the adjacent intervals at θ̇ ≤ √b̄ (a lower bound of the real one)
-        top = np.sqrt(np.maximum(cap[:-1], cap[1:]))
-        t_lo = np.where(top > 0, dth / np.where(top > 0, top, 1.0), np.inf)
-        # w_i (C3): a point whose adjacent intervals last ≥ 2Δt_c is alone in any sample period; else several
-        # may share one, and with w = h/2 their jumps sum to at most Δt_c worth (h: shortest adjacent interval)
-        h = np.minimum(np.concatenate(([np.inf], t_lo)), np.concatenate((t_lo, [np.inf])))
-        w = np.where(h >= 2.0 * dt_c, dt_c, 0.5 * h)
+        w = self._jump_window()
         i = np.arange(P)
         jump_on = ((i > 0) | self.rest[0]) & ((i < N) | self.rest[1])      # none at a moving end
         Ls = self._scale()

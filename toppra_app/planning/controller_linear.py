@@ -25,24 +25,19 @@ import numpy as np
 
 from ..socp.controller_problem import window_start
 from ..socp.problem import UNUSED
-from .controller import D_RANGE, H_SLACK, MARGIN, VISCOUS_SHARE, BROKEN, MAX_ADD_ROUNDS, ControllerRows
+from .controller import D_RANGE, H_SLACK, MARGIN, VISCOUS_SHARE, ControllerRows
 
 
 class LinearControllerRows(ControllerRows):
     """`ControllerRows` for the linear law: rows (L1)–(L2), per point, group, side, θ̇ end and sign."""
 
     def _compute(self):
-        theta, L, Bbar, dt_c = self.theta, self.L, self.Bbar, self.profile.dt
+        theta, L, Bbar, cap = self.theta, self.L, self.Bbar, self.cap
         P = theta.size
         N = P - 1
-        cap = self.cap
         su = np.sqrt(cap)[:, None]
-        dth = np.diff(theta)
-        dsig = dth / (theta[-1] - theta[0])
-        top = np.sqrt(np.maximum(cap[:-1], cap[1:]))
-        t_lo = np.where(top > 0, dth / np.where(top > 0, top, 1.0), np.inf)
-        h = np.minimum(np.concatenate(([np.inf], t_lo)), np.concatenate((t_lo, [np.inf])))
-        w = np.where(h >= 2.0 * dt_c, dt_c, 0.5 * h)
+        dsig = np.diff(theta) / (theta[-1] - theta[0])
+        w = self._jump_window()
         i = np.arange(P)
         jump = np.zeros(P, bool)
         jump[0], jump[N] = self.rest[0], self.rest[1]
@@ -123,23 +118,12 @@ class LinearControllerRows(ControllerRows):
         keep = keep.reshape(keep.shape[0], -1)
         return keep & (self._rows[1] < UNUSED)
 
-    def add_broken(self, beta, delta=None) -> bool:
-        self.solves += 1
-        if self.rounds >= MAX_ADD_ROUNDS:
-            return False
-        p, hh = self._rows[:2]
-        P = p.shape[0]
+    def _row_variables(self, beta, delta) -> np.ndarray:
+        """(P, 5): z = D β over each point's window and δ of its two intervals (`ControllerProblem`)."""
+        P = self.theta.size
         win = window_start(P)[:, None] + np.arange(3)[None, :]
         dwin = window_start(P)[:, None] + np.arange(2)[None, :]
-        x = np.concatenate([(self._D * np.asarray(beta, float))[win], np.asarray(delta, float)[dwin]], axis=1)
-        value = np.einsum("pkc,pc->pk", p, x) - hh
-        new = (value > BROKEN) & ~self.keep & (hh < UNUSED)
-        if not new.any():
-            return False
-        self.keep |= new
-        self.rounds += 1
-        self._values = None
-        return True
+        return np.concatenate([(self._D * np.asarray(beta, float))[win], np.asarray(delta, float)[dwin]], axis=1)
 
     def _gain(self, law) -> float:
         """As `ControllerRows._gain`, with the linear law's node θ̈ and jerk terms."""
