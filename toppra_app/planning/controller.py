@@ -66,6 +66,8 @@ FIRST_SLACK = 0.25           # the first cap: (1 + FIRST_SLACK)² × the coarse 
 class ControllerRows:
     """The rate rows of one plan: coefficients at the grid points once, numbers per pass."""
 
+    SETTLED_AFTER = None    # passes after which a plan within its limits stops (None: the rules of `after`)
+
     def __init__(self, profile, robot, path, theta, L: float, Bbar: float, sd_start: float, sd_end: float,
                  b_first, tol: float):
         self.profile, self.theta, self.L, self.Bbar, self.tol = profile, np.asarray(theta, float), L, Bbar, tol
@@ -292,6 +294,8 @@ class ControllerRows:
         self.history[-1].update(gain=gain, capped=capped)
         if self.passes >= self.profile.max_passes or (not over and not capped and (gain < GAIN_MIN or
                                                                                    (not moved and self.passes > 1))):
+            return False
+        if self.SETTLED_AFTER and self.passes >= self.SETTLED_AFTER and not over:
             return False
         if over:
             # squared: an excess left by the solver's absolute tolerance on tiny rows (near a rest end) does
