@@ -223,3 +223,13 @@ def sample_trajectory(robot, path, law: TimeLaw, dt: float = 1e-3) -> Trajectory
     t = sample_times(law.duration, dt)
     s, sd, sdd = law(t)
     return joint_motion(robot, path, s, sd, sdd, t)
+
+
+def controller_samples(robot, path, law, dt: float):
+    """The trajectory as a controller sampling every dt sees it: t = 0, dt, 2dt, … up to the first sample
+    at or after the end, where the state is the end state (`plan.sample` instead ends on the exact end
+    time, a shorter last step than a controller has)."""
+    T = law.duration
+    t = np.arange(int(np.ceil(T / dt - 1e-9)) + 1) * dt
+    s, sd, sdd = law(np.minimum(t, T))
+    return joint_motion(robot, path, s, sd, sdd, t)

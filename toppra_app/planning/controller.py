@@ -47,7 +47,7 @@ from ..limits.rates import RateLimits
 from ..socp.controller_problem import window_start
 from ..socp.problem import UNUSED
 from ..socp.stations import SLOT_SIZES
-from ..trajectory import joint_motion
+from ..trajectory import controller_samples
 
 TRUST = 0.05                 # δ: the next pass's cap is at least (1 + δ)² × the last profile (`_next_cap`)
 GROW = 0.15                  # where the last cap bound, the next is (1 + GROW)² × it
@@ -390,13 +390,3 @@ def ramp_profile(theta, g_start, g_end, L, rest) -> np.ndarray:
             d = np.abs(theta - theta[end])
             out = np.minimum(out, 0.25 * k * k * (6.0 * d / k) ** (4.0 / 3.0))
     return out
-
-
-def controller_samples(robot, path, law, dt: float):
-    """The trajectory as a controller sampling every dt sees it: t = 0, dt, 2dt, … up to the first sample
-    at or after the end, where the state is the end state (`plan.sample` instead ends on the exact end
-    time, a shorter last step than a controller has)."""
-    T = law.duration
-    t = np.arange(int(np.ceil(T / dt - 1e-9)) + 1) * dt
-    s, sd, sdd = law(np.minimum(t, T))
-    return joint_motion(robot, path, s, sd, sdd, t)
