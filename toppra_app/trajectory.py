@@ -86,8 +86,7 @@ class TimeLaw:
         """θ̇² at θ_j + x written through both ends (exactly b_j, b_{j+1} there: near a stop the time and
         speed depend on √b, so the rounding of C + B x + A x² would show as ~1e-8)."""
         dth = self.theta[j + 1] - self.theta[j]
-        u = x / dth
-        return np.maximum((1.0 - u) * self.b[j] + u * self.b[j + 1] - self.d[j] * dth * u * (1.0 - u), 0.0)
+        return inside(self.b[j], self.b[j + 1], self.a[j], self.d[j], dth, x / dth)[0]
 
     @property
     def duration(self) -> float:
@@ -144,6 +143,15 @@ class TimeLaw:
                 sdd[on] = 0.5 * B + A * x
                 t[on] = self.t[jj] + elapsed(C, B, A, x, bx)
         return sd, sdd, t
+
+
+def inside(b0, b1, a, d, dth, u):
+    """(θ̇², θ̈) at the fraction u ∈ [0, 1] of intervals with end values b0, b1, mean θ̈ a = (b1 − b0)/(2Δθ),
+    θ̈ changing by d across them (0: constant) and length dth — the law of `TimeLaw`, in any consistent
+    units (the planner's scaled β, α, δ, Δσ too): θ̇² = (1 − u) b0 + u b1 − d Δθ u (1 − u) (≥ 0),
+    θ̈ = a + d (u − ½)."""
+    b = (1.0 - u) * b0 + u * b1 - d * dth * u * (1.0 - u)
+    return np.maximum(b, 0.0), a + d * (u - 0.5)
 
 
 def elapsed(C, B, A, x, Q1=None):

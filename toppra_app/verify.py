@@ -18,6 +18,8 @@ import numpy as np
 import dynamics
 from dynamics._batch import world_quantities_t
 
+from .trajectory import inside
+
 KINDS = ("torque", "velocity", "acceleration")
 
 
@@ -121,16 +123,11 @@ def sub_sample_speeds(sub: SubSamples, b, d=None) -> tuple[np.ndarray, np.ndarra
     """(θ̇², θ̈), each (N, S+1), at the sub-samples of the exact time law through grid values b: θ̈
     constant per interval (b linear inside it), or with `d` (N,) linear and continuous (`trajectory.TimeLaw`)."""
     b = np.maximum(np.asarray(b, dtype=float), 0.0)
-    u = sub.u[None, :]
     dth = np.diff(sub.theta_grid)[:, None]
+    d = np.zeros_like(dth) if d is None else np.asarray(d, dtype=float)[:, None]
     a = (b[1:] - b[:-1])[:, None] / (2.0 * dth)                                 # (N, 1)
-    bs = (1.0 - u) * b[:-1, None] + u * b[1:, None]                             # (N, S+1)
-    sdd = np.broadcast_to(a, bs.shape)
-    if d is not None and np.any(d):
-        d = np.asarray(d, dtype=float)[:, None]
-        bs = bs - d * dth * u * (1.0 - u)
-        sdd = a + d * (u - 0.5)
-    return np.maximum(bs, 0.0), sdd
+    bs, sdd = inside(b[:-1, None], b[1:, None], a, d, dth, sub.u[None, :])      # (N, S+1)
+    return bs, np.broadcast_to(sdd, bs.shape)
 
 
 def sub_sample_values(robot, sub: SubSamples, b, d=None) -> dict:

@@ -49,6 +49,7 @@ def acquire(N: int, R: int, K: int = 0, linear: bool = False):
 
 
 def compiled_structures() -> list[tuple]:
-    """(N, R) (or (N, R, K), controller profile) of every structure compiled in this process."""
+    """(N, R) (or (N, R, K), controller profile; "linear" appended for θ̈ linear per interval) of every
+    structure compiled in this process."""
     with _LOCK:
         return sorted((k for k, pool in _POOL.items() if any(p.compiled for p in pool)), key=repr)

@@ -58,13 +58,12 @@ class LinearControllerRows(ControllerRows):
         for e in range(self.E):                                            # θ̇ = √b̄, then θ̇ = 0
             s_e = su if e == 0 else 0.0 * su
             ca = s_e * self.al + self.za                                   # × a_i   (P, G)
-            cb_viscous = self.zb
             for side in (0, 1):                                            # left (interval i − 1), right (i)
                 on = (i >= 1) if side == 0 else (i <= N - 1)
-                cb = s_e * self.be_sides[side] + cb_viscous                # × b_i
+                cb = s_e * self.be_sides[side] + self.zb                   # × b_i
                 cc = s_e * self.ga_sides[side]                             # constant
-                # θ̈′ = d_j/Δθ_j = B̄ δ_j/Δσ_j on δ_{i−1} (left) or δ_i (right)
-                dj = np.where(side == 0, np.concatenate(([1.0], dsig)), np.concatenate((dsig, [1.0])))
+                # θ̈′ = d_j/Δθ_j = B̄ δ_j/Δσ_j on δ_{i−1} (left) or δ_i (right); the missing side's is unused
+                dj = np.concatenate(([1.0], dsig)) if side == 0 else np.concatenate((dsig, [1.0]))
                 cd = s_e * self.g * (Bbar / dj)[:, None]
                 G = np.where(jump[:, None], np.abs(self.g) / w[:, None], 0.0)
                 for s1 in (1.0, -1.0):

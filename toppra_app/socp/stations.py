@@ -31,6 +31,7 @@ import numpy as np
 
 from .facets import binding_rows
 from .problem import UNUSED
+from ..trajectory import inside
 
 # weight λ of β_j (left end) at each station of an interval; θ = θ_j + (1 − λ) Δθ_j, θ̇² = λ β_j + (1 − λ) β_{j+1}
 SCHEMES = {"interpolation": (1.0, 0.75, 0.5, 0.25, 0.0), "collocation": (1.0, 0.0)}
@@ -189,7 +190,6 @@ def pack(rows: OneSided, keep: np.ndarray, theta: np.ndarray, lams: np.ndarray, 
     return out
 
 
-
 def packed(blocks, L: float, Bbar: float, theta: np.ndarray, lams: np.ndarray, scheme: str, on: np.ndarray,
            beta_ref: np.ndarray | None = None, force: np.ndarray | None = None, linear: bool = False):
     """The rows of `blocks` one-sided and scaled (`one_sided`), those kept that can bind at `beta_ref`
@@ -210,12 +210,10 @@ def violated_rows(rows: OneSided, keep: np.ndarray, beta: np.ndarray, theta: np.
     idx = station_index(P, scheme)
     dsig = np.diff(theta) / (theta[-1] - theta[0])
     beta = np.maximum(beta, 0.0)
-    a = np.broadcast_to(((beta[1:] - beta[:-1]) / (2.0 * dsig))[:, None], lams.shape)   # (N, S)
-    bs = lams * beta[:-1, None] + (1.0 - lams) * beta[1:, None]          # (N, S)
-    if delta is not None:
-        lp = 1.0 - lams
-        a = a + delta[:, None] * (lp - 0.5)
-        bs = np.maximum(bs - delta[:, None] * dsig[:, None] * lp * (1.0 - lp), 0.0)
+    a = ((beta[1:] - beta[:-1]) / (2.0 * dsig))[:, None]                 # (N, 1)
+    d = np.zeros_like(a) if delta is None else np.asarray(delta, dtype=float)[:, None]
+    bs, a = inside(beta[:-1, None], beta[1:, None], a, d, dsig[:, None], 1.0 - lams)      # (N, S) at the stations
+    a = np.broadcast_to(a, bs.shape)
     out = np.zeros(keep.shape, bool)
     S = lams.shape[1]
     for s in range(S):
