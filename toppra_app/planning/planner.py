@@ -119,7 +119,7 @@ class TimeOptimalPlanner:
                         may_refine=self.auto_grid and self.max_splits > 0 and self.estimates_gap)
             self.theta, self.L, self.Bbar, self.law0, self.all_stations = s.theta, s.L, s.Bbar, s.law, s.all_stations
             self.sub, self.ths, self.samples, self.b_ref0 = s.sub, s.ths, s.samples, s.b_ref
-            self.lams0, self.moved0 = s.lams, s.moved
+            self.lams0, self.moved0, self.caps = s.lams, s.moved, s.caps
             self._ready = True
 
     def _blocks(self, data, b_ref, scales):
@@ -176,14 +176,14 @@ class TimeOptimalPlanner:
                 first = False
             on = st.stations_on(moved | self.all_stations, self.scheme)
             rows, keep, K, values = st.packed(blocks, self.L, self.Bbar, theta, lams, self.scheme, on,
-                                              b_ref / scale_b if self.prune else None, force, linear)
+                                              b_ref / scale_b if self.prune else None, force, linear, self.caps)
             values["ends"] = b_ends / scale_b
             if ctrl is not None:
                 values.update(ctrl.values())
             timings["build"] += time.perf_counter() - t0
             try:
                 status, beta, solver_used, wall, compile_s = diagnose.solve_station_problem(
-                    P - 1, lams.shape[1] * K, values, self.solver, sd_start, sd_end, ctrl.K if ctrl else 0,
+                    P - 1, values["u"].size // (P - 1), values, self.solver, sd_start, sd_end, ctrl.K if ctrl else 0,
                     probed=ctrl.probed if ctrl is not None and ctrl.probe else None, linear=linear)
             except (SolverError, InfeasiblePathError):
                 if rounds == 0:

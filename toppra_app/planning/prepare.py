@@ -32,6 +32,7 @@ from .options import REFINE_MAX_INTERVALS, REFINE_SHARE
 from .placement import holding, relocated
 
 DENSE_SHARE = 4                    # a path with ≥ N/4 spline segments is "dense" (all stations on)
+CAP_WITHIN = 2.0                   # speed caps where the bound on θ̇² is within this factor of the coarse profile
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class Setup:
     ths: np.ndarray                # θ at the stations
     samples: PathSamples           # the path at the stations
     b_ref: np.ndarray              # b at the stations on the coarse profile (`reference_b`)
+    caps: tuple | None             # speed caps between the stations (`speed_caps`)
 
 
 def limit_blocks(limits, data, b_ref, scales) -> list:
@@ -59,6 +61,27 @@ def reference_b(law, Bbar: float, L: float, ths) -> np.ndarray:
     """b at the stations on the coarse reachability profile (tangent point of viscous rows, pruning)."""
     ref = np.interp(ths, law.theta, law.b) if law is not None else np.full(ths.size, Bbar * L * L)
     return np.maximum(ref, 1e-8 * max(ref.max(), 1e-300))
+
+
+def speed_caps(robot, limits, sub, law, scale_b: float, tol: float, skip) -> tuple | None:
+    """(u (Q,), cap (N, Q)): the joint-speed bound b ≤ min_k (q̇_max,k / q′_k)² (× (1 + tol/2)², the share
+    of the stations inside intervals, `refine.base_scales`) in units of β = b/scale_b, at the between-grid
+    check's inner sub-samples u except those in `skip` (where a station always stands), for
+    `socp.stations.with_speed_caps`. Off (inf) where the coarse reachability profile `law`, which no
+    feasible profile exceeds by much, stays below half the bound; anything left out that a plan still
+    breaks, the check finds and `refine` repairs. None without joint-speed limits."""
+    if not any(isinstance(lim, JointVelocityLimit) for lim in limits) or not np.isfinite(robot.qd_max).any():
+        return None
+    inner = (sub.u > 0) & (sub.u < 1) & ~np.isin(np.round(sub.u, 12), np.round(skip, 12))
+    if not inner.any():
+        return None
+    N, S1 = sub.theta.shape
+    with np.errstate(divide="ignore"):
+        bmax = np.min((robot.qd_max / np.abs(sub.dq)) ** 2, axis=1).reshape(N, S1)[:, inner]
+    cap = bmax * (1.0 + refine.INNER_SLACK * tol) ** 2 / scale_b
+    if law is not None:
+        cap = np.where(bmax <= CAP_WITHIN * np.interp(sub.theta[:, inner], law.theta, law.b), cap, np.inf)
+    return sub.u[inner], cap
 
 
 def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, substeps: int, tol: float,
@@ -100,5 +123,9 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
     if law is not None and not all_stations:   # free stations where the check would likely ask
         refine.anticipate(robot, sub, np.interp(theta, law.theta, law.b), lams, moved, scheme, tol)
     ths = st.station_thetas(theta, lams, scheme)
+    caps = None
+    if scheme == "interpolation":      # between the stations always on: the middle, or all five on dense paths
+        lam = np.asarray(st.SCHEMES[scheme])
+        caps = speed_caps(robot, limits, sub, law, L * L * Bbar, tol, lam if all_stations else lam[[0, 2, 4]])
     return Setup(theta=theta, L=L, Bbar=Bbar, law=law, all_stations=all_stations, sub=sub, lams=lams, moved=moved,
-                 ths=ths, samples=path.evaluate(ths), b_ref=reference_b(law, Bbar, L, ths))
+                 ths=ths, samples=path.evaluate(ths), b_ref=reference_b(law, Bbar, L, ths), caps=caps)

@@ -92,7 +92,8 @@ def anticipate(robot, sub, b_est, lams, moved, scheme: str, tol: float) -> int:
     larger ratio of the half's two always-on stations by more than the share of `tol` left for between
     stations gets that half's free station, at the largest such excess: the limit bends there so that a
     profile held at the stations would still break it in between, which the check would find and a second
-    solve repair. Returns the number of stations placed."""
+    solve repair. Returns the number of stations placed. Joint speeds are not tested here: they bound
+    θ̇² alone, and `socp.stations.with_speed_caps` holds them exactly at every sub-sample the check uses."""
     free = st.FREE[scheme]
     if not free or b_est is None:
         return 0
@@ -122,19 +123,6 @@ def anticipate(robot, sub, b_est, lams, moved, scheme: str, tol: float) -> int:
             inner = r[:, lo + 1:hi, :]
             excess = inner - np.maximum(r[:, lo, :], r[:, hi, :])[:, None, :]
             take(np.where((excess > INNER_SLACK * tol) & (inner >= NEAR), excess, -np.inf).max(axis=2), half, lo)
-    if np.isfinite(robot.qd_max).any():
-        # joint speed bounds θ̇² alone: b ≤ m(θ) = min_k (q̇_max,k / q′_k)². A profile at m at a half's two
-        # stations is their chord inside it, which breaks the limit where m bends below the chord.
-        with np.errstate(divide="ignore"):
-            m = np.min((robot.qd_max / np.abs(sub.dq)) ** 2, axis=1).reshape(N, S1)
-        b_near = np.interp(sub.theta.reshape(-1), sub.theta_grid, b_est).reshape(N, S1)
-        for half, (lo, hi) in enumerate(halves):
-            w = (sub.u[lo + 1:hi] - sub.u[lo]) / (sub.u[hi] - sub.u[lo])
-            with np.errstate(invalid="ignore", divide="ignore"):
-                chord = m[:, lo, None] * (1.0 - w) + m[:, hi, None] * w
-                excess = np.sqrt(chord / m[:, lo + 1:hi]) - 1.0
-            ok = np.isfinite(excess) & (excess > INNER_SLACK * tol) & (m[:, lo + 1:hi] <= b_near[:, lo + 1:hi] / NEAR ** 2)
-            take(np.where(ok, excess, -np.inf), half, lo)
     place = np.isfinite(best) & ~moved
     js, half = np.nonzero(place)
     lams[js, np.asarray(free)[half]] = 1.0 - sub.u[where[js, half]]

@@ -190,16 +190,44 @@ def pack(rows: OneSided, keep: np.ndarray, theta: np.ndarray, lams: np.ndarray, 
     return out
 
 
+def with_speed_caps(values: dict, caps, theta: np.ndarray, linear: bool) -> dict:
+    """`values` with Q more row slots per interval (after the stations' S·K): θ̇² ≤ cap at fractions u_q of
+    every interval, `caps` = (u (Q,), cap (N, Q) in units of β, ≥ `UNUSED` or inf: off). θ̇² there is
+    (1 − u) β_j + u β_{j+1} (− δ_j Δσ_j u (1 − u), θ̈ linear), so the rows are exact wherever the speed
+    is capped — a joint-speed limit bounds θ̇² alone, b ≤ min_k (q̇_max,k / q′_k)², and that curve may
+    bend between stations (`planning.prepare.speed_caps` places them on the between-grid check's
+    sub-samples, so the check finds no speed over the limit there). None: `values` unchanged."""
+    if caps is None:
+        return values
+    u, cap = caps
+    N = theta.size - 1
+    dsig = np.diff(theta) / (theta[-1] - theta[0])
+    uu = np.broadcast_to(u, cap.shape)
+    on = np.isfinite(cap) & (cap < UNUSED)
+    v = -dsig[:, None] * u * (1.0 - u)
+    scale = np.maximum(np.maximum(1.0 - uu, uu), np.abs(v) if linear else 0.0)
+    new = {"u": (1.0 - uu) / scale, "w": uu / scale, "gl": np.zeros(cap.shape), "gr": np.zeros(cap.shape),
+           "v": v / scale, "h": np.where(on, cap / scale, UNUSED)}
+    out = dict(values)
+    for key, x in new.items():
+        if key in values:
+            out[key] = np.hstack([np.asarray(values[key]).reshape(N, -1), np.where(on | (key == "h"), x, 0.0)]
+                                 ).reshape(-1)
+    return out
+
+
 def packed(blocks, L: float, Bbar: float, theta: np.ndarray, lams: np.ndarray, scheme: str, on: np.ndarray,
-           beta_ref: np.ndarray | None = None, force: np.ndarray | None = None, linear: bool = False):
+           beta_ref: np.ndarray | None = None, force: np.ndarray | None = None, linear: bool = False, caps=None):
     """The rows of `blocks` one-sided and scaled (`one_sided`), those kept that can bind at `beta_ref`
-    (`binding`; every finite row when it is None) or are `force`d, and packed (`pack`): (rows, keep, K, values)."""
+    (`binding`; every finite row when it is None) or are `force`d, and packed (`pack`), with the speed caps
+    `caps` (`with_speed_caps`) after them: (rows, keep, K, values); the row slots per interval are
+    `values["u"].size // N`."""
     rows = one_sided(blocks, L, Bbar)
     keep = binding(rows, beta_ref) if beta_ref is not None else np.isfinite(rows.h)
     if force is not None:
         keep |= force
     K = slot_count(keep)
-    return rows, keep, K, pack(rows, keep, theta, lams, scheme, K, on, linear)
+    return rows, keep, K, with_speed_caps(pack(rows, keep, theta, lams, scheme, K, on, linear), caps, theta, linear)
 
 
 def violated_rows(rows: OneSided, keep: np.ndarray, beta: np.ndarray, theta: np.ndarray, lams: np.ndarray,
