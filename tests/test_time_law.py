@@ -111,3 +111,37 @@ def test_a_rest_end_with_zero_acceleration_never_starts():
     assert elapsed(0.0, 0.0, 1.0, 0.5) == np.inf
     with pytest.raises(ValueError, match="speed is zero"):
         TimeLaw([0.0, 1.0], [0.0, 1.0], [2.0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 6), st.integers(0, 2**31 - 1), st.booleans())
+def test_speed_cap_rows_are_the_law_inside_the_interval(N, seed, linear):
+    """`stations.with_speed_caps`: row q of interval j, applied to (β_j, β_{j+1}, δ_j), is θ̇² of the time
+    law at the fraction u_q of the interval (`trajectory.inside`, independent of the packing) divided by
+    the row's scale, and its bound the cap divided by the same scale; caps that are off get `UNUSED`."""
+    from toppra_app.socp import stations
+    from toppra_app.socp.problem import UNUSED
+    from toppra_app.trajectory import inside
+    rng = np.random.default_rng(seed)
+    theta = np.concatenate([[0.0], np.cumsum(rng.uniform(0.1, 1.0, N))])
+    u = np.array([0.125, 0.25, 0.375, 0.625, 0.75, 0.875])
+    cap = rng.uniform(0.5, 2.0, (N, u.size))
+    cap[rng.random((N, u.size)) < 0.3] = np.inf
+    values = {k: np.zeros(N * 2) for k in ("u", "w", "gl", "gr", "h")} | ({"v": np.zeros(N * 2)} if linear else {})
+    out = stations.with_speed_caps(values, (u, cap), theta, linear)
+    R = 2 + u.size
+    beta, delta = rng.uniform(0, 2, N + 1), (rng.normal(size=N) if linear else np.zeros(N))
+    dsig = np.diff(theta) / theta[-1]
+    for j in range(N):
+        rows = slice(j * R + 2, (j + 1) * R)
+        lhs = out["u"][rows] * beta[j] + out["w"][rows] * beta[j + 1] + \
+            (out["v"][rows] * delta[j] if linear else 0.0)
+        b_law = (1 - u) * beta[j] + u * beta[j + 1] - delta[j] * dsig[j] * u * (1 - u)
+        scale = out["u"][rows] / (1 - u)                    # 1 / the row's scale
+        on = np.isfinite(cap[j])
+        assert np.allclose(lhs[on], (b_law * scale)[on], rtol=1e-12, atol=1e-12)
+        if (b_law >= 0).all():
+            assert np.allclose(b_law, inside(beta[j], beta[j + 1], 0.0, delta[j], dsig[j], u)[0], atol=1e-12)
+        assert np.allclose(out["h"][rows][on], cap[j][on] * scale[on], rtol=1e-12)
+        assert (out["h"][rows][~on] >= UNUSED).all()
+        assert np.all(out["gl"][rows] == 0) and np.all(out["gr"][rows] == 0)

@@ -154,6 +154,7 @@ def warn_plan(robot, check, estimate, rounds: int, tol: float, intervals: int) -
                       RuntimeWarning, stacklevel=3)
     elif estimate is not None and estimate > WARN_ABOVE:
         warnings.warn(f"the plan may be up to {100 * estimate:.2g} % slower than the time-optimal motion: the "
-                      f"limits leave room inside intervals of the {intervals}-interval grid that a constant θ̈ per "
-                      f"interval cannot use (plan.gap_estimate; it over-states the gap, 1.5–15× on our benchmark "
-                      f"suite); a finer grid (grid=...) plans closer to the optimum", RuntimeWarning, stacklevel=3)
+                      f"limits leave room inside intervals of the {intervals}-interval grid that its time law (θ̈ "
+                      f"constant or linear per interval) cannot use (plan.gap_estimate; it over-states the gap, "
+                      f"1.5–15× on our benchmark suite); a finer grid (grid=...) plans closer to the optimum",
+                      RuntimeWarning, stacklevel=3)

@@ -119,14 +119,18 @@ def rate_limits(robot, torque_rate_max, jerk_max, rate_dt):
         torque_rate_max is not None or jerk_max is not None) else None
 
 
-def linear_law(time_law, controller, energy_weight: float, rates) -> bool:
+def linear_law(time_law, controller, energy_weight: float, rates) -> bool | None:
     """Whether plans have θ̈ linear per interval: the planner's `time_law` option or the controller
-    profile's; not with the time–energy objective or the sequential rate limits (`planning.sequential`)."""
-    linear = choice(time_law, "time_law", ("constant", "linear")) == "linear" or (
-        controller is not None and controller.time_law == "linear")
+    profile's; not with the time–energy objective or the sequential rate limits (`planning.sequential`).
+    None for "auto" (the default) where the planner may choose (`prepare`: plans that estimate their gap,
+    on default grids); "auto" is "constant" elsewhere."""
+    law = choice(time_law, "time_law", ("auto", "constant", "linear"))
+    linear = law == "linear" or (controller is not None and controller.time_law == "linear")
     if linear and (energy_weight > 0 or rates is not None):
         raise InputError("time_law: 'linear' plans for time with the controller profile's rates; it cannot be "
                          "combined with energy_weight or the torque_rate_max / jerk_max planner options")
+    if law == "auto" and not linear and estimates_gap(energy_weight, rates, controller):
+        return None
     return linear
 
 

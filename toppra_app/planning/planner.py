@@ -33,14 +33,13 @@ from ..limits.rows import PathData
 from ..socp import stations as st
 from ..socp.solvers import SolverError, solver_chain
 from ..trajectory import TimeLaw
-from ..verify import check_time_law, gap_estimate, interval_room
+from ..verify import check_time_law, gap_estimate
 from . import diagnose, refine
 from .controller import controller_rows
 from .controller_linear import LinearControllerRows
 from .grid import MAX_INTERVALS, parse_grid, split_grid
-from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, REFINE_MAX_INTERVALS, REFINE_SHARE, choice, controlled_robot,
+from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, REFINE_MAX_INTERVALS, choice, controlled_robot,
                       energy_terms, estimates_gap, joint_path, limit_list, linear_law, number, rate_limits, whole)
-from .placement import holding
 from .prepare import limit_blocks, prepare, reference_b
 from .result import TimeOptimalPlan, with_earlier_work
 
@@ -63,7 +62,8 @@ class TimeOptimalPlanner:
     `collision_energy_max`, `cartesian_frame`, `contact_mass` – Cartesian limits (`cartesian_limits`);
     `prune` – pack only the rows that can bind (default True); `relocate` – move grid points to where the
     optimum switches before the first solve (`placement`, default True); `time_law` – "constant" (θ̈ constant per
-    interval, default) or "linear" (continuous, `trajectory.TimeLaw`; also the controller profile's field).
+    interval), "linear" (continuous, `trajectory.TimeLaw`; also the controller profile's field) or "auto"
+    (default: linear where the grid's prediction says a constant θ̈ loses more than `gap_target`, `prepare`).
     Energy-weighted objectives and torque-rate / jerk limits plan through `planning.sequential` (see `plan`)."""
 
     def __init__(self, robot, path, grid=None, *, scheme: str = "interpolation", substeps: int = DEFAULT_SUBSTEPS,
@@ -74,7 +74,7 @@ class TimeOptimalPlanner:
                  prune: bool = True, energy_weight: float = 0.0, energy_R=None, torque_rate_max=None,
                  jerk_max=None, rate_dt: float = 1e-3, max_rate_iterations: int = 40, max_splits: int = 2,
                  gap_target: float = REFINE_ABOVE, controller=None, relocate: bool = True,
-                 time_law: str = "constant"):
+                 time_law: str = "auto"):
         self._options = {k: v for k, v in locals().items() if k not in ("self", "robot", "path", "grid")}
         # checked in this order (`options`): the first bad option is the one reported
         self.drive_robot = robot                                 # the robot as given (`_split`)
@@ -98,13 +98,10 @@ class TimeOptimalPlanner:
         self.linear = linear_law(time_law, self.controller, self.energy_weight, self.rates)
         self.estimates_gap = estimates_gap(self.energy_weight, self.rates, self.controller)
         self.grid_mode, self.grid_spec = parse_grid(path, grid)
-        # the default grid may be refined (split) where repairs at the stations stall; a grid the user sized
-        # or gave stays as it is
+        # the default grid may be refined (split) where repairs stall; a grid the user sized or gave stays
         self.auto_grid = grid is None or (isinstance(grid, str) and grid == "adaptive")
         self.check_position_limits = bool(check_position_limits)
-        self._lock = threading.Lock()
-        self._ready = False
-        self._finer = {}
+        self._lock, self._ready, self._finer = threading.Lock(), False, {}
 
     # ------------------------------------------------------------------ once per planner
     def _prepare(self) -> None:
@@ -120,6 +117,8 @@ class TimeOptimalPlanner:
             self.theta, self.L, self.Bbar, self.law0, self.all_stations = s.theta, s.L, s.Bbar, s.law, s.all_stations
             self.sub, self.ths, self.samples, self.b_ref0 = s.sub, s.ths, s.samples, s.b_ref
             self.lams0, self.moved0, self.caps = s.lams, s.moved, s.caps
+            self.auto_law = self.linear is None                                 # time_law="auto"
+            self.linear = s.spread if self.auto_law else self.linear
             self._ready = True
 
     def _blocks(self, data, b_ref, scales):
@@ -166,8 +165,7 @@ class TimeOptimalPlanner:
         lams, moved = self.lams0.copy(), self.moved0.copy()
         viscous = bool((robot.viscous[np.isfinite(robot.tau_max)] > 0).any())
         rounds = viscous_rounds = iterations = 0
-        refinements, excess, check = [], [np.inf], None
-        first = True
+        refinements, excess, check, first = [], [np.inf], None, True
         while True:
             t0 = time.perf_counter()
             blocks = [blk.at(None) for blk in self._blocks(data, b_ref, scales)]
@@ -251,9 +249,9 @@ class TimeOptimalPlanner:
             estimate = gap_estimate(check, law)
             if estimate is not None and estimate > self.gap_target and check.worst_ratio <= 1.0 + self.tol \
                     and self.auto_grid and self.max_splits > 0 and P - 1 < REFINE_MAX_INTERVALS:
-                bad = holding(interval_room(check, law), REFINE_SHARE)
-                return self._split(bad, dict(action="refine", points=int(bad.sum()), gap_estimate=estimate),
-                                   payload, sd_start, sd_end, refinements, iterations, timings, t_all)
+                bad, record = refine.for_the_gap(check, law, estimate, self.auto_law and not (
+                    self.linear or self.all_stations))
+                return self._split(bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all)
         rate_check = rate_info = None
         if ctrl is not None:
             rate_check, rate_info = ctrl.rate_check(), ctrl.info()
@@ -273,14 +271,15 @@ class TimeOptimalPlanner:
                                rate_info=rate_info, gap_estimate=estimate)
 
     def _split(self, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all):
-        """Plan again on a grid with the intervals marked `bad` halved: where repairs at the stations stall,
-        or where the limits leave room inside intervals that θ̈ constant per interval cannot use."""
+        """Plan again on a grid with the intervals marked `bad` halved (where repairs stall, or for the gap
+        estimate; none marked: the same grid with θ̈ linear per interval, `refine.for_the_gap`)."""
         key = bad.tobytes()
         with self._lock:                                   # (kept: a re-plan, e.g. with a payload, reuses it)
             finer = self._finer.get(key)
             if finer is None:                              # the robot as given: the options apply the profile
-                finer = TimeOptimalPlanner(self.drive_robot, self.path, split_grid(self.theta, bad),
-                                           **{**self._options, "max_splits": self.max_splits - 1})
+                law = "linear" if self.linear or not bad.any() else "constant"
+                finer = TimeOptimalPlanner(self.drive_robot, self.path, split_grid(self.theta, bad), **{
+                    **self._options, "max_splits": self.max_splits - 1, "time_law": law})
                 finer.auto_grid = True
                 if len(self._finer) >= 2:
                     self._finer.pop(next(iter(self._finer)))

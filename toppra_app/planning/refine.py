@@ -15,7 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..socp import stations as st
-from ..verify import joint_limits, sub_sample_values
+from ..verify import interval_room, joint_limits, sub_sample_values
+from .options import REFINE_SHARE
+from .placement import holding
 
 INNER_SLACK = 0.5                  # share of `tol` allowed at the stations inside the intervals
 NEAR = 0.9                         # a limit at ≥ this share on the estimated profile may bind (`anticipate`)
@@ -128,6 +130,19 @@ def anticipate(robot, sub, b_est, lams, moved, scheme: str, tol: float) -> int:
     lams[js, np.asarray(free)[half]] = 1.0 - sub.u[where[js, half]]
     moved |= place
     return int(js.size)
+
+
+def for_the_gap(check, law, estimate: float, linear_first: bool) -> tuple[np.ndarray, dict]:
+    """(intervals to halve (N,) bool, refinement record) for a plan whose gap estimate is above target:
+    the intervals holding `REFINE_SHARE` of the room (`verify.interval_room`), or, `linear_first`
+    (`time_law="auto"` on a constant-law plan), none — the same grid with θ̈ linear per interval, which
+    uses room spread over the whole path (tiny motions: one solve on 200 intervals within 0.02 % of a
+    converged plan, where halving took two more solves on 400–640)."""
+    if linear_first:
+        bad = np.zeros(law.a.size, bool)
+    else:
+        bad = holding(interval_room(check, law), REFINE_SHARE)
+    return bad, dict(action="refine" if bad.any() else "linear", points=int(bad.sum()), gap_estimate=estimate)
 
 
 def tangent_gap(robot, data, b_ref, beta_law, theta, lams, scheme: str, scales, on=None) -> float:

@@ -19,7 +19,7 @@ import numpy as np
 from ..limits.joint import BoundaryVelocity
 from ..limits.rows import PathData
 from ..errors import InfeasiblePathError
-from ..socp.general import GeneralProblem
+from ..socp.general import GeneralProblem, bindable_rows
 from ..socp.solvers import solve_with_chain
 from ..trajectory import TimeLaw, sample_trajectory
 from ..verify import check_time_law
@@ -139,7 +139,8 @@ def plan_rates(planner, robot, plan, timings):
         t0 = time.perf_counter()
         b_ref = np.maximum(law.b, 0.0)
         visc = None if b_ref_visc is None else np.maximum(b_ref, 1e-8 * max(b_ref.max(), 1e-300))
-        G, lo, hi = rates.rows(coeffs, theta, b_ref, rscales, 2 * P + 2 * (P - 1), rest_start, rest_end)
+        G, lo, hi = bindable_rows(*rates.rows(coeffs, theta, b_ref, rscales, 2 * P + 2 * (P - 1), rest_start,
+                                              rest_end), 10.0 * max(b_ref.max(), np.abs(law.sdd_grid).max(), 1.0))
         problem = GeneralProblem(theta, grid_blocks(planner, data, visc, scales), "interpolation", energy=energy,
                                  extra_rows=(G, lo, hi))
         timings["build"] += time.perf_counter() - t0

@@ -30,6 +30,8 @@ from ..errors import InputError
 from ..limits.rows import RowBlock
 from .problem import _STATS, _STATS_LOCK
 
+NEVER, NEGLIGIBLE = 1e3, 1e-9        # extra rows that cannot bind (`bindable_rows`)
+
 
 def end_torque_operator(P: int, nx: int, m, c, d, v, j, e, k):
     """Torques at the ends of the intervals as an affine map of the variables x = (b, r, a, …):
@@ -43,6 +45,23 @@ def end_torque_operator(P: int, nx: int, m, c, d, v, j, e, k):
     vals = np.concatenate([m[pt, k], c[pt, k], v[pt, k]])
     keep = vals != 0
     return sp.csr_matrix((vals[keep], (rows[keep], cols[keep])), shape=(pt.size, nx)), d[pt, k]
+
+
+def bindable_rows(G, lo, hi, x_max: float):
+    """Extra rows (G, lo, hi) for `GeneralProblem`, each divided by its largest coefficient, with the bounds
+    that cannot bind left out (±inf): beyond NEVER × `x_max` (a bound on |x|, so on |G_i x|/max|G_i|
+    up to the row's width), or on rows whose coefficients are all below NEGLIGIBLE of the largest (met
+    within the solver's tolerance by any x). Rows spread over many decades stalled Clarabel ("insufficient
+    progress" with a jerk limit of 1e12)."""
+    G = sp.csr_matrix(G)
+    size = abs(G).max(axis=1).toarray().ravel()
+    live = size > NEGLIGIBLE * size.max(initial=0.0)
+    scale = 1.0 / np.where(live, size, 1.0)
+    lo, hi = np.asarray(lo, float) * scale, np.asarray(hi, float) * scale
+    with np.errstate(invalid="ignore"):
+        lo = np.where(live & (lo >= -NEVER * x_max), lo, -np.inf)
+        hi = np.where(live & (hi <= NEVER * x_max), hi, np.inf)
+    return sp.diags(scale) @ G, lo, hi
 
 
 class GeneralProblem:
