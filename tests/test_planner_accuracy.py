@@ -73,14 +73,14 @@ def test_tiny_motion_is_refined_to_within_a_tenth_of_a_percent():
 def test_auto_law_plans_tiny_motions_linear_in_few_solves():
     """time_law="auto" (the default): where the loss of θ̈ constant per interval is spread over the whole
     path (a tiny motion), the planner makes θ̈ linear per interval instead of halving intervals — within
-    0.03 % of a linear plan on 800 intervals, shorter than the constant law's refined plan, in at most two
+    0.03 % of a linear plan on 400 intervals, shorter than the constant law's refined plan, in at most two
     solves, and within the limits on 1 ms samples; an ordinary path keeps the constant law."""
     r, path = iiwa(), tiny_path()
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         plan = TimeOptimalPlanner(r, path).plan()
     assert plan.law.linear and plan.iterations <= 2
-    ref = TimeOptimalPlanner(r, path, grid=800, time_law="linear", max_splits=0).plan()
+    ref = TimeOptimalPlanner(r, path, grid=400, time_law="linear", max_splits=0).plan()
     assert abs(plan.duration / ref.duration - 1.0) < 3e-4
     const = TimeOptimalPlanner(r, path, time_law="constant").plan()
     assert plan.duration < const.duration

@@ -74,4 +74,12 @@ def test_time_law_is_validated(robot):
         ControllerProfile(time_law=1)
     with pytest.raises(InputError, match="time_law"):
         TimeOptimalPlanner(robot, path, time_law="linear", energy_weight=0.5)
+    # a user grid finer than the linear law's range: one line naming the option, the range and the grid
+    with pytest.raises(InputError, match="time_law.*up to 400 intervals.*800"):
+        TimeOptimalPlanner(robot, path, grid=800, time_law="linear")
+    with pytest.raises(InputError, match="time_law.*up to 400 intervals.*500"):
+        TimeOptimalPlanner(robot, path, grid=np.linspace(0, 1, 501), controller=ControllerProfile(time_law="linear"))
+    for grid in (400, None, 800):                         # "auto" and "constant" take any grid
+        TimeOptimalPlanner(robot, path, grid=grid)
+        TimeOptimalPlanner(robot, path, grid=grid, time_law="constant")
     assert ControllerProfile.parse("torque_rate_max=1000,time_law=linear").time_law == "linear"

@@ -110,6 +110,13 @@ def split_grid(theta: np.ndarray, bad: np.ndarray) -> np.ndarray:
     return new
 
 
+def user_intervals(grid, spec) -> int | None:
+    """The number of intervals of a grid the user sized or gave (`parse_grid`'s spec), None for the default."""
+    if grid is None or isinstance(grid, str):
+        return None
+    return int(spec) if np.isscalar(spec) else int(np.size(spec)) - 1
+
+
 def parse_grid(path: JointPath, grid) -> tuple[str, int | np.ndarray]:
     """("adaptive", N) or ("fixed", grid points) from the user's `grid` option; `InputError` otherwise."""
     if grid is None or (isinstance(grid, str) and grid == "adaptive"):

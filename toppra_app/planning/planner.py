@@ -37,9 +37,10 @@ from ..verify import check_time_law, gap_estimate
 from . import diagnose, refine
 from .controller import controller_rows
 from .controller_linear import LinearControllerRows
-from .grid import MAX_INTERVALS, parse_grid, split_grid
-from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, REFINE_MAX_INTERVALS, choice, controlled_robot,
-                      energy_terms, estimates_gap, joint_path, limit_list, linear_law, number, rate_limits, whole)
+from .grid import MAX_INTERVALS, parse_grid, split_grid, user_intervals
+from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, LINEAR_MAX_INTERVALS, REFINE_MAX_INTERVALS, choice,
+                      controlled_robot, energy_terms, estimates_gap, joint_path, limit_list, linear_law, number,
+                      rate_limits, whole)
 from .prepare import limit_blocks, prepare, reference_b
 from .result import TimeOptimalPlan, with_earlier_work
 
@@ -61,9 +62,8 @@ class TimeOptimalPlanner:
     `RobotModel.with_payload`; `limits` – replaces the joint limits; `tool_speed_max`,
     `collision_energy_max`, `cartesian_frame`, `contact_mass` – Cartesian limits (`cartesian_limits`);
     `prune` – pack only the rows that can bind (default True); `relocate` – move grid points to where the
-    optimum switches before the first solve (`placement`, default True); `time_law` – "constant" (θ̈ constant per
-    interval), "linear" (continuous, `trajectory.TimeLaw`; also the controller profile's field) or "auto"
-    (default: linear where the grid's prediction says a constant θ̈ loses more than `gap_target`, `prepare`).
+    optimum switches before the first solve (`placement`, default True); `time_law` – θ̈ per interval "constant",
+    "linear" (continuous; also the controller's field) or "auto" (linear where a constant one loses most).
     Energy-weighted objectives and torque-rate / jerk limits plan through `planning.sequential` (see `plan`)."""
 
     def __init__(self, robot, path, grid=None, *, scheme: str = "interpolation", substeps: int = DEFAULT_SUBSTEPS,
@@ -95,11 +95,11 @@ class TimeOptimalPlanner:
         self.energy_weight, self.energy_R = energy_terms(robot, energy_weight, energy_R, self.controller)
         self.rates = rate_limits(robot, torque_rate_max, jerk_max, rate_dt)
         self.max_rate_iterations = whole(max_rate_iterations, "max_rate_iterations", 1, 1000)
-        self.linear = linear_law(time_law, self.controller, self.energy_weight, self.rates)
-        self.estimates_gap = estimates_gap(self.energy_weight, self.rates, self.controller)
         self.grid_mode, self.grid_spec = parse_grid(path, grid)
-        # the default grid may be refined (split) where repairs stall; a grid the user sized or gave stays
-        self.auto_grid = grid is None or (isinstance(grid, str) and grid == "adaptive")
+        given = user_intervals(grid, self.grid_spec)          # None: the default grid, which may be refined
+        self.auto_grid = given is None
+        self.linear = linear_law(time_law, self.controller, self.energy_weight, self.rates, given)
+        self.estimates_gap = estimates_gap(self.energy_weight, self.rates, self.controller)
         self.check_position_limits = bool(check_position_limits)
         self._lock, self._ready, self._finer = threading.Lock(), False, {}
 
@@ -152,7 +152,7 @@ class TimeOptimalPlanner:
         if np.isfinite(robot.tau_max).any():
             self.sub.prefetch(robot)                           # the check's kinematics, during the solve
         b_ends = np.array([sd_start ** 2, sd_end ** 2])
-        linear = self.linear and not self.all_stations        # dense waypoint paths: θ̈ constant per interval
+        linear = self.linear and not self.all_stations and P - 1 <= LINEAR_MAX_INTERVALS   # else θ̈ constant
         scale_b = self.L ** 2 * self.Bbar                      # b = scale_b β
         ctrl = None
         if self.controller is not None and self.controller.has_rates:
@@ -249,8 +249,8 @@ class TimeOptimalPlanner:
             estimate = gap_estimate(check, law)
             if estimate is not None and estimate > self.gap_target and check.worst_ratio <= 1.0 + self.tol \
                     and self.auto_grid and self.max_splits > 0 and P - 1 < REFINE_MAX_INTERVALS:
-                bad, record = refine.for_the_gap(check, law, estimate, self.auto_law and not (
-                    self.linear or self.all_stations))
+                bad, record = refine.for_the_gap(check, law, estimate, self.auto_law and not linear and
+                                                 not self.all_stations and P - 1 <= LINEAR_MAX_INTERVALS)
                 return self._split(bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all)
         rate_check = rate_info = None
         if ctrl is not None:
@@ -277,8 +277,10 @@ class TimeOptimalPlanner:
         with self._lock:                                   # (kept: a re-plan, e.g. with a payload, reuses it)
             finer = self._finer.get(key)
             if finer is None:                              # the robot as given: the options apply the profile
-                law = "linear" if self.linear or not bad.any() else "constant"
-                finer = TimeOptimalPlanner(self.drive_robot, self.path, split_grid(self.theta, bad), **{
+                grid = split_grid(self.theta, bad)
+                law = "linear" if (self.linear or not bad.any()) and grid.size <= LINEAR_MAX_INTERVALS + 1 \
+                    else "constant"
+                finer = TimeOptimalPlanner(self.drive_robot, self.path, grid, **{
                     **self._options, "max_splits": self.max_splits - 1, "time_law": law})
                 finer.auto_grid = True
                 if len(self._finer) >= 2:

@@ -73,7 +73,14 @@ class ControllerProblem(StationProblem):
     def _write_extra(self, data: dict, pos: dict, values: dict) -> None:
         for key in ("p", "D"):
             sign, at = pos[key]
-            data["A"].data[at] = sign * np.asarray(values[key], dtype=float).reshape(-1)
+            x = np.array(values[key], dtype=float).reshape(-1)
+            if key == "p" and self.linear:                 # on ε = δ Δσ of the intervals c_i, c_i + 1
+                dsig = np.asarray(values["dsig"], dtype=float)
+                c = np.repeat(window_start(self.N + 1), self.K)
+                x = x.reshape(-1, self.width)
+                x[:, 3] /= dsig[c]
+                x[:, 4] /= dsig[c + 1]
+            data["A"].data[at] = sign * x.reshape(-1)
         for key in ("ph", "cap"):
             sign, at = pos[key]
             data["b"][at] = sign * np.asarray(values[key], dtype=float).reshape(-1)

@@ -79,6 +79,9 @@ class StationProblem:
         self.M = M = N * R
         nd = N if self.linear else 0
         self.nd = 4 * nd                      # δ_j, and the second half-interval's t′_j, r_{j+½}, β_{j+½} (linear)
+        # the solver's variable is ε_j = δ_j Δσ_j: δ_j multiplies Δσ_j/4 in β(½) but 1/2 in (6) against
+        # 1/(2Δσ_j) on β, and on 1000–1600 intervals Clarabel failed ("solver error") on δ itself
+        self._dsig = None
         x = cp.Variable(2 * P + N + self.nd + self._extra_variables(P), name="x")
         beta, r, t = x[:P], x[P:2 * P], x[2 * P:2 * P + N]
         j = np.repeat(np.arange(N), R)
@@ -112,8 +115,7 @@ class StationProblem:
             d0 = 2 * P + N
             er = np.repeat(np.arange(N - 1), 5)
             ec = np.stack([d0 + k - 1, d0 + k, k - 1, k, k + 1], axis=1).reshape(-1)
-            ev = np.stack([np.full(N - 1, 0.5), np.full(N - 1, 0.5)] +
-                          [_C0 + 3 * (k - 1) + m for m in range(3)], axis=1).reshape(-1)
+            ev = np.stack([_C0 + 5 * (k - 1) + m for m in range(5)], axis=1).reshape(-1)
             E = sp.csr_matrix((ev, (er, ec)), shape=(N - 1, x.size))
             cons.append(E @ x == 0.0)
         cons += self._extra_constraints(x, beta)
@@ -161,7 +163,7 @@ class StationProblem:
             pos["mid"] = _locate(A.data, _Q0, self.N)
             pos["span2"] = _locate(b, _S2, self.N)
             if self.N >= 2:
-                pos["cont"] = _locate(A.data, _C0, 3 * (self.N - 1))
+                pos["cont"] = _locate(A.data, _C0, 5 * (self.N - 1))
         pos.update(self._extra_positions(A, b))
         offsets = getattr(inverse[-2], "var_offsets", None) if len(inverse) >= 2 else None
         pos["direct"] = solver == "CLARABEL" and offsets == {self.x.id: 0} and data["c"].size == self.x.size
@@ -191,7 +193,11 @@ class StationProblem:
         t0 = time.perf_counter()
         (data, chain, inverse, pos), compile_s = self._template(solver)
         keys = ("u", "w", "gl", "gr", "v") if self.linear else ("u", "w", "gl", "gr")
-        coeff = np.stack([values[k] for k in keys], axis=1).reshape(-1)
+        coeff = np.stack([values[k] for k in keys], axis=1)
+        if self.linear:                       # on ε_j = δ_j Δσ_j
+            self._dsig = dsig = np.asarray(values["dsig"], dtype=float)
+            coeff[:, 4] /= np.repeat(dsig, self.R)
+        coeff = coeff.reshape(-1)
         sign_g, at_g = pos["G"]
         data["A"].data[at_g] = sign_g * coeff
         if "span2" in pos:
@@ -199,11 +205,12 @@ class StationProblem:
             data["b"][at] = sign * np.asarray(values["span"], dtype=float)
         if "mid" in pos:                      # (2′): β(½) = … − δ_j Δσ_j/4
             sign_m, at_m = pos["mid"]
-            data["A"].data[at_m] = sign_m * (-0.25 * np.asarray(values["dsig"], dtype=float))
-        if "cont" in pos:                     # (6): −(ᾱ_j − ᾱ_{j−1}) on β_{j−1}, β_j, β_{j+1}
+            data["A"].data[at_m] = sign_m * np.full(self.N, -0.25)
+        if "cont" in pos:                     # (6): (ε_{j−1}/Δσ_{j−1} + ε_j/Δσ_j)/2 − (ᾱ_j − ᾱ_{j−1}) = 0
             c = 0.5 / np.asarray(values["dsig"], dtype=float)
             sign_c, at_c = pos["cont"]
-            data["A"].data[at_c] = sign_c * np.stack([-c[:-1], c[:-1] + c[1:], -c[1:]], axis=1).reshape(-1)
+            data["A"].data[at_c] = sign_c * np.stack([c[:-1], c[1:], -c[:-1], c[:-1] + c[1:], -c[1:]],
+                                                     axis=1).reshape(-1)
         for key in ("h", "span", "ends"):
             sign, at = pos[key]
             data["b"][at] = sign * np.asarray(values[key], dtype=float)
@@ -226,7 +233,7 @@ class StationProblem:
         if not self.linear:
             return np.array(v[:self.P])
         d0 = 2 * self.P + self.N
-        return np.concatenate([v[:self.P], v[d0:d0 + self.N]])
+        return np.concatenate([v[:self.P], v[d0:d0 + self.N] / self._dsig])
 
 
 def _clarabel(data: dict, pos: dict, unused: np.ndarray, options: dict):
