@@ -184,13 +184,19 @@ class _CycleProblem:
         W = sp.csr_matrix((np.tile(dth, n), (np.repeat(np.arange(n), N), np.arange(n * N))), shape=(n, n * N))
         return W @ s
 
-    def solve(self, Tn: float, rho: np.ndarray, Dbar: float, solver: str) -> tuple[bool, list | None]:
-        """Feasible at T = Tn T₀ (idle charged as T − Dbar T₀)? Returns (feasible, per-move b)."""
+    def solve(self, Tn: float, rho: np.ndarray, Dbar: float, solver: str,
+              bisecting: bool = False) -> tuple[bool, list | None]:
+        """Feasible at T = Tn T₀ (idle charged as T − Dbar T₀)? Returns (feasible, per-move b). `bisecting`
+        (a point of the search for T): only the first solver of the chain, and a failure counts as
+        infeasible — the search then goes on to a larger T (conservative: the cycle can only get slower,
+        by at most the bisection's tolerance when the failure is near the boundary, where Clarabel fails
+        most). The fallback SCS took ~50 s a solve there."""
         self.Tn.value = float(Tn)
         self.Dbar.value = float(Dbar)
         self.h.value = (rho - self.g2) * float(Tn)
         last = None
-        for name, opts in solver_chain(solver, normalised=False):
+        chain = solver_chain(solver, normalised=False)
+        for name, opts in chain[:1] if bisecting else chain:
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -213,6 +219,8 @@ class _CycleProblem:
             if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
                 return False, None
             last = f"{name}: {status}"
+        if bisecting:
+            return False, None
         raise SolverError(f"the thermal cycle problem could not be solved at T = {Tn * self.T0:.6g} s ({last})")
 
 
@@ -294,14 +302,14 @@ def plan_cycle_with_rms_limit(robot, paths, tau_rms, payloads=None, *, grid=None
         if prev is not None:                                    # later rounds: bracket near the last answer
             Tn, grow = prev * 1.02, 1.5
             if prev * 0.98 > 1.0:
-                ok, bs = cyc.solve(prev * 0.98, rho, Dbar, solver)
+                ok, bs = cyc.solve(prev * 0.98, rho, Dbar, solver, bisecting=True)   # (a bracket: prev is feasible)
                 log.append((prev * 0.98 * T0, ok))
                 if ok:
                     Tn, grow = prev * 0.98, 2.0
                 else:
                     lo = prev * 0.98
-        for _ in range(24):                                     # upper bound by growing
-            ok, bs = cyc.solve(Tn, rho, Dbar, solver)
+        for k in range(24):                                     # upper bound by growing (a failed solve: grow)
+            ok, bs = cyc.solve(Tn, rho, Dbar, solver, bisecting=k < 23)
             log.append((Tn * T0, ok))
             if ok:
                 hi, best = Tn, bs
@@ -311,7 +319,7 @@ def plan_cycle_with_rms_limit(robot, paths, tau_rms, payloads=None, *, grid=None
             raise InfeasiblePathError(f"tau_rms: no cycle time up to {lo * T0:.6g} s meets the RMS rating")
         while (hi - lo) / lo > bisect_tol:
             mid = 0.5 * (lo + hi)
-            ok, bs = cyc.solve(mid, rho, Dbar, solver)
+            ok, bs = cyc.solve(mid, rho, Dbar, solver, bisecting=True)
             log.append((mid * T0, ok))
             if ok:
                 hi, best = mid, bs

@@ -125,12 +125,14 @@ def rate_limits(robot, torque_rate_max, jerk_max, rate_dt):
 LINEAR_MAX_INTERVALS = 400
 
 
-def linear_law(time_law, controller, energy_weight: float, rates, intervals: int | None = None) -> bool | None:
+def linear_law(time_law, controller, energy_weight: float, rates, intervals: int | None = None,
+               may_choose: bool = True) -> bool | None:
     """Whether plans have θ̈ linear per interval: the planner's `time_law` option or the controller
     profile's; not with the time–energy objective or the sequential rate limits (`planning.sequential`),
     nor on a grid the user gives of more than `LINEAR_MAX_INTERVALS` (`intervals`; finer default grids
     use the constant law). None for "auto" (the default) where the planner may choose (`prepare`: plans
-    that estimate their gap); "auto" is "constant" elsewhere."""
+    that estimate their gap, and `may_choose`: the interpolation scheme with relocated grid points, the
+    pipeline the linear law was measured on); "auto" is "constant" elsewhere."""
     law = choice(time_law, "time_law", ("auto", "constant", "linear"))
     linear = law == "linear" or (controller is not None and controller.time_law == "linear")
     if linear and (energy_weight > 0 or rates is not None):
@@ -139,7 +141,7 @@ def linear_law(time_law, controller, energy_weight: float, rates, intervals: int
     if linear and intervals is not None and intervals > LINEAR_MAX_INTERVALS:
         raise InputError(f"time_law: 'linear' plans on grids of up to {LINEAR_MAX_INTERVALS} intervals (its solves "
                          f"turn inaccurate on finer ones), got grid with {intervals}; use time_law='constant'")
-    if law == "auto" and not linear and estimates_gap(energy_weight, rates, controller):
+    if law == "auto" and not linear and may_choose and estimates_gap(energy_weight, rates, controller):
         return None
     return linear
 

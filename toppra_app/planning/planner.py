@@ -98,7 +98,8 @@ class TimeOptimalPlanner:
         self.grid_mode, self.grid_spec = parse_grid(path, grid)
         given = user_intervals(grid, self.grid_spec)          # None: the default grid, which may be refined
         self.auto_grid = given is None
-        self.linear = linear_law(time_law, self.controller, self.energy_weight, self.rates, given)
+        self.linear = linear_law(time_law, self.controller, self.energy_weight, self.rates, given,
+                                 scheme == "interpolation" and self.relocate)
         self.estimates_gap = estimates_gap(self.energy_weight, self.rates, self.controller)
         self.check_position_limits = bool(check_position_limits)
         self._lock, self._ready, self._finer = threading.Lock(), False, {}
@@ -273,19 +274,17 @@ class TimeOptimalPlanner:
     def _split(self, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all):
         """Plan again on a grid with the intervals marked `bad` halved (where repairs stall, or for the gap
         estimate; none marked: the same grid with θ̈ linear per interval, `refine.for_the_gap`)."""
-        key = bad.tobytes()
         with self._lock:                                   # (kept: a re-plan, e.g. with a payload, reuses it)
-            finer = self._finer.get(key)
+            finer = self._finer.get(bad.tobytes())
             if finer is None:                              # the robot as given: the options apply the profile
                 grid = split_grid(self.theta, bad)
-                law = "linear" if (self.linear or not bad.any()) and grid.size <= LINEAR_MAX_INTERVALS + 1 \
-                    else "constant"
-                finer = TimeOptimalPlanner(self.drive_robot, self.path, grid, **{
-                    **self._options, "max_splits": self.max_splits - 1, "time_law": law})
+                linear = (self.linear or not bad.any()) and grid.size <= LINEAR_MAX_INTERVALS + 1
+                finer = TimeOptimalPlanner(self.drive_robot, self.path, grid, **{**self._options, "max_splits":
+                                           self.max_splits - 1, "time_law": "linear" if linear else "constant"})
                 finer.auto_grid = True
                 if len(self._finer) >= 2:
                     self._finer.pop(next(iter(self._finer)))
-                self._finer[key] = finer
+                self._finer[bad.tobytes()] = finer
         plan = finer.plan(payload=payload, sd_start=sd_start, sd_end=sd_end)
         return with_earlier_work(plan, refinements + [record], iterations, timings, t_all)
 
