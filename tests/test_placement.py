@@ -61,7 +61,7 @@ def test_moved_points_bring_random_paths_closer_to_the_optimum(monkeypatch):
             warnings.simplefilter("ignore", RuntimeWarning)
             moved = TimeOptimalPlanner(r, path).plan().duration
             with monkeypatch.context() as m:
-                m.setattr(prepare_module, "relocated", lambda robot, path, theta, *a, **k: theta)
+                m.setattr(prepare_module, "relocated", lambda robot, path, theta, *a, **k: (theta, None))
                 before = TimeOptimalPlanner(r, path).plan().duration
         assert moved / ref - 1 < 0.75 * (before / ref - 1), (case.name, moved / ref - 1, before / ref - 1)
         assert moved / ref - 1 < 1.5e-3, (case.name, moved / ref - 1)

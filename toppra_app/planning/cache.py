@@ -25,8 +25,7 @@ _LOCK = threading.Lock()
 @contextlib.contextmanager
 def acquire(N: int, R: int, K: int = 0, linear: bool = False):
     """A `StationProblem` for (N, R) (with K > 0 a `ControllerProblem` for (N, R, K); `linear`: θ̈ linear
-    per interval, continuous only with the controller's rate rows), locked for the caller for the duration
-    of the `with` block."""
+    per interval), locked for the caller for the duration of the `with` block."""
     key = ((int(N), int(R)) if not K else (int(N), int(R), int(K))) + (("linear",) if linear else ())
     prob = None
     with _LOCK:
@@ -36,8 +35,7 @@ def acquire(N: int, R: int, K: int = 0, linear: bool = False):
                 prob = candidate
                 break
         if prob is None and len(pool) < MAX_INSTANCES:
-            prob = StationProblem(N, R, linear=linear, continuous=False) if not K else \
-                ControllerProblem(N, R, K, linear=linear)
+            prob = StationProblem(N, R, linear=linear) if not K else ControllerProblem(N, R, K, linear=linear)
             prob.lock.acquire()
             pool.append(prob)
         first = pool[0]

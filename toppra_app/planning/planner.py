@@ -44,8 +44,8 @@ from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, LINEAR_MAX_INTERVALS, REFIN
 from .prepare import limit_blocks, prepare, reference_b
 from .result import TimeOptimalPlan, with_earlier_work
 
-CHECK_SHARE, CHECK_SHARE_LINEAR = 0.9, 0.6   # of tol at the check's sub-samples: a peak between two went up to
-                                   # +0.108 % on 1 ms samples with the full tol, +0.103 % at 0.9 with θ̈ linear
+CHECK_SHARE = 0.9                  # the check's sub-samples get this share of it: a peak between two of them
+                                   # went up to +0.108 % on 1 ms resampling with the full tol (benchmark suite)
 REFINE_ABOVE = 0.01                # default `gap_target`: plan again on a finer default grid where
                                    # `verify.gap_estimate` exceeds it (`diagnose.WARN_ABOVE`: warn)
 VISCOUS_TOL = 1e-4                 # re-linearise viscous friction while its tangent is off by more
@@ -63,7 +63,7 @@ class TimeOptimalPlanner:
     `collision_energy_max`, `cartesian_frame`, `contact_mass` – Cartesian limits (`cartesian_limits`);
     `prune` – pack only the rows that can bind (default True); `relocate` – move grid points to where the
     optimum switches before the first solve (`placement`, default True); `time_law` – θ̈ per interval "constant",
-    "linear" (also the controller's field) or "auto" (linear for plain plans on the default pipeline).
+    "linear" (continuous; also the controller's field) or "auto" (linear where a constant one loses most).
     Energy-weighted objectives and torque-rate / jerk limits plan through `planning.sequential` (see `plan`)."""
 
     def __init__(self, robot, path, grid=None, *, scheme: str = "interpolation", substeps: int = DEFAULT_SUBSTEPS,
@@ -118,6 +118,8 @@ class TimeOptimalPlanner:
             self.theta, self.L, self.Bbar, self.law0, self.all_stations = s.theta, s.L, s.Bbar, s.law, s.all_stations
             self.sub, self.ths, self.samples, self.b_ref0 = s.sub, s.ths, s.samples, s.b_ref
             self.lams0, self.moved0, self.caps = s.lams, s.moved, s.caps
+            self.auto_law = self.linear is None                                 # time_law="auto"
+            self.linear = s.spread if self.auto_law else self.linear
             self._ready = True
 
     def _blocks(self, data, b_ref, scales):
@@ -151,8 +153,7 @@ class TimeOptimalPlanner:
         if np.isfinite(robot.tau_max).any():
             self.sub.prefetch(robot)                           # the check's kinematics, during the solve
         b_ends = np.array([sd_start ** 2, sd_end ** 2])
-        rated = self.controller is not None and self.controller.has_rates      # θ̈ continuous: ≤ 400 intervals
-        linear = self.linear and not self.all_stations and (not rated or P - 1 <= LINEAR_MAX_INTERVALS)
+        linear = self.linear and not self.all_stations and P - 1 <= LINEAR_MAX_INTERVALS   # else θ̈ constant
         scale_b = self.L ** 2 * self.Bbar                      # b = scale_b β
         ctrl = None
         if self.controller is not None and self.controller.has_rates:
@@ -160,8 +161,7 @@ class TimeOptimalPlanner:
             ctrl = controller_rows(self.controller, robot, self.path, self.theta, self.L, self.Bbar, self.law0,
                                    sd_start, sd_end, self.tol, LinearControllerRows if linear else None)
             timings["coefficients"] += time.perf_counter() - t0
-        # speed caps (not for the constant-law controller problem: with them a dense path's solve ended inaccurate)
-        b_ref, force, caps = self.b_ref0, None, self.caps if ctrl is None or linear else None
+        b_ref, force = self.b_ref0, None
         scales = refine.base_scales(self.limits, P, ths.size, robot.n, self.tol)
         lams, moved = self.lams0.copy(), self.moved0.copy()
         viscous = bool((robot.viscous[np.isfinite(robot.tau_max)] > 0).any())
@@ -175,7 +175,7 @@ class TimeOptimalPlanner:
                 first = False
             on = st.stations_on(moved | self.all_stations, self.scheme)
             rows, keep, K, values = st.packed(blocks, self.L, self.Bbar, theta, lams, self.scheme, on,
-                                              b_ref / scale_b if self.prune else None, force, linear, caps)
+                                              b_ref / scale_b if self.prune else None, force, linear, self.caps)
             values["ends"] = b_ends / scale_b
             if ctrl is not None:
                 values.update(ctrl.values())
@@ -204,9 +204,9 @@ class TimeOptimalPlanner:
             b = beta * scale_b
             b[0], b[-1] = b_ends                               # exact boundary speeds (solver tol ~1e-7)
             law = TimeLaw(theta, b, None if delta is None else delta * (self.L * self.Bbar))
-            b_st = refine.b_at(law, ths)
+            b_st = np.interp(ths, theta, b)
             if viscous and viscous_rounds < self.max_viscous_iterations and \
-                    refine.tangent_gap(robot, data, b_ref, law, lams, self.scheme, scales, on) > VISCOUS_TOL:
+                    refine.tangent_gap(robot, data, b_ref, b, theta, lams, self.scheme, scales, on) > VISCOUS_TOL:
                 viscous_rounds += 1
                 b_ref = np.maximum(b_st, 1e-8 * max(b_st.max(), 1e-300))
                 continue
@@ -215,8 +215,7 @@ class TimeOptimalPlanner:
             for lim in self.limits:
                 lim.check_time_law(robot, self.sub, law.b, check, law.d)
             timings["verify"] += time.perf_counter() - t0
-            share = CHECK_SHARE_LINEAR if linear else CHECK_SHARE
-            over = {kind: check.ratios[kind] > 1.0 + share * self.tol for kind in check.ratios}
+            over = {kind: check.ratios[kind] > 1.0 + CHECK_SHARE * self.tol for kind in check.ratios}
             n_over = int(sum(o.sum() for o in over.values()))
             if n_over == 0:
                 t0 = time.perf_counter()
@@ -251,7 +250,8 @@ class TimeOptimalPlanner:
             estimate = gap_estimate(check, law)
             if estimate is not None and estimate > self.gap_target and check.worst_ratio <= 1.0 + self.tol \
                     and self.auto_grid and self.max_splits > 0 and P - 1 < REFINE_MAX_INTERVALS:
-                bad, record = refine.for_the_gap(check, law, estimate)
+                bad, record = refine.for_the_gap(check, law, estimate, self.auto_law and not linear and
+                                                 not self.all_stations and P - 1 <= LINEAR_MAX_INTERVALS)
                 return self._split(bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all)
         rate_check = rate_info = None
         if ctrl is not None:
@@ -272,14 +272,13 @@ class TimeOptimalPlanner:
                                rate_info=rate_info, gap_estimate=estimate)
 
     def _split(self, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all):
-        """Plan again on a grid with the intervals marked `bad` halved: where repairs stall, or for the gap
-        estimate (`refine.for_the_gap`)."""
+        """Plan again on a grid with the intervals marked `bad` halved (where repairs stall, or for the gap
+        estimate; none marked: the same grid with θ̈ linear per interval, `refine.for_the_gap`)."""
         with self._lock:                                   # (kept: a re-plan, e.g. with a payload, reuses it)
             finer = self._finer.get(bad.tobytes())
             if finer is None:                              # the robot as given: the options apply the profile
                 grid = split_grid(self.theta, bad)
-                linear = self.linear and (grid.size <= LINEAR_MAX_INTERVALS + 1 or not (
-                    self.controller is not None and self.controller.has_rates))
+                linear = (self.linear or not bad.any()) and grid.size <= LINEAR_MAX_INTERVALS + 1
                 finer = TimeOptimalPlanner(self.drive_robot, self.path, grid, **{**self._options, "max_splits":
                                            self.max_splits - 1, "time_law": "linear" if linear else "constant"})
                 finer.auto_grid = True

@@ -50,6 +50,7 @@ class Setup:
     samples: PathSamples           # the path at the stations
     b_ref: np.ndarray              # b at the stations on the coarse profile (`reference_b`)
     caps: tuple | None             # speed caps between the stations (`speed_caps`)
+    spread: bool                   # the loss of θ̈ constant per interval is predicted above `gap_target`
 
 
 def limit_blocks(limits, data, b_ref, scales) -> list:
@@ -79,9 +80,8 @@ def speed_caps(robot, limits, sub, law, scale_b: float, tol: float, skip) -> tup
     with np.errstate(divide="ignore"):
         bmax = np.min((robot.qd_max / np.abs(sub.dq)) ** 2, axis=1).reshape(N, S1)[:, inner]
     cap = bmax * (1.0 + refine.INNER_SLACK * tol) ** 2 / scale_b
-    if law is not None:          # the coarse profile's largest b over its neighbouring points (it lags near rest)
-        b = np.maximum(law.b, np.maximum(np.r_[law.b[1:], law.b[-1]], np.r_[law.b[0], law.b[:-1]]))
-        cap = np.where(bmax <= CAP_WITHIN * np.interp(sub.theta[:, inner], law.theta, b), cap, np.inf)
+    if law is not None:
+        cap = np.where(bmax <= CAP_WITHIN * np.interp(sub.theta[:, inner], law.theta, law.b), cap, np.inf)
     return sub.u[inner], cap
 
 
@@ -108,13 +108,14 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
             if len(path.knots) - 2 <= grid_spec // 2 else place(grid_spec)
     # dense waypoint paths: limits bend inside most intervals, every station on (3000 waypoints: 31 s, not 57)
     all_stations = len(path.knots) - 1 >= (theta.size - 1) / DENSE_SHARE
+    predicted = None
     if law is not None and grid_mode != "fixed" and not all_stations and relocate:
         # start on the grid refined by the predicted room only where the plan's gap estimate could ask
         # for it: not with rate limits, a controller profile's rates or an energy term (no estimate)
         larger = (lambda room: split_grid(theta, holding(room, REFINE_SHARE))) if may_refine and \
             theta.size - 1 < REFINE_MAX_INTERVALS else None
-        theta = relocated(robot, path, theta, law, lambda d, br: limit_blocks(limits, d, br, None), substeps,
-                          gap_target, larger)
+        theta, predicted = relocated(robot, path, theta, law, lambda d, br: limit_blocks(limits, d, br, None),
+                                     substeps, gap_target, larger)
     L = theta[-1] - theta[0]
     top = law.b.max() if law is not None else np.nanmax(np.where(np.isfinite(vel), vel, np.nan), initial=np.nan)
     Bbar = float(top / L ** 2) if np.isfinite(top) and top > 0 else 1.0 / L ** 2
@@ -129,4 +130,5 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
         lam = np.asarray(st.SCHEMES[scheme])
         caps = speed_caps(robot, limits, sub, law, L * L * Bbar, tol, lam if all_stations else lam[[0, 2, 4]])
     return Setup(theta=theta, L=L, Bbar=Bbar, law=law, all_stations=all_stations, sub=sub, lams=lams, moved=moved,
-                 ths=ths, samples=path.evaluate(ths), b_ref=reference_b(law, Bbar, L, ths), caps=caps)
+                 ths=ths, samples=path.evaluate(ths), b_ref=reference_b(law, Bbar, L, ths), caps=caps,
+                 spread=predicted is not None and predicted > gap_target)

@@ -59,29 +59,22 @@ class StationProblem:
     writes the numbers and solves. Not thread-safe by itself: `planning.cache.acquire` hands out one
     instance per thread.
 
-    `linear=True`: θ̈ linear per interval (`trajectory.TimeLaw` with d): one more variable δ_j per
-    interval (the normalised change of θ̈ across it), a fifth coefficient v per row of (4) on it,
+    `linear=True`: θ̈ linear and continuous per interval (`trajectory.TimeLaw` with d): one more variable
+    δ_j per interval (the normalised change of θ̈ across it), a fifth coefficient v per row of (4) on it,
 
         u β_j + w β_{j+1} + g_l r_j + g_r r_{j+1} + v δ_j ≤ h,                                  (4')
 
-    and, `continuous` (for rate limits), continuity of θ̈ at the inner grid points, with
-    ᾱ_j = (β_{j+1} − β_j)/(2Δσ_j),
+    and continuity of θ̈ at the inner grid points, with ᾱ_j = (β_{j+1} − β_j)/(2Δσ_j),
 
         (δ_{j−1} + δ_j)/2 = ᾱ_j − ᾱ_{j−1},   j = 1 … N − 1.                                       (6)
 
-    Without (6) θ̈ may jump at grid points, as with the constant law, and each δ_j is priced by its own
-    interval alone. With (6) an alternating δ_j (a zigzag of θ̈) changes nothing but the sag inside the
-    intervals, and on 512+ intervals Clarabel's solves ended inaccurate or failed; without it none did
-    (28 suite paths on 512, 800 and 1600 intervals).
-
     `solve` then returns (β, δ) concatenated."""
 
-    def __init__(self, N: int, R: int, linear: bool = False, continuous: bool = True):
+    def __init__(self, N: int, R: int, linear: bool = False):
         if N < 1 or R < 1:
             raise ValueError("StationProblem: need N >= 1 intervals and R >= 1 row slots")
         self.N, self.R = N, R = int(N), int(R)
         self.linear = bool(linear)
-        self.continuous = bool(continuous)
         P = N + 1
         self.M = M = N * R
         nd = N if self.linear else 0
@@ -117,7 +110,7 @@ class StationProblem:
                      cp.SOC(t2 + a2, cp.vstack([_S2 + np.arange(N, dtype=float), t2 - a2]), axis=0),
                      cp.SOC(bm + 1.0, cp.vstack([2.0 * rm, bm - 1.0]), axis=0), rm >= 0]
             objective = objective + cp.sum(t2)
-        if self.linear and self.continuous and N >= 2:                                         # (6)
+        if self.linear and N >= 2:                                                             # (6)
             k = np.arange(1, N)
             d0 = 2 * P + N
             er = np.repeat(np.arange(N - 1), 5)
@@ -169,7 +162,7 @@ class StationProblem:
         if self.linear:
             pos["mid"] = _locate(A.data, _Q0, self.N)
             pos["span2"] = _locate(b, _S2, self.N)
-            if self.N >= 2 and self.continuous:
+            if self.N >= 2:
                 pos["cont"] = _locate(A.data, _C0, 5 * (self.N - 1))
         pos.update(self._extra_positions(A, b))
         offsets = getattr(inverse[-2], "var_offsets", None) if len(inverse) >= 2 else None
