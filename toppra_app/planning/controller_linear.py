@@ -122,11 +122,10 @@ class LinearControllerRows(ControllerRows):
         return keep & (self._rows[1] < UNUSED)
 
     def _row_variables(self, beta, delta) -> np.ndarray:
-        """(P, 5): z = D β over each point's window and δ of its two intervals (`ControllerProblem`)."""
-        P = self.theta.size
-        win = window_start(P)[:, None] + np.arange(3)[None, :]
-        dwin = window_start(P)[:, None] + np.arange(2)[None, :]
-        return np.concatenate([(self._D * np.asarray(beta, float))[win], np.asarray(delta, float)[dwin]], axis=1)
+        """(P, 5): z = D β over each point's window (`ControllerRows._row_variables`) and δ of its two
+        intervals (`ControllerProblem`)."""
+        dwin = window_start(self.theta.size)[:, None] + np.arange(2)[None, :]
+        return np.concatenate([super()._row_variables(beta, None), np.asarray(delta, float)[dwin]], axis=1)
 
     def _gain(self, law) -> float:
         """As `ControllerRows._gain`, with the linear law's node θ̈ and jerk terms."""

@@ -174,8 +174,8 @@ class TimeOptimalPlanner:
                 diagnose.check_boundaries(robot, theta, S.dq[:P], blocks, sd_start, sd_end)
                 first = False
             on = st.stations_on(moved | self.all_stations, self.scheme)
-            rows, keep, K, values = st.packed(blocks, self.L, self.Bbar, theta, lams, self.scheme, on,
-                                              b_ref / scale_b if self.prune else None, force, linear, self.caps)
+            rows, keep, values = st.packed(blocks, self.L, self.Bbar, theta, lams, self.scheme, on,
+                                           b_ref / scale_b if self.prune else None, force, linear, self.caps)
             values["ends"] = b_ends / scale_b
             if ctrl is not None:
                 values.update(ctrl.values())

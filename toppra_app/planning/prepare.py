@@ -77,8 +77,8 @@ def speed_caps(robot, limits, sub, law, scale_b: float, tol: float, skip) -> tup
     if not inner.any():
         return None
     N, S1 = sub.theta.shape
-    with np.errstate(divide="ignore"):
-        bmax = np.min((robot.qd_max / np.abs(sub.dq)) ** 2, axis=1).reshape(N, S1)[:, inner]
+    data = PathData(robot, sub.theta.reshape(-1), sub.q, sub.dq, sub.ddq)      # (no dynamics: b_max uses q′)
+    bmax = JointVelocityLimit().b_max(data).reshape(N, S1)[:, inner]
     cap = bmax * (1.0 + refine.INNER_SLACK * tol) ** 2 / scale_b
     if law is not None:
         cap = np.where(bmax <= CAP_WITHIN * np.interp(sub.theta[:, inner], law.theta, law.b), cap, np.inf)

@@ -42,7 +42,7 @@ import scipy.sparse as sp
 UNUSED = 1e21            # bound of an unused row slot (Clarabel's presolve drops rows with |h| ≥ 1e20)
 
 _G0, _H0, _S0, _E0 = 1e3, 1e8, 2e8, 3e8      # marker offsets (exact integers in float64)
-_C0, _Q0, _S2 = 9e8, 1.1e9, 2.5e8                         # θ̈-continuity coefficients (6), −Δσ_j/4 of β(½) (linear law)
+_C0, _S2 = 9e8, 2.5e8                        # θ̈-continuity coefficients (6), second half-interval spans (linear law)
 
 _STATS = {"built": 0, "compiled": 0}
 _STATS_LOCK = threading.Lock()
@@ -81,7 +81,6 @@ class StationProblem:
         self.nd = 4 * nd                      # δ_j, and the second half-interval's t′_j, r_{j+½}, β_{j+½} (linear)
         # the solver's variable is ε_j = δ_j Δσ_j: δ_j multiplies Δσ_j/4 in β(½) but 1/2 in (6) against
         # 1/(2Δσ_j) on β, and on 1000–1600 intervals Clarabel failed ("solver error") on δ itself
-        self._dsig = None
         x = cp.Variable(2 * P + N + self.nd + self._extra_variables(P), name="x")
         beta, r, t = x[:P], x[P:2 * P], x[2 * P:2 * P + N]
         j = np.repeat(np.arange(N), R)
@@ -99,13 +98,13 @@ class StationProblem:
         cons += [cp.SOC(beta + 1.0, cp.vstack([2.0 * r, beta - 1.0]), axis=0), r >= 0,         # (3)
                  beta[0] == _E0, beta[N] == _E0 + 1.0]                                         # (5)
         if self.linear:
-            # (2′): each half of an interval, with r_{j+½} ≤ √β(½), β(½) = (β_j + β_{j+1})/2 − δ_j Δσ_j/4:
+            # (2′): each half of an interval, with r_{j+½} ≤ √β(½), β(½) = (β_j + β_{j+1})/2 − ε_j/4:
             # t_j (r_j + r_{j+½}) ≥ Δσ_j and t′_j (r_{j+½} + r_{j+1}) ≥ Δσ_j (spans 2√Δσ_j). The objective
             # then sees the inside of the interval (a sag of θ̇² below the chord costs time, and its
             # middle stays ≥ 0), which the grid points alone do not
-            delta, t2, rm, bm = (x[2 * P + N + k * N:2 * P + N + (k + 1) * N] for k in range(4))
+            eps, t2, rm, bm = (x[2 * P + N + k * N:2 * P + N + (k + 1) * N] for k in range(4))
             a1, a2 = r[:-1] + rm, rm + r[1:]
-            cons += [bm == 0.5 * (beta[:-1] + beta[1:]) + cp.multiply(_Q0 + np.arange(N, dtype=float), delta),
+            cons += [bm == 0.5 * (beta[:-1] + beta[1:]) - 0.25 * eps,
                      cp.SOC(t + a1, cp.vstack([_S0 + np.arange(N, dtype=float), t - a1]), axis=0),
                      cp.SOC(t2 + a2, cp.vstack([_S2 + np.arange(N, dtype=float), t2 - a2]), axis=0),
                      cp.SOC(bm + 1.0, cp.vstack([2.0 * rm, bm - 1.0]), axis=0), rm >= 0]
@@ -160,7 +159,6 @@ class StationProblem:
         pos = {"G": _locate(A.data, _G0, (5 if self.linear else 4) * self.M), "h": _locate(b, _H0, self.M),
                "span": _locate(b, _S0, self.N), "ends": _locate(b, _E0, 2)}
         if self.linear:
-            pos["mid"] = _locate(A.data, _Q0, self.N)
             pos["span2"] = _locate(b, _S2, self.N)
             if self.N >= 2:
                 pos["cont"] = _locate(A.data, _C0, 5 * (self.N - 1))
@@ -194,8 +192,8 @@ class StationProblem:
         (data, chain, inverse, pos), compile_s = self._template(solver)
         keys = ("u", "w", "gl", "gr", "v") if self.linear else ("u", "w", "gl", "gr")
         coeff = np.stack([values[k] for k in keys], axis=1)
+        dsig = np.asarray(values["dsig"], dtype=float) if self.linear else None
         if self.linear:                       # on ε_j = δ_j Δσ_j
-            self._dsig = dsig = np.asarray(values["dsig"], dtype=float)
             coeff[:, 4] /= np.repeat(dsig, self.R)
         coeff = coeff.reshape(-1)
         sign_g, at_g = pos["G"]
@@ -203,11 +201,8 @@ class StationProblem:
         if "span2" in pos:
             sign, at = pos["span2"]
             data["b"][at] = sign * np.asarray(values["span"], dtype=float)
-        if "mid" in pos:                      # (2′): β(½) = … − δ_j Δσ_j/4
-            sign_m, at_m = pos["mid"]
-            data["A"].data[at_m] = sign_m * np.full(self.N, -0.25)
         if "cont" in pos:                     # (6): (ε_{j−1}/Δσ_{j−1} + ε_j/Δσ_j)/2 − (ᾱ_j − ᾱ_{j−1}) = 0
-            c = 0.5 / np.asarray(values["dsig"], dtype=float)
+            c = 0.5 / dsig
             sign_c, at_c = pos["cont"]
             data["A"].data[at_c] = sign_c * np.stack([c[:-1], c[1:], -c[:-1], c[:-1] + c[1:], -c[1:]],
                                                      axis=1).reshape(-1)
@@ -217,23 +212,23 @@ class StationProblem:
         self._write_extra(data, pos, values)
         if pos["direct"]:
             status, v = _clarabel(data, pos, np.asarray(values["h"]) >= UNUSED, options)
-            return status, self._unpack(v), time.perf_counter() - t0, compile_s
+            return status, self._unpack(v, dsig), time.perf_counter() - t0, compile_s
         inverse[-1].solver_options = dict(options)          # (what `Problem.solve` passes along)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             solution = chain.solve_via_data(self.problem, data, False, False, dict(options))
             self.problem.unpack_results(solution, chain, inverse)
-        return self.problem.status, self._unpack(self.x.value), time.perf_counter() - t0, compile_s
+        return self.problem.status, self._unpack(self.x.value, dsig), time.perf_counter() - t0, compile_s
 
-    def _unpack(self, v):
-        """β (and, linear, δ after it) from the solution vector."""
+    def _unpack(self, v, dsig):
+        """β (and, linear, δ = ε/Δσ after it) from the solution vector."""
         if v is None:
             return None
         v = np.asarray(v, dtype=float)
         if not self.linear:
             return np.array(v[:self.P])
         d0 = 2 * self.P + self.N
-        return np.concatenate([v[:self.P], v[d0:d0 + self.N] / self._dsig])
+        return np.concatenate([v[:self.P], v[d0:d0 + self.N] / dsig])
 
 
 def _clarabel(data: dict, pos: dict, unused: np.ndarray, options: dict):

@@ -220,14 +220,14 @@ def packed(blocks, L: float, Bbar: float, theta: np.ndarray, lams: np.ndarray, s
            beta_ref: np.ndarray | None = None, force: np.ndarray | None = None, linear: bool = False, caps=None):
     """The rows of `blocks` one-sided and scaled (`one_sided`), those kept that can bind at `beta_ref`
     (`binding`; every finite row when it is None) or are `force`d, and packed (`pack`), with the speed caps
-    `caps` (`with_speed_caps`) after them: (rows, keep, K, values); the row slots per interval are
+    `caps` (`with_speed_caps`) after them: (rows, keep, values); the row slots per interval are
     `values["u"].size // N`."""
     rows = one_sided(blocks, L, Bbar)
     keep = binding(rows, beta_ref) if beta_ref is not None else np.isfinite(rows.h)
     if force is not None:
         keep |= force
     K = slot_count(keep)
-    return rows, keep, K, with_speed_caps(pack(rows, keep, theta, lams, scheme, K, on, linear), caps, theta, linear)
+    return rows, keep, with_speed_caps(pack(rows, keep, theta, lams, scheme, K, on, linear), caps, theta, linear)
 
 
 def violated_rows(rows: OneSided, keep: np.ndarray, beta: np.ndarray, theta: np.ndarray, lams: np.ndarray,
