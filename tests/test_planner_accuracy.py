@@ -12,6 +12,7 @@ import pytest
 
 import dynamics
 from toppra_app import JointPath, TimeOptimalPlanner
+from toppra_app.planning.planner import CHECK_SHARE
 from toppra_app.socp import stations as st
 from toppra_app.verify import LimitCheck, gap_estimate
 from toppra_app.trajectory import TimeLaw
@@ -70,26 +71,27 @@ def test_tiny_motion_is_refined_to_within_a_tenth_of_a_percent():
     assert coarse.gap_estimate > 0.01 > plan.gap_estimate
 
 
-def test_auto_law_plans_tiny_motions_linear_in_few_solves():
-    """time_law="auto" (the default): where the loss of θ̈ constant per interval is spread over the whole
-    path (a tiny motion), the planner makes θ̈ linear per interval instead of halving intervals — within
-    0.03 % of a linear plan on 400 intervals, shorter than the constant law's refined plan, in at most two
-    solves, and within the limits on 1 ms samples; an ordinary path keeps the constant law."""
-    r, path = iiwa(), tiny_path()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", RuntimeWarning)
-        plan = TimeOptimalPlanner(r, path).plan()
-    assert plan.law.linear and plan.iterations <= 2
-    ref = TimeOptimalPlanner(r, path, grid=400, time_law="linear", max_splits=0).plan()
-    assert abs(plan.duration / ref.duration - 1.0) < 3e-4
-    const = TimeOptimalPlanner(r, path, time_law="constant").plan()
-    assert plan.duration < const.duration
-    s = plan.sample(1e-3)
-    assert np.max(np.abs(s.tau) / r.tau_max) <= 1.001
-    assert np.max(np.abs(s.qd) / r.qd_max) <= 1.001
+def test_default_law_is_linear_and_within_a_twentieth_of_a_percent():
+    """time_law="auto" (the default) plans θ̈ linear per interval, free to jump at grid points, on 160
+    intervals: on a tiny motion (where the constant law is first order, its allowed θ̈ drifting along the
+    whole path) and on a random path it is within 0.05 % of a linear plan on 1600 intervals and at least as
+    fast as the constant law's plan on its refined grid; its 1 ms samples keep every limit."""
+    r = iiwa()
     rng = np.random.default_rng(5)
     W = r.q_min + rng.uniform(0.2, 0.8, size=(5, r.n)) * (r.q_max - r.q_min)
-    assert not TimeOptimalPlanner(r, JointPath.from_waypoints(W)).plan().law.linear
+    for path in (tiny_path(), JointPath.from_waypoints(W)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            planner = TimeOptimalPlanner(r, path)
+            plan = planner.plan()
+        assert plan.law.linear and planner.grid.size == 161
+        ref = TimeOptimalPlanner(r, path, grid=1600, max_splits=0).plan()
+        assert ref.law.linear and abs(plan.duration / ref.duration - 1.0) < 5e-4
+        const = TimeOptimalPlanner(r, path, time_law="constant").plan()
+        assert plan.duration <= const.duration * (1 + 1e-5)
+        s = plan.sample(1e-3)
+        assert np.max(np.abs(s.tau) / r.tau_max) <= 1.001
+        assert np.max(np.abs(s.qd) / r.qd_max) <= 1.001
 
 
 @pytest.mark.parametrize("law", ["constant", "linear"])
@@ -97,7 +99,9 @@ def test_joint_speed_is_held_between_stations_in_the_first_solve(law):
     """The joint-speed limit bounds θ̇² alone, b ≤ min_k (q̇_max,k/q′_k)², and is held at every inner
     sub-sample of the between-grid check (`stations.with_speed_caps`), so even without any repair round
     (max_rounds=0) the check finds no joint speed above 1 + tol/2 on random paths where it binds (before
-    the caps: up to +0.64 % and a second solve on 8 of the 32 benchmark paths)."""
+    the caps: up to +0.64 % and a second solve on 8 of the 32 benchmark paths). With θ̈ linear θ̇² bends
+    between the caps (every 1/16 of an interval), by at most a bound on its bulge, and the check also
+    takes the peaks between its sub-samples: within the share of tol that needs no repair."""
     r = iiwa()
     bound = 0
     for seed in range(3):
@@ -105,7 +109,7 @@ def test_joint_speed_is_held_between_stations_in_the_first_solve(law):
         W = r.q_min + rng.uniform(0.2, 0.8, size=(6, r.n)) * (r.q_max - r.q_min)
         plan = TimeOptimalPlanner(r, JointPath.from_waypoints(W), max_rounds=0, time_law=law).plan()
         v = plan.check.ratios["velocity"].max()
-        assert v <= 1.0 + 0.5e-3 + 1e-6, (seed, v)
+        assert v <= 1.0 + (0.5e-3 + 1e-6 if law == "constant" else CHECK_SHARE * 1e-3), (seed, v)
         bound += v > 0.999
     assert bound >= 2                                     # the speed limit binds on these paths
 

@@ -138,21 +138,29 @@ def test_urdf_robot_with_viscous_friction_replans_without_compiling():
     assert problem_stats()["compiled"] == c
 
 
-def _full_tangent_gap(robot, data, b_ref, beta_law, theta, lams, scheme, scales, on=None):
-    """The tangent's error at every station, bound or not (the test's reference criterion)."""
+def _full_tangent_gap(robot, data, b_ref, law, lams, scheme, scales, on=None):
+    """The tangent's error at every station, bound or not (the test's reference criterion), θ̇² of the
+    law itself there (θ̈ linear per interval: below the chord by the sag)."""
     from toppra_app.socp import stations as st
-    b = np.interp(st.station_thetas(theta, lams, scheme), theta, beta_law)
+    from toppra_app.trajectory import TimeLaw
+    th = st.station_thetas(law.theta, lams, scheme)
+    j = np.clip(np.searchsorted(law.theta, th, side="right") - 1, 0, law.a.size - 1)
+    b = np.array([law._b_at(int(k), x) for k, x in zip(j, th - law.theta[j])])
+    assert isinstance(law, TimeLaw)
     lim = np.isfinite(robot.tau_max)
     v = np.abs(robot.viscous[lim] * data.dq[:, lim]) / robot.tau_max[lim]
     sr = np.sqrt(b_ref)[:, None]
     return float((v * (0.5 * sr + 0.5 * b[:, None] / sr - np.sqrt(b)[:, None])).max())
 
 
+@pytest.mark.parametrize("law", ["constant", "linear"])
 @pytest.mark.parametrize("family", ["random", "out-and-back", "end-speed"])
-def test_viscous_tangent_is_relinearised_only_where_it_binds(family, monkeypatch):
+def test_viscous_tangent_is_relinearised_only_where_it_binds(family, law, monkeypatch):
     """The tangent of √b on the concave side of viscous friction is re-linearised only where its row binds;
-    the duration then equals that of a plan re-linearised until the tangent is exact at every station.
-    (Without re-linearisation this path is 16 % slower: the first tangent is taken on the coarse profile.)"""
+    the duration then equals that of a plan re-linearised until the tangent is exact at every station, to
+    tol/10 with θ̈ constant per interval and 3 tol/10 with θ̈ linear (out-and-back: 2.4e-4; the two plans
+    also take different repairs between grid points). (Without re-linearisation this path is 16 % slower:
+    the first tangent is taken on the coarse profile.)"""
     import toppra_app.planning.planner as planner_module
     import toppra_app.planning.refine as refine_module
     r = panda_urdf_robot()
@@ -165,14 +173,15 @@ def test_viscous_tangent_is_relinearised_only_where_it_binds(family, monkeypatch
     if family == "end-speed":
         dq = np.abs(JointPath.from_waypoints(W).dq(np.array([1.0]))[0])
         sd_end = 0.02 * float(np.min(r.qd_max[dq > 1e-9] / dq[dq > 1e-9]))
-    fast = plan_time_optimal(r, JointPath.from_waypoints(W), sd_end=sd_end)
+    fast = plan_time_optimal(r, JointPath.from_waypoints(W), sd_end=sd_end, time_law=law)
     monkeypatch.setattr(planner_module, "VISCOUS_TOL", 1e-9)
     monkeypatch.setattr(refine_module, "tangent_gap", _full_tangent_gap)
     with warnings.catch_warnings():                  # 1e-9 asks more than Clarabel's tolerance in late rounds
         warnings.simplefilter("ignore", RuntimeWarning)
-        exact = plan_time_optimal(r, JointPath.from_waypoints(W), sd_end=sd_end, max_viscous_iterations=30)
+        exact = plan_time_optimal(r, JointPath.from_waypoints(W), sd_end=sd_end, max_viscous_iterations=30,
+                                  time_law=law)
     assert exact.iterations >= fast.iterations
-    assert abs(fast.duration / exact.duration - 1.0) < planner_module.DEFAULT_TOL / 10
+    assert abs(fast.duration / exact.duration - 1.0) < planner_module.DEFAULT_TOL * (0.1 if law == "constant" else 0.3)
     assert fast.worst_ratio <= 1.0 + planner_module.DEFAULT_TOL
 
 

@@ -35,7 +35,8 @@ def path(name):
 
 @functools.lru_cache(maxsize=None)
 def plain(name):
-    return TimeOptimalPlanner(robot(), path(name)).plan()
+    """The plan without rate limits, θ̈ constant per interval as in the rate-limit scheme (`sequential`)."""
+    return TimeOptimalPlanner(robot(), path(name), time_law="constant").plan()
 
 
 def sampled_ratios(plan, tau_rate=None, jerk=None):

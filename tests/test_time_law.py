@@ -119,7 +119,9 @@ def test_a_rest_end_with_zero_acceleration_never_starts():
 def test_speed_cap_rows_are_the_law_inside_the_interval(N, seed, linear):
     """`stations.with_speed_caps`: row q of interval j, applied to (β_j, β_{j+1}, δ_j), is θ̇² of the time
     law at the fraction u_q of the interval (`trajectory.inside`, independent of the packing) divided by
-    the row's scale, and its bound the cap divided by the same scale; caps that are off get `UNUSED`."""
+    the row's scale, and its bound the cap divided by the same scale; caps that are off get `UNUSED`. With
+    θ̈ linear one more row per interval bounds the bulge of θ̇² above its chord between two neighbouring
+    caps (the largest, over a fine sampling of the law, is that row's value × its scale)."""
     from toppra_app.socp import stations
     from toppra_app.socp.problem import UNUSED
     from toppra_app.trajectory import inside
@@ -129,12 +131,13 @@ def test_speed_cap_rows_are_the_law_inside_the_interval(N, seed, linear):
     cap = rng.uniform(0.5, 2.0, (N, u.size))
     cap[rng.random((N, u.size)) < 0.3] = np.inf
     values = {k: np.zeros(N * 2) for k in ("u", "w", "gl", "gr", "h")} | ({"v": np.zeros(N * 2)} if linear else {})
-    out = stations.with_speed_caps(values, (u, cap), theta, linear)
-    R = 2 + u.size
+    bulge = rng.uniform(0.01, 0.1, N)
+    out = stations.with_speed_caps(values, (u, cap, bulge), theta, linear)
+    R = 2 + u.size + (1 if linear else 0)
     beta, delta = rng.uniform(0, 2, N + 1), (rng.normal(size=N) if linear else np.zeros(N))
     dsig = np.diff(theta) / theta[-1]
     for j in range(N):
-        rows = slice(j * R + 2, (j + 1) * R)
+        rows = slice(j * R + 2, j * R + 2 + u.size)
         lhs = out["u"][rows] * beta[j] + out["w"][rows] * beta[j + 1] + \
             (out["v"][rows] * delta[j] if linear else 0.0)
         b_law = (1 - u) * beta[j] + u * beta[j + 1] - delta[j] * dsig[j] * u * (1 - u)
@@ -146,3 +149,16 @@ def test_speed_cap_rows_are_the_law_inside_the_interval(N, seed, linear):
         assert np.allclose(out["h"][rows][on], cap[j][on] * scale[on], rtol=1e-12)
         assert (out["h"][rows][~on] >= UNUSED).all()
         assert np.all(out["gl"][rows] == 0) and np.all(out["gr"][rows] == 0)
+        if linear:
+            k = (j + 1) * R - 1                             # the bulge row: v δ_j ≤ h
+            assert out["u"][k] == out["w"][k] == out["gl"][k] == out["gr"][k] == 0.0
+            if not on.any():
+                assert out["h"][k] >= UNUSED
+                continue
+            h = 0.125                                       # the caps' spacing
+            x = np.linspace(0.0, h, 101)
+            bump = -delta[j] * dsig[j] * x * (h - x)        # the law above the chord of a cap segment
+            scale = h * h / 4.0                             # (the row: −ε_j ≤ 4 bulge_j / h²)
+            assert out["v"][k] < 0 and np.isclose(max(bump.max(), 0.0) if delta[j] < 0 else 0.0,
+                                                    max(out["v"][k] * delta[j] * scale, 0.0), rtol=1e-6, atol=1e-12)
+            assert np.isclose(out["h"][k] * scale, bulge[j], rtol=1e-12)

@@ -25,7 +25,7 @@ _LOCK = threading.Lock()
 @contextlib.contextmanager
 def acquire(N: int, R: int, K: int = 0, linear: bool = False):
     """A `StationProblem` for (N, R) (with K > 0 a `ControllerProblem` for (N, R, K); `linear`: θ̈ linear
-    per interval), locked for the caller for the duration of the `with` block."""
+    per interval, continuous only with the controller's rate rows), locked for the caller for the duration of the `with` block."""
     key = ((int(N), int(R)) if not K else (int(N), int(R), int(K))) + (("linear",) if linear else ())
     prob = None
     with _LOCK:

@@ -20,6 +20,10 @@ from ..trajectory import TimeLaw
 from ..errors import short_repr
 
 DEFAULT_INTERVALS = 200           # intervals of the final grid (one compiled structure per process)
+LINEAR_INTERVALS = 160            # ... with θ̈ linear per interval (planner.md "θ̈ linear per interval": on the
+                                  # planner suite every non-dense duration within +0.06 % of converged at
+                                  # 160, +0.01 % at 200 for ~20 % more time, up to +0.1 % at 128)
+DENSE_SHARE = 4                   # a path with ≥ N/4 spline segments is "dense" (all stations on)
 COARSE_INTERVALS = 100            # intervals of the reachability profile that places it
 THETA_SHARE = 0.25                # weight of uniform-θ spacing in the blend (the rest: uniform time)
 MAX_INTERVALS = 20_000            # documented bound (docs/planner.md): more would not fit the solver
@@ -82,12 +86,16 @@ def with_knots(grid_of, knots: np.ndarray, intervals: int) -> np.ndarray:
     return grid
 
 
-def intervals_for(path: JointPath) -> int:
-    """Default number of intervals: `DEFAULT_INTERVALS`, or for paths of many spline segments the next size
-    of `SIZES` with at least `PER_SEGMENT` intervals per segment (one compiled structure per size). A dense
+def intervals_for(path: JointPath, linear: bool = False) -> int:
+    """Default number of intervals: `DEFAULT_INTERVALS` (`LINEAR_INTERVALS` for plans with θ̈ linear per
+    interval on a path that is not dense on them), or for paths of many spline segments the next size of
+    `SIZES` with at least `PER_SEGMENT` intervals per segment (one compiled structure per size). A dense
     waypoint path bends at every knot, and θ̈ constant per interval cannot follow it with fewer (measured
     on 200-waypoint paths with 1e-4 rad noise: +0.38 % at N = 200, +0.07 % at 400, +0.01 % at 800)."""
-    need = PER_SEGMENT * max(len(path.knots) - 1, 1)
+    segments = max(len(path.knots) - 1, 1)
+    if linear and segments < LINEAR_INTERVALS / DENSE_SHARE:
+        return LINEAR_INTERVALS
+    need = PER_SEGMENT * segments
     for n in SIZES:
         if n >= need or n >= MAX_AUTO_INTERVALS:
             return n

@@ -119,31 +119,32 @@ def rate_limits(robot, torque_rate_max, jerk_max, rate_dt):
         torque_rate_max is not None or jerk_max is not None) else None
 
 
-# θ̈ linear per interval on at most this many intervals: its continuity (6) leaves a zigzag of θ̈ that only
-# the sag inside the intervals prices, weakly, and Clarabel's solves turned inaccurate or failed from 512
-# intervals on (32-case suite: none at 400, 1 at 512, 2 at 640, 9 at 800); finer grids are constant-law
+# the controller's linear law (θ̈ continuous, for its rate rows) on at most this many intervals: continuity
+# leaves a zigzag of θ̈ that only the sag inside the intervals prices, weakly, and Clarabel's solves turned
+# inaccurate or failed from 512 intervals on (32-case suite: none at 400, 1 at 512, 2 at 640, 9 at 800)
 LINEAR_MAX_INTERVALS = 400
 
 
 def linear_law(time_law, controller, energy_weight: float, rates, intervals: int | None = None,
-               may_choose: bool = True) -> bool | None:
+               may_choose: bool = True) -> bool:
     """Whether plans have θ̈ linear per interval: the planner's `time_law` option or the controller
-    profile's; not with the time–energy objective or the sequential rate limits (`planning.sequential`),
-    nor on a grid the user gives of more than `LINEAR_MAX_INTERVALS` (`intervals`; finer default grids
-    use the constant law). None for "auto" (the default) where the planner may choose (`prepare`: plans
-    that estimate their gap, and `may_choose`: the interpolation scheme with relocated grid points, the
-    pipeline the linear law was measured on); "auto" is "constant" elsewhere."""
+    profile's; not with the time–energy objective or the sequential rate limits (`planning.sequential`).
+    "auto" (the default) is "linear" for plans that estimate their gap (`estimates_gap`) with the
+    interpolation scheme and relocated grid points (`may_choose`, the pipeline it was measured on) and
+    "constant" elsewhere (dense waypoint paths, where every station is on, plan constant-law too:
+    `TimeOptimalPlanner.plan`). The controller's rate rows need θ̈ continuous, which is not offered on a
+    grid the user gives of more than `LINEAR_MAX_INTERVALS` (`intervals`)."""
     law = choice(time_law, "time_law", ("auto", "constant", "linear"))
+    rated = controller is not None and controller.has_rates
     linear = law == "linear" or (controller is not None and controller.time_law == "linear")
     if linear and (energy_weight > 0 or rates is not None):
         raise InputError("time_law: 'linear' plans for time with the controller profile's rates; it cannot be "
                          "combined with energy_weight or the torque_rate_max / jerk_max planner options")
-    if linear and intervals is not None and intervals > LINEAR_MAX_INTERVALS:
-        raise InputError(f"time_law: 'linear' plans on grids of up to {LINEAR_MAX_INTERVALS} intervals (its solves "
-                         f"turn inaccurate on finer ones), got grid with {intervals}; use time_law='constant'")
-    if law == "auto" and not linear and may_choose and estimates_gap(energy_weight, rates, controller):
-        return None
-    return linear
+    if linear and rated and intervals is not None and intervals > LINEAR_MAX_INTERVALS:
+        raise InputError(f"time_law: with the controller's rate limits 'linear' plans on grids of up to "
+                         f"{LINEAR_MAX_INTERVALS} intervals (its solves turn inaccurate on finer ones), got grid "
+                         f"with {intervals}; use time_law='constant'")
+    return linear or (law == "auto" and may_choose and estimates_gap(energy_weight, rates, controller))
 
 
 def estimates_gap(energy_weight: float, rates, controller) -> bool:

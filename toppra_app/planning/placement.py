@@ -54,20 +54,20 @@ def predicted_room(robot, path, theta, blocks_of, b_ref, substeps: int):
     return interval_room(check, law), estimate
 
 
-def relocated(robot, path, theta, law, blocks_of, substeps: int, target: float, larger=None):
-    """(first grid, predicted estimate or None): `theta` with points moved (`relocate`) where the
-    reachability profile predicts the loss, if the predicted `gap_estimate` is at most `target`. Above it
-    the first solve would be refined anyway: with `larger` (the planner's refinement, room → finer grid, or
-    None) the planner then starts on the grid refined by the predicted room and skips that solve; otherwise
-    `theta` as it is. `law` is the coarse profile that placed the grid (tangent point of √b terms)."""
+def relocated(robot, path, theta, law, blocks_of, substeps: int, target: float, larger=None) -> np.ndarray:
+    """The first grid: `theta` with points moved (`relocate`) where the reachability profile predicts the
+    loss, if the predicted `gap_estimate` is at most `target`. Above it the first solve would be refined
+    anyway: with `larger` (the planner's refinement, room → finer grid, or None) the planner then starts
+    on the grid refined by the predicted room and skips that solve; otherwise `theta` as it is. `law` is
+    the coarse profile that placed the grid (tangent point of √b terms)."""
     b_ref = np.interp(theta, law.theta, law.b)
     b_ref = np.maximum(b_ref, 1e-8 * max(b_ref.max(), 1e-300))
     found = predicted_room(robot, path, theta, blocks_of, b_ref, substeps)
     if found is None:
-        return theta, None
+        return theta
     if found[1] <= target:
-        return relocate(theta, found[0], path.knots), found[1]
-    return (theta if larger is None else larger(found[0])), found[1]
+        return relocate(theta, found[0], path.knots)
+    return theta if larger is None else larger(found[0])
 
 
 def holding(room: np.ndarray, share: float) -> np.ndarray:

@@ -6,8 +6,7 @@ speeds) only, so the same inputs give the same plan whatever was planned before 
 1. once per planner (`prepare`) — the grid (`grid`: a reachability profile of the robot without payload
    places N points mostly uniform in time, the spline's knots among them), the scale L, B̄ of the path
    parameter and squared speed, the path at the row stations and at the between-grid check's sub-samples;
-2. the rows of every limit at the stations (`limits`), with the payload merged into the robot;
-   `diagnose` rules out impassable points first;
+2. the limits' rows at the stations (`limits`), payload merged into the robot, impassable points ruled out;
 3. the rows that can bind, scaled and written into the compiled problem of this structure
    (`socp.stations`, `cache`) — nothing is compiled after the first plan of a structure;
 4. solve (`socp.solvers`); add any left-out row the solution breaks and solve again;
@@ -37,15 +36,15 @@ from ..verify import check_time_law, gap_estimate
 from . import diagnose, refine
 from .controller import controller_rows
 from .controller_linear import LinearControllerRows
-from .grid import MAX_INTERVALS, parse_grid, split_grid, user_intervals
+from .grid import MAX_INTERVALS, intervals_for, parse_grid, split_grid, user_intervals
 from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, LINEAR_MAX_INTERVALS, REFINE_MAX_INTERVALS, choice,
                       controlled_robot, energy_terms, estimates_gap, joint_path, limit_list, linear_law, number,
                       rate_limits, whole)
 from .prepare import limit_blocks, prepare, reference_b
 from .result import TimeOptimalPlan, with_earlier_work
 
-CHECK_SHARE = 0.9                  # the check's sub-samples get this share of it: a peak between two of them
-                                   # went up to +0.108 % on 1 ms resampling with the full tol (benchmark suite)
+CHECK_SHARE = 0.9                  # of tol at the check's sub-samples (θ̈ linear: and the peaks between, `verify`):
+                                   # between two went up to +0.108 % on 1 ms resampling with the full tol
 REFINE_ABOVE = 0.01                # default `gap_target`: plan again on a finer default grid where
                                    # `verify.gap_estimate` exceeds it (`diagnose.WARN_ABOVE`: warn)
 VISCOUS_TOL = 1e-4                 # re-linearise viscous friction while its tangent is off by more
@@ -63,7 +62,7 @@ class TimeOptimalPlanner:
     `collision_energy_max`, `cartesian_frame`, `contact_mass` – Cartesian limits (`cartesian_limits`);
     `prune` – pack only the rows that can bind (default True); `relocate` – move grid points to where the
     optimum switches before the first solve (`placement`, default True); `time_law` – θ̈ per interval "constant",
-    "linear" (continuous; also the controller's field) or "auto" (linear where a constant one loses most).
+    "linear" (also the controller's; continuous with its rate rows) or "auto" (default, `options.linear_law`).
     Energy-weighted objectives and torque-rate / jerk limits plan through `planning.sequential` (see `plan`)."""
 
     def __init__(self, robot, path, grid=None, *, scheme: str = "interpolation", substeps: int = DEFAULT_SUBSTEPS,
@@ -100,6 +99,9 @@ class TimeOptimalPlanner:
         self.auto_grid = given is None
         self.linear = linear_law(time_law, self.controller, self.energy_weight, self.rates, given,
                                  scheme == "interpolation" and self.relocate)
+        self.rated = self.controller is not None and self.controller.has_rates   # θ̈ continuous with θ̈ linear
+        if self.auto_grid and self.linear and not self.rated:
+            self.grid_spec = intervals_for(path, linear=True)
         self.estimates_gap = estimates_gap(self.energy_weight, self.rates, self.controller)
         self.check_position_limits = bool(check_position_limits)
         self._lock, self._ready, self._finer = threading.Lock(), False, {}
@@ -113,13 +115,11 @@ class TimeOptimalPlanner:
             s = prepare(self.robot, self.path, self.limits, grid_mode=self.grid_mode, grid_spec=self.grid_spec,
                         scheme=self.scheme, substeps=self.substeps, tol=self.tol,
                         check_positions=self.check_position_limits, relocate=self.relocate,
-                        gap_target=self.gap_target,
+                        gap_target=self.gap_target, linear=self.linear,
                         may_refine=self.auto_grid and self.max_splits > 0 and self.estimates_gap)
             self.theta, self.L, self.Bbar, self.law0, self.all_stations = s.theta, s.L, s.Bbar, s.law, s.all_stations
             self.sub, self.ths, self.samples, self.b_ref0 = s.sub, s.ths, s.samples, s.b_ref
             self.lams0, self.moved0, self.caps = s.lams, s.moved, s.caps
-            self.auto_law = self.linear is None                                 # time_law="auto"
-            self.linear = s.spread if self.auto_law else self.linear
             self._ready = True
 
     def _blocks(self, data, b_ref, scales):
@@ -153,15 +153,15 @@ class TimeOptimalPlanner:
         if np.isfinite(robot.tau_max).any():
             self.sub.prefetch(robot)                           # the check's kinematics, during the solve
         b_ends = np.array([sd_start ** 2, sd_end ** 2])
-        linear = self.linear and not self.all_stations and P - 1 <= LINEAR_MAX_INTERVALS   # else θ̈ constant
+        linear = self.linear and not self.all_stations and (not self.rated or P - 1 <= LINEAR_MAX_INTERVALS)
         scale_b = self.L ** 2 * self.Bbar                      # b = scale_b β
         ctrl = None
-        if self.controller is not None and self.controller.has_rates:
+        if self.rated:
             t0 = time.perf_counter()
             ctrl = controller_rows(self.controller, robot, self.path, self.theta, self.L, self.Bbar, self.law0,
                                    sd_start, sd_end, self.tol, LinearControllerRows if linear else None)
             timings["coefficients"] += time.perf_counter() - t0
-        b_ref, force = self.b_ref0, None
+        b_ref, force, caps = self.b_ref0, None, None if self.caps is None else tuple(x.copy() for x in self.caps)
         scales = refine.base_scales(self.limits, P, ths.size, robot.n, self.tol)
         lams, moved = self.lams0.copy(), self.moved0.copy()
         viscous = bool((robot.viscous[np.isfinite(robot.tau_max)] > 0).any())
@@ -175,8 +175,7 @@ class TimeOptimalPlanner:
                 first = False
             on = st.stations_on(moved | self.all_stations, self.scheme)
             rows, keep, values = st.packed(blocks, self.L, self.Bbar, theta, lams, self.scheme, on,
-                                           b_ref / scale_b if self.prune else None, force, linear, self.caps)
-            values["ends"] = b_ends / scale_b
+                                           b_ref / scale_b if self.prune else None, force, linear, caps, b_ends / scale_b)
             if ctrl is not None:
                 values.update(ctrl.values())
             timings["build"] += time.perf_counter() - t0
@@ -202,11 +201,11 @@ class TimeOptimalPlanner:
                 force = missing if force is None else force | missing
                 continue
             b = beta * scale_b
-            b[0], b[-1] = b_ends                               # exact boundary speeds (solver tol ~1e-7)
+            b[0], b[-1] = b_ends                               # exact boundary speeds (the rows hold them: `with_ends`)
             law = TimeLaw(theta, b, None if delta is None else delta * (self.L * self.Bbar))
-            b_st = np.interp(ths, theta, b)
+            b_st = refine.b_at(law, ths)
             if viscous and viscous_rounds < self.max_viscous_iterations and \
-                    refine.tangent_gap(robot, data, b_ref, b, theta, lams, self.scheme, scales, on) > VISCOUS_TOL:
+                    refine.tangent_gap(robot, data, b_ref, law, lams, self.scheme, scales, on) > VISCOUS_TOL:
                 viscous_rounds += 1
                 b_ref = np.maximum(b_st, 1e-8 * max(b_st.max(), 1e-300))
                 continue
@@ -234,7 +233,8 @@ class TimeOptimalPlanner:
                 break
             rounds += 1
             n_moved, n_tight = refine.repair(lams, moved, scales, over, check, self.sub.u, self.scheme, self.tol,
-                                             np.abs(data.coefficients.d) / robot.tau_max)
+                                             np.abs(data.coefficients.d) / robot.tau_max, linear)
+            refine.tighten_caps(caps, over, check, self.tol)
             refinements.append(dict(action="repair", points=n_over, moved=n_moved, tightened=n_tight,
                                     worst_ratio=check.worst_ratio))
             if n_moved:                                        # rows at the moved stations
@@ -242,16 +242,15 @@ class TimeOptimalPlanner:
                 ths = st.station_thetas(theta, lams, self.scheme)
                 S = self.path.evaluate(ths)
                 data = PathData(robot, ths, S.q, S.dq, S.ddq)
-                b_ref = np.maximum(np.interp(ths, theta, b), 1e-8 * max(b.max(), 1e-300)) if viscous \
+                b_ref = np.maximum(refine.b_at(law, ths), 1e-8 * max(b.max(), 1e-300)) if viscous \
                     else reference_b(self.law0, self.Bbar, self.L, ths)
                 timings["coefficients"] += time.perf_counter() - t0
         estimate = None
         if self.estimates_gap and all(lim.headroom_checked for lim in self.limits):
             estimate = gap_estimate(check, law)
             if estimate is not None and estimate > self.gap_target and check.worst_ratio <= 1.0 + self.tol \
-                    and self.auto_grid and self.max_splits > 0 and P - 1 < REFINE_MAX_INTERVALS:
-                bad, record = refine.for_the_gap(check, law, estimate, self.auto_law and not linear and
-                                                 not self.all_stations and P - 1 <= LINEAR_MAX_INTERVALS)
+                    and self.auto_grid and self.max_splits > 0 and P - 1 < REFINE_MAX_INTERVALS and not linear:
+                bad, record = refine.for_the_gap(check, law, estimate)
                 return self._split(bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all)
         rate_check = rate_info = None
         if ctrl is not None:
@@ -272,13 +271,13 @@ class TimeOptimalPlanner:
                                rate_info=rate_info, gap_estimate=estimate)
 
     def _split(self, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all):
-        """Plan again on a grid with the intervals marked `bad` halved (where repairs stall, or for the gap
-        estimate; none marked: the same grid with θ̈ linear per interval, `refine.for_the_gap`)."""
+        """Plan again on a grid with the intervals marked `bad` halved: where repairs stall, or for the gap
+        estimate (`refine.for_the_gap`)."""
         with self._lock:                                   # (kept: a re-plan, e.g. with a payload, reuses it)
             finer = self._finer.get(bad.tobytes())
             if finer is None:                              # the robot as given: the options apply the profile
                 grid = split_grid(self.theta, bad)
-                linear = (self.linear or not bad.any()) and grid.size <= LINEAR_MAX_INTERVALS + 1
+                linear = self.linear and (grid.size <= LINEAR_MAX_INTERVALS + 1 or not self.rated)
                 finer = TimeOptimalPlanner(self.drive_robot, self.path, grid, **{**self._options, "max_splits":
                                            self.max_splits - 1, "time_law": "linear" if linear else "constant"})
                 finer.auto_grid = True

@@ -11,7 +11,8 @@ none changes (a plan copies `lams` and `moved` before repairing them):
 3. grid points moved to where the optimum switches, or the grid refined by the predicted room where the plan
    would refine it anyway (`placement.relocated`);
 4. the scale L of θ and B̄ of b = θ̇², the between-grid check's sub-samples, the free stations the check
-   would likely ask for (`refine.anticipate`), and the path and reference speed b_ref at the stations.
+   would likely ask for (`refine.anticipate`), the joint-speed caps between stations (`speed_caps`), and
+   the path and reference speed b_ref at the stations.
 """
 
 from __future__ import annotations
@@ -27,12 +28,15 @@ from ..socp import stations as st
 from ..trajectory import TimeLaw
 from ..verify import SubSamples
 from . import diagnose, refine
-from .grid import COARSE_INTERVALS, default_grid, rest_to_rest_law, split_grid, time_grid, with_knots
+from .grid import COARSE_INTERVALS, DENSE_SHARE, default_grid, rest_to_rest_law, split_grid, time_grid, with_knots
 from .options import REFINE_MAX_INTERVALS, REFINE_SHARE
 from .placement import holding, relocated
 
-DENSE_SHARE = 4                    # a path with ≥ N/4 spline segments is "dense" (all stations on)
 CAP_WITHIN = 2.0                   # speed caps where the bound on θ̇² is within this factor of the coarse profile
+CAP_SUBSTEPS_LINEAR = 16           # speed caps at this many sub-samples per interval with θ̈ linear (else the
+                                   # check's): θ̇² bends inside an interval, and between caps 1/8 apart the
+                                   # joint speed rose up to 0.65 tol over them (0.17 tol at 1/16)
+BULGE_SHARE = 0.5                  # θ̈ linear: the bulge of θ̇² above its chord between two caps ≤ this × tol × cap
 
 
 @dataclass(frozen=True)
@@ -50,7 +54,6 @@ class Setup:
     samples: PathSamples           # the path at the stations
     b_ref: np.ndarray              # b at the stations on the coarse profile (`reference_b`)
     caps: tuple | None             # speed caps between the stations (`speed_caps`)
-    spread: bool                   # the loss of θ̈ constant per interval is predicted above `gap_target`
 
 
 def limit_blocks(limits, data, b_ref, scales) -> list:
@@ -64,13 +67,18 @@ def reference_b(law, Bbar: float, L: float, ths) -> np.ndarray:
     return np.maximum(ref, 1e-8 * max(ref.max(), 1e-300))
 
 
-def speed_caps(robot, limits, sub, law, scale_b: float, tol: float, skip) -> tuple | None:
-    """(u (Q,), cap (N, Q)): the joint-speed bound b ≤ min_k (q̇_max,k / q′_k)² (× (1 + tol/2)², the share
-    of the stations inside intervals, `refine.base_scales`) in units of β = b/scale_b, at the between-grid
-    check's inner sub-samples u except those in `skip` (where a station always stands), for
-    `socp.stations.with_speed_caps`. Off (inf) where the coarse reachability profile `law`, which no
-    feasible profile exceeds by much, stays below half the bound; anything left out that a plan still
-    breaks, the check finds and `refine` repairs. None without joint-speed limits."""
+def speed_caps(robot, limits, sub, law, scale_b: float, tol: float, skip, near: bool = False) -> tuple | None:
+    """(u (Q,), cap (N, Q), bulge (N,)): the joint-speed bound b ≤ min_k (q̇_max,k / q′_k)² (× (1 + tol/2)²,
+    the share of the stations inside intervals, `refine.base_scales`) in units of β = b/scale_b, at the
+    sub-samples u of `sub` inside the intervals except those in `skip` (where a station always stands),
+    for `socp.stations.with_speed_caps`; and for θ̈ linear per interval the most θ̇² may bulge above its
+    chord between two neighbouring caps, `BULGE_SHARE` × tol × the interval's smallest cap (with the caps
+    (1 + tol/2)² and the joint speed's own bend, measured ≤ 0.08 tol, the speed then stays within tol).
+    Off (inf) where the coarse reachability profile `law`, which no feasible profile exceeds by much,
+    stays below half the bound (`near`, for θ̈ linear: its largest value over neighbouring grid points —
+    near rest it lags a profile whose θ̇² may curve up inside an interval; with the constant law that put
+    more caps on a dense path and its controller solve ended inaccurate); anything left out that a plan
+    still breaks, the check finds and `refine` repairs. None without joint-speed limits."""
     if not any(isinstance(lim, JointVelocityLimit) for lim in limits) or not np.isfinite(robot.qd_max).any():
         return None
     inner = (sub.u > 0) & (sub.u < 1) & ~np.isin(np.round(sub.u, 12), np.round(skip, 12))
@@ -81,14 +89,17 @@ def speed_caps(robot, limits, sub, law, scale_b: float, tol: float, skip) -> tup
     bmax = JointVelocityLimit().b_max(data).reshape(N, S1)[:, inner]
     cap = bmax * (1.0 + refine.INNER_SLACK * tol) ** 2 / scale_b
     if law is not None:
-        cap = np.where(bmax <= CAP_WITHIN * np.interp(sub.theta[:, inner], law.theta, law.b), cap, np.inf)
-    return sub.u[inner], cap
+        b = np.maximum(law.b, np.maximum(np.r_[law.b[1:], law.b[-1]], np.r_[law.b[0], law.b[:-1]])) if near else law.b
+        cap = np.where(bmax <= CAP_WITHIN * np.interp(sub.theta[:, inner], law.theta, b), cap, np.inf)
+    bulge = BULGE_SHARE * tol * cap.min(axis=1)
+    return sub.u[inner], cap, bulge
 
 
 def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, substeps: int, tol: float,
-            check_positions: bool, relocate: bool, gap_target: float, may_refine: bool) -> Setup:
+            check_positions: bool, relocate: bool, gap_target: float, may_refine: bool, linear: bool) -> Setup:
     """The grid and stations of a planner (`grid_mode`, `grid_spec` from `grid.parse_grid`); `may_refine`:
-    the planner may refine its default grid for the gap estimate (`options.estimates_gap`)."""
+    the planner may refine its default grid for the gap estimate (`options.estimates_gap`); `linear`: its
+    plans have θ̈ linear per interval where the path is not dense (speed caps closer together)."""
     coarse = grid_spec if grid_mode == "fixed" else default_grid(path, COARSE_INTERVALS)
     S = path.evaluate(coarse)
     if check_positions:
@@ -108,14 +119,14 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
             if len(path.knots) - 2 <= grid_spec // 2 else place(grid_spec)
     # dense waypoint paths: limits bend inside most intervals, every station on (3000 waypoints: 31 s, not 57)
     all_stations = len(path.knots) - 1 >= (theta.size - 1) / DENSE_SHARE
-    predicted = None
     if law is not None and grid_mode != "fixed" and not all_stations and relocate:
         # start on the grid refined by the predicted room only where the plan's gap estimate could ask
-        # for it: not with rate limits, a controller profile's rates or an energy term (no estimate)
-        larger = (lambda room: split_grid(theta, holding(room, REFINE_SHARE))) if may_refine and \
-            theta.size - 1 < REFINE_MAX_INTERVALS else None
-        theta, predicted = relocated(robot, path, theta, law, lambda d, br: limit_blocks(limits, d, br, None),
-                                     substeps, gap_target, larger)
+        # for it: not with rate limits, a controller profile's rates or an energy term (no estimate), nor
+        # with θ̈ linear per interval (the prediction is the constant law's loss, which it mostly avoids)
+        larger = (lambda room: split_grid(theta, holding(room, REFINE_SHARE))) if may_refine and not linear \
+            and theta.size - 1 < REFINE_MAX_INTERVALS else None
+        theta = relocated(robot, path, theta, law, lambda d, br: limit_blocks(limits, d, br, None), substeps,
+                          gap_target, larger)
     L = theta[-1] - theta[0]
     top = law.b.max() if law is not None else np.nanmax(np.where(np.isfinite(vel), vel, np.nan), initial=np.nan)
     Bbar = float(top / L ** 2) if np.isfinite(top) and top > 0 else 1.0 / L ** 2
@@ -128,7 +139,8 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
     caps = None
     if scheme == "interpolation":      # between the stations always on: the middle, or all five on dense paths
         lam = np.asarray(st.SCHEMES[scheme])
-        caps = speed_caps(robot, limits, sub, law, L * L * Bbar, tol, lam if all_stations else lam[[0, 2, 4]])
+        lin = linear and not all_stations
+        at = SubSamples.build(path, theta, CAP_SUBSTEPS_LINEAR) if lin else sub
+        caps = speed_caps(robot, limits, at, law, L * L * Bbar, tol, lam if all_stations else lam[[0, 2, 4]], lin)
     return Setup(theta=theta, L=L, Bbar=Bbar, law=law, all_stations=all_stations, sub=sub, lams=lams, moved=moved,
-                 ths=ths, samples=path.evaluate(ths), b_ref=reference_b(law, Bbar, L, ths), caps=caps,
-                 spread=predicted is not None and predicted > gap_target)
+                 ths=ths, samples=path.evaluate(ths), b_ref=reference_b(law, Bbar, L, ths), caps=caps)

@@ -7,7 +7,10 @@ exceeds a limit in one half, that half's free station is placed on the worst sub
 (a free station already moved, several kinds in one half, Cartesian limits, the collocation scheme) lower
 the limit at the interval's stations by the excess (tightening), conservatively; a torque limit keeps 5 %
 of its headroom above the holding torque, so the robot can still stand still there. All of it changes
-numbers only, never the structure of the compiled problem.
+numbers only, never the structure of the compiled problem. With θ̈ linear per interval the rows at a station
+are exact too, but an excess between stations mostly comes from a switch of the optimal θ̈ that a linear
+θ̈ cannot follow: there the interval that gets a station is also tightened (`repair`), and a joint speed
+over its limit lowers the interval's speed caps as well (`tighten_caps`).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..socp import stations as st
+from ..trajectory import inside
 from ..verify import interval_room, joint_limits, sub_sample_values
 from .options import REFINE_SHARE
 from .placement import holding
@@ -41,9 +45,13 @@ def over_intervals(over: dict, N: int) -> np.ndarray:
         bad |= o.any(axis=1)
     return bad
 
-def repair(lams, moved, scales, over, check, u, scheme: str, tol: float, hold) -> tuple[int, int]:
-    """Move free stations onto the worst points of the exceeding intervals, tighten the rest (in place).
-    Returns (stations moved, intervals tightened)."""
+def repair(lams, moved, scales, over, check, u, scheme: str, tol: float, hold, linear: bool = False
+           ) -> tuple[int, int]:
+    """Move free stations onto the worst points of the exceeding intervals, tighten the rest (in place);
+    `linear` (θ̈ linear per interval), tighten those with a moved station too: there the excess mostly comes
+    from a switch of the optimal θ̈ inside the interval, which a linear θ̈ cannot follow, so the value
+    bends past the new station as well (on the planner suite this saved a solve on 5 of 9 paths that
+    repaired). Returns (stations moved, intervals tightened)."""
     free = st.FREE[scheme]
     N = lams.shape[0]
     idx = st.station_index(N + 1, scheme)
@@ -70,7 +78,8 @@ def repair(lams, moved, scales, over, check, u, scheme: str, tol: float, hold) -
             n_moved += js.size
     n_tight = 0
     for kind, mask in over.items():
-        mask = mask & ~handled[:, None]
+        if not linear:
+            mask = mask & ~handled[:, None]
         js, ks = np.nonzero(mask)
         if js.size == 0:
             continue
@@ -132,37 +141,52 @@ def anticipate(robot, sub, b_est, lams, moved, scheme: str, tol: float) -> int:
     return int(js.size)
 
 
-def for_the_gap(check, law, estimate: float, linear_first: bool) -> tuple[np.ndarray, dict]:
+def tighten_caps(caps, over: dict, check, tol: float) -> None:
+    """Lower the joint-speed caps (`prepare.speed_caps`, a plan's copy; in place) of the intervals where the
+    check found a joint speed over its limit by the excess, as `repair` lowers the rows at the stations:
+    with θ̈ linear the speed may peak between caps, where neither a station nor a cap stands."""
+    if caps is None or "velocity" not in over:
+        return
+    js = np.flatnonzero(over["velocity"].any(axis=1))
+    if js.size == 0:
+        return
+    f = np.clip(1.0 - 1.2 * (check.ratios["velocity"][js].max(axis=1) - 1.0) - 0.2 * tol, 0.5, 1.0) ** 2
+    caps[1][js] *= f[:, None]                                           # (b ∝ speed²)
+    caps[2][js] *= f
+
+
+def for_the_gap(check, law, estimate: float) -> tuple[np.ndarray, dict]:
     """(intervals to halve (N,) bool, refinement record) for a plan whose gap estimate is above target:
-    the intervals holding `REFINE_SHARE` of the room (`verify.interval_room`), or, `linear_first`
-    (`time_law="auto"` on a constant-law plan), none — the same grid with θ̈ linear per interval, which
-    uses room spread over the whole path (tiny motions: one solve on 200 intervals within 0.02 % of a
-    converged plan, where halving took two more solves on 400–640)."""
-    if linear_first:
-        bad = np.zeros(law.a.size, bool)
-    else:
-        bad = holding(interval_room(check, law), REFINE_SHARE)
-    return bad, dict(action="refine" if bad.any() else "linear", points=int(bad.sum()), gap_estimate=estimate)
+    the intervals holding `REFINE_SHARE` of the room (`verify.interval_room`)."""
+    bad = holding(interval_room(check, law), REFINE_SHARE)
+    return bad, dict(action="refine", points=int(bad.sum()), gap_estimate=estimate)
 
 
-def tangent_gap(robot, data, b_ref, beta_law, theta, lams, scheme: str, scales, on=None) -> float:
+def b_at(law, th) -> np.ndarray:
+    """θ̇² of the time law `law` (`trajectory.TimeLaw`, θ̈ constant or linear per interval) at θ = `th`."""
+    j = np.clip(np.searchsorted(law.theta, th, side="right") - 1, 0, law.a.size - 1)
+    dth = np.diff(law.theta)[j]
+    return inside(law.b[j], law.b[j + 1], law.a[j], law.d[j], dth, (np.asarray(th) - law.theta[j]) / dth)[0]
+
+
+def tangent_gap(robot, data, b_ref, law, lams, scheme: str, scales, on=None) -> float:
     """Largest error of the viscous tangent where it matters: |F_v q′| (√b_ref/2 + b/(2√b_ref) − √b) / τ_max
     at the stations whose tangent row is active (its value within `ACTIVE` of the limit) for the solution
-    (b at the grid points `beta_law`). A tangent row that does not bind changes nothing: the solution is
-    then also optimal with the exact √b (loosening constraints that are inactive at a convex optimum)."""
+    (the time law `law`, θ̈ constant or linear per interval). A tangent row that does not bind changes
+    nothing: the solution is then also optimal with the exact √b (loosening constraints that are inactive
+    at a convex optimum)."""
     lim = np.flatnonzero(np.isfinite(robot.tau_max))
     if lim.size == 0 or not (robot.viscous[lim] > 0).any():
         return 0.0
-    P = theta.size
-    idx = st.station_index(P, scheme)                                   # (N, S) samples
-    a = np.diff(beta_law) / (2.0 * np.diff(theta))                      # θ̈ of each interval
-    b = lams * beta_law[:-1, None] + (1.0 - lams) * beta_law[1:, None]  # (N, S) θ̇² at the stations
+    idx = st.station_index(law.theta.size, scheme)                      # (N, S) samples
+    b, a = inside(law.b[:-1, None], law.b[1:, None], law.a[:, None], law.d[:, None], np.diff(law.theta)[:, None],
+                  1.0 - lams)                                           # (N, S) θ̇², θ̈ at the stations
     tau = robot.tau_max[lim]
     co = data.coefficients
     m, c, d = (x[idx][..., lim] / tau for x in (co.m, co.c, co.d))      # (N, S, k)
     v = robot.viscous[lim] * data.dq[idx][..., lim] / tau
     sq, sr = np.sqrt(np.maximum(b, 0.0))[..., None], np.sqrt(b_ref[idx])[..., None]
-    value = m * a[:, None, None] + c * b[..., None] + d + v * sq         # τ/τ_max, exact
+    value = m * a[..., None] + c * b[..., None] + d + v * sq              # τ/τ_max, exact
     gap = np.abs(v) * (0.5 * sr + 0.5 * b[..., None] / sr - sq)
     limit = np.broadcast_to(scales.get("torque", 1.0), (data.size, robot.n))[idx][..., lim] if scales else 1.0
     tangent_value = np.where(v >= 0, value, -value) + gap                 # the row with the tangent, ≤ limit

@@ -43,7 +43,7 @@ class ControllerProblem(StationProblem):
             raise ValueError("ControllerProblem: need N >= 2 intervals and K >= 1 point-row slots")
         self.K = int(K)
         self.width = 5 if linear else 3                # coefficients per row of (6)
-        super().__init__(N, R, linear)
+        super().__init__(N, R, linear, continuous=True)
 
     def _extra_variables(self, P: int) -> int:
         return P                                                                                # z of (8)

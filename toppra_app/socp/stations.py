@@ -3,7 +3,8 @@ compiled `problem.StationProblem`.
 
 The limits (`limits`) give canonical rows lo ≤ A θ̈ + B θ̇² + C θ̇ ≤ hi at path samples. The problem
 enforces them at *stations* of every interval j of the grid θ_0 < … < θ_N, with θ̈_j constant on the
-interval and θ̇² linear in θ there (the exact time law, `trajectory`):
+interval and θ̇² linear in θ there, or θ̈ linear and θ̇² quadratic (`linear`, (4′) of `problem`; the
+exact time law, `trajectory`):
 
 * "interpolation" (default): its two ends θ_j, θ_{j+1} and its middle θ_{j+½} (θ̇² = the mean of the
   ends'); the middle catches what the ends miss where a limit curve bends between grid points;
@@ -192,14 +193,17 @@ def pack(rows: OneSided, keep: np.ndarray, theta: np.ndarray, lams: np.ndarray, 
 
 def with_speed_caps(values: dict, caps, theta: np.ndarray, linear: bool) -> dict:
     """`values` with Q more row slots per interval (after the stations' S·K): θ̇² ≤ cap at fractions u_q of
-    every interval, `caps` = (u (Q,), cap (N, Q) in units of β, ≥ `UNUSED` or inf: off). θ̇² there is
-    (1 − u) β_j + u β_{j+1} (− δ_j Δσ_j u (1 − u), θ̈ linear), so the rows are exact wherever the speed
-    is capped — a joint-speed limit bounds θ̇² alone, b ≤ min_k (q̇_max,k / q′_k)², and that curve may
-    bend between stations (`planning.prepare.speed_caps` places them on the between-grid check's
-    sub-samples, so the check finds no speed over the limit there). None: `values` unchanged."""
+    every interval, `caps` = (u (Q,), cap (N, Q) in units of β, ≥ `UNUSED` or inf: off, bulge (N,)). θ̇²
+    there is (1 − u) β_j + u β_{j+1} (− δ_j Δσ_j u (1 − u), θ̈ linear), so the rows are exact wherever the
+    speed is capped — a joint-speed limit bounds θ̇² alone, b ≤ min_k (q̇_max,k / q′_k)², and that curve
+    may bend between stations (`planning.prepare.speed_caps` places them on sub-samples between the
+    stations, so the check finds no speed over the limit there). With θ̈ linear one more slot per interval
+    bounds how far θ̇² bulges above its chord between two neighbouring caps h apart (in u), which is
+    −δ_j Δσ_j h²/4 for this quadratic: −δ_j Δσ_j h²/4 ≤ bulge_j, on in the intervals with a cap. None:
+    `values` unchanged."""
     if caps is None:
         return values
-    u, cap = caps
+    u, cap, bulge = caps
     N = theta.size - 1
     dsig = np.diff(theta) / (theta[-1] - theta[0])
     uu = np.broadcast_to(u, cap.shape)
@@ -208,6 +212,13 @@ def with_speed_caps(values: dict, caps, theta: np.ndarray, linear: bool) -> dict
     scale = np.maximum(np.maximum(1.0 - uu, uu), np.abs(v) if linear else 0.0)
     new = {"u": (1.0 - uu) / scale, "w": uu / scale, "gl": np.zeros(cap.shape), "gr": np.zeros(cap.shape),
            "v": v / scale, "h": np.where(on, cap / scale, UNUSED)}
+    if linear:                           # (scaled to −ε_j ≤ 4 bulge_j / h² on the solver's ε_j = δ_j Δσ_j)
+        h = np.min(np.diff(np.concatenate([[0.0], u, [1.0]])))
+        row = on.any(axis=1) & np.isfinite(bulge)
+        extra = {"u": 0.0, "w": 0.0, "gl": 0.0, "gr": 0.0, "v": -dsig,
+                 "h": np.where(row, 4.0 * np.where(row, bulge, 0.0) / (h * h), UNUSED)}
+        new = {k: np.hstack([x, np.broadcast_to(np.asarray(extra[k], float), (N,))[:, None]]) for k, x in new.items()}
+        on = np.hstack([on, row[:, None]])
     out = dict(values)
     for key, x in new.items():
         if key in values:
@@ -216,18 +227,47 @@ def with_speed_caps(values: dict, caps, theta: np.ndarray, linear: bool) -> dict
     return out
 
 
+def with_ends(values: dict, ends: np.ndarray, N: int) -> dict:
+    """`values` with the boundary values β_0, β_N = `ends` (fixed by (5) of `problem`) taken into the
+    bounds of the first and last intervals' rows, and those rows divided again by their largest remaining
+    coefficient; a row left with none (or with only rounding, < 1e-9 of the 1 it had) bounds the end value
+    alone: unused where the end meets it, infeasible where it does not. A fixed β multiplied by a large
+    coefficient only amplifies the solver's tolerance on (5): at a rest end the viscous tangent
+    √b ≤ √b_ref/2 + b/(2√b_ref) has b_ref → 0, so its coefficient on β_0 dwarfs the row's others, and the
+    ~1e-7 error of β_0 = 0 moved the first interval's θ̈ by 3 % (a torque 2 % over the limit at θ_0, which
+    no repair could lower)."""
+    out = {k: (np.array(v, dtype=float) if k in ("u", "w", "gl", "gr", "v", "h") else v) for k, v in values.items()}
+    out["ends"] = np.asarray(ends, dtype=float)
+    R = out["u"].size // N
+    keys = [x for x in ("u", "w", "gl", "gr", "v") if x in out]
+    for j, k, fixed, root in ((0, 0, "u", "gl"), (N - 1, 1, "w", "gr")):
+        s = slice(j * R, (j + 1) * R)
+        used = out["h"][s] < UNUSED
+        h = out["h"][s] - out[fixed][s] * out["ends"][k] - out[root][s] * np.sqrt(max(out["ends"][k], 0.0))
+        out[fixed][s], out[root][s] = 0.0, 0.0
+        scale = np.max([np.abs(out[x][s]) for x in keys], axis=0)
+        ok = used & (scale > 1e-9)
+        for x in keys:
+            out[x][s] = np.where(ok, out[x][s] / np.where(ok, scale, 1.0), np.where(used, 0.0, out[x][s]))
+        alone = np.where(h >= 0, UNUSED, h)                      # (0 ≤ h: held by the end; else infeasible)
+        out["h"][s] = np.where(ok, h / np.where(ok, scale, 1.0), np.where(used, alone, out["h"][s]))
+    return out
+
+
 def packed(blocks, L: float, Bbar: float, theta: np.ndarray, lams: np.ndarray, scheme: str, on: np.ndarray,
-           beta_ref: np.ndarray | None = None, force: np.ndarray | None = None, linear: bool = False, caps=None):
+           beta_ref: np.ndarray | None = None, force: np.ndarray | None = None, linear: bool = False, caps=None,
+           ends: np.ndarray | None = None):
     """The rows of `blocks` one-sided and scaled (`one_sided`), those kept that can bind at `beta_ref`
     (`binding`; every finite row when it is None) or are `force`d, and packed (`pack`), with the speed caps
-    `caps` (`with_speed_caps`) after them: (rows, keep, values); the row slots per interval are
-    `values["u"].size // N`."""
+    `caps` (`with_speed_caps`) after them and the boundary values `ends` (β_0, β_N; `with_ends`) taken in:
+    (rows, keep, values); the row slots per interval are `values["u"].size // N`."""
     rows = one_sided(blocks, L, Bbar)
     keep = binding(rows, beta_ref) if beta_ref is not None else np.isfinite(rows.h)
     if force is not None:
         keep |= force
     K = slot_count(keep)
-    return rows, keep, with_speed_caps(pack(rows, keep, theta, lams, scheme, K, on, linear), caps, theta, linear)
+    values = with_speed_caps(pack(rows, keep, theta, lams, scheme, K, on, linear), caps, theta, linear)
+    return rows, keep, (values if ends is None else with_ends(values, ends, theta.size - 1))
 
 
 def violated_rows(rows: OneSided, keep: np.ndarray, beta: np.ndarray, theta: np.ndarray, lams: np.ndarray,
