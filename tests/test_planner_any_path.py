@@ -144,8 +144,7 @@ def _full_tangent_gap(robot, data, b_ref, law, lams, scheme, scales, on=None):
     from toppra_app.socp import stations as st
     from toppra_app.trajectory import TimeLaw
     th = st.station_thetas(law.theta, lams, scheme)
-    j = np.clip(np.searchsorted(law.theta, th, side="right") - 1, 0, law.a.size - 1)
-    b = np.array([law._b_at(int(k), x) for k, x in zip(j, th - law.theta[j])])
+    b = law.b_at(th)
     assert isinstance(law, TimeLaw)
     lim = np.isfinite(robot.tau_max)
     v = np.abs(robot.viscous[lim] * data.dq[:, lim]) / robot.tau_max[lim]

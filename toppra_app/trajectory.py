@@ -82,6 +82,12 @@ class TimeLaw:
         dth = self.theta[j + 1] - self.theta[j]
         return self.b[j], 2.0 * self.a[j] - self.d[j], self.d[j] / dth
 
+    def b_at(self, theta):
+        """θ̇² at path parameters `theta` (each in its interval, through both of its ends: `_b_at`)."""
+        th = np.asarray(theta, dtype=float)
+        j = np.clip(np.searchsorted(self.theta, th, side="right") - 1, 0, self.a.size - 1)
+        return self._b_at(j, th - self.theta[j])
+
     def _b_at(self, j, x):
         """θ̇² at θ_j + x written through both ends (exactly b_j, b_{j+1} there: near a stop the time and
         speed depend on √b, so the rounding of C + B x + A x² would show as ~1e-8)."""

@@ -203,10 +203,10 @@ class TimeOptimalPlanner:
             b = beta * scale_b
             b[0], b[-1] = b_ends                               # exact boundary speeds (the rows hold them: `with_ends`)
             law = TimeLaw(theta, b, None if delta is None else delta * (self.L * self.Bbar))
-            b_st = refine.b_at(law, ths)
             if viscous and viscous_rounds < self.max_viscous_iterations and \
                     refine.tangent_gap(robot, data, b_ref, law, lams, self.scheme, scales, on) > VISCOUS_TOL:
                 viscous_rounds += 1
+                b_st = law.b_at(ths)
                 b_ref = np.maximum(b_st, 1e-8 * max(b_st.max(), 1e-300))
                 continue
             t0 = time.perf_counter()
@@ -242,7 +242,7 @@ class TimeOptimalPlanner:
                 ths = st.station_thetas(theta, lams, self.scheme)
                 S = self.path.evaluate(ths)
                 data = PathData(robot, ths, S.q, S.dq, S.ddq)
-                b_ref = np.maximum(refine.b_at(law, ths), 1e-8 * max(b.max(), 1e-300)) if viscous \
+                b_ref = np.maximum(law.b_at(ths), 1e-8 * max(b.max(), 1e-300)) if viscous \
                     else reference_b(self.law0, self.Bbar, self.L, ths)
                 timings["coefficients"] += time.perf_counter() - t0
         estimate = None

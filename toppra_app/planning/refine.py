@@ -28,6 +28,12 @@ NEAR = 0.9                         # a limit at ≥ this share on the estimated 
 ACTIVE = 1e-5                      # a viscous tangent row within this (× τ_max) of its limit binds
 
 
+def tightening(ratio, tol: float):
+    """The factor a limit found at `ratio` × itself between grid points is lowered by at the stations
+    (and, `sequential`, grid points) around it: 1.2 × the excess and 0.2 tol more, between 0.5 and 1."""
+    return np.clip(1.0 - 1.2 * (np.asarray(ratio) - 1.0) - 0.2 * tol, 0.5, 1.0)
+
+
 def base_scales(limits, P: int, Ps: int, n: int, tol: float) -> dict:
     """Limits at the stations: the value itself at the grid points, 1 + tol/2 inside the intervals (the
     check between grid points allows 1 + tol; the sub-samples between stations get the other half)."""
@@ -86,7 +92,7 @@ def repair(lams, moved, scales, over, check, u, scheme: str, tol: float, hold, l
         n_tight += np.unique(js).size
         sc = scales.get(kind)
         sc = scales[kind] = np.ones((idx.max() + 1, mask.shape[1])) if sc is None else sc.copy()
-        f = np.clip(1.0 - 1.2 * (check.ratios[kind][js, ks] - 1.0) - 0.2 * tol, 0.5, 1.0)
+        f = tightening(check.ratios[kind][js, ks], tol)
         for s in range(idx.shape[1]):
             np.minimum.at(sc, (idx[js, s], ks), sc[idx[js, s], ks] * f)
         if kind == "torque":
@@ -150,7 +156,7 @@ def tighten_caps(caps, over: dict, check, tol: float) -> None:
     js = np.flatnonzero(over["velocity"].any(axis=1))
     if js.size == 0:
         return
-    f = np.clip(1.0 - 1.2 * (check.ratios["velocity"][js].max(axis=1) - 1.0) - 0.2 * tol, 0.5, 1.0) ** 2
+    f = tightening(check.ratios["velocity"][js].max(axis=1), tol) ** 2
     caps[1][js] *= f[:, None]                                           # (b ∝ speed²)
     caps[2][js] *= f
 
@@ -160,13 +166,6 @@ def for_the_gap(check, law, estimate: float) -> tuple[np.ndarray, dict]:
     the intervals holding `REFINE_SHARE` of the room (`verify.interval_room`)."""
     bad = holding(interval_room(check, law), REFINE_SHARE)
     return bad, dict(action="refine", points=int(bad.sum()), gap_estimate=estimate)
-
-
-def b_at(law, th) -> np.ndarray:
-    """θ̇² of the time law `law` (`trajectory.TimeLaw`, θ̈ constant or linear per interval) at θ = `th`."""
-    j = np.clip(np.searchsorted(law.theta, th, side="right") - 1, 0, law.a.size - 1)
-    dth = np.diff(law.theta)[j]
-    return inside(law.b[j], law.b[j + 1], law.a[j], law.d[j], dth, (np.asarray(th) - law.theta[j]) / dth)[0]
 
 
 def tangent_gap(robot, data, b_ref, law, lams, scheme: str, scales, on=None) -> float:

@@ -23,6 +23,7 @@ from ..socp.general import GeneralProblem, bindable_rows
 from ..socp.solvers import solve_with_chain
 from ..trajectory import TimeLaw, sample_trajectory
 from ..verify import check_time_law
+from .refine import tightening
 
 
 def _setup(planner, robot, plan):
@@ -179,7 +180,7 @@ def tighten_grid(scales, over, check, P, n, tol):
         if js.size == 0:
             continue
         sc = scales.setdefault(kind, np.ones((P, n)))
-        f = np.clip(1.0 - 1.2 * (check.ratios[kind][js, ks] - 1.0) - 0.2 * tol, 0.5, 1.0)
+        f = tightening(check.ratios[kind][js, ks], tol)
         for end in (js, js + 1):
             np.minimum.at(sc, (end, ks), sc[end, ks] * f)
     return scales
