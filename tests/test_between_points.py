@@ -127,7 +127,8 @@ def test_boundary_values_taken_into_the_rows_keep_their_meaning(N, seed, linear,
 
 def test_rest_end_with_strong_viscous_friction_keeps_the_limit():
     """Panda (URDF) with 1000× its damping, an out-and-back path from rest: the plan keeps every limit
-    within tol in at most three solves, on its first grid (before the boundary values were taken into the
+    within tol in at most six solves (two re-linearise the viscous tangent, and a solve of the tangent
+    objective may take a second one that certifies it), on its first grid (before the boundary values were taken into the
     rows the torque stayed 2.2 % over at θ_0 through three repairs and two splits)."""
     from test_planner_any_path import panda_urdf_robot, random_waypoints
     r = panda_urdf_robot()
@@ -139,6 +140,6 @@ def test_rest_end_with_strong_viscous_friction_keeps_the_limit():
         warnings.simplefilter("error", RuntimeWarning)
         planner = TimeOptimalPlanner(r, JointPath.from_waypoints(W))
         plan = planner.plan()
-    assert plan.iterations <= 3 and plan.worst_ratio <= 1.001
+    assert plan.iterations <= 6 and plan.worst_ratio <= 1.001
     assert not any(x["action"] == "split" for x in plan.refinements)
     assert plan.law.theta.size == planner.grid.size

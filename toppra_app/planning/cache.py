@@ -23,10 +23,14 @@ _LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def acquire(N: int, R: int, K: int = 0, linear: bool = False):
+def acquire(N: int, R: int, K: int = 0, linear: bool = False, tangent: bool = False, roots: bool = True):
     """A `StationProblem` for (N, R) (with K > 0 a `ControllerProblem` for (N, R, K); `linear`: θ̈ linear
-    per interval, continuous only with the controller's rate rows), locked for the caller for the duration of the `with` block."""
-    key = ((int(N), int(R)) if not K else (int(N), int(R), int(K))) + (("linear",) if linear else ())
+    per interval, continuous only with the controller's rate rows; `tangent`: the tangent objective, with
+    the √β cones only if `roots`), locked for the caller for the duration of the `with` block."""
+    tangent = bool(tangent) and not K
+    roots = bool(roots) or not tangent
+    key = ((int(N), int(R)) if not K else (int(N), int(R), int(K))) + (("linear",) if linear else ()) + \
+        ((("tangent",) + (() if roots else ("no roots",))) if tangent else ())
     prob = None
     with _LOCK:
         pool = _POOL.setdefault(key, [])
@@ -35,7 +39,8 @@ def acquire(N: int, R: int, K: int = 0, linear: bool = False):
                 prob = candidate
                 break
         if prob is None and len(pool) < MAX_INSTANCES:
-            prob = StationProblem(N, R, linear=linear) if not K else ControllerProblem(N, R, K, linear=linear)
+            prob = StationProblem(N, R, linear=linear, objective="tangent" if tangent else "cone", roots=roots) \
+                if not K else ControllerProblem(N, R, K, linear=linear)
             prob.lock.acquire()
             pool.append(prob)
         first = pool[0]
@@ -49,7 +54,7 @@ def acquire(N: int, R: int, K: int = 0, linear: bool = False):
 
 
 def compiled_structures() -> list[tuple]:
-    """(N, R) (or (N, R, K), controller profile; "linear" appended for θ̈ linear per interval) of every
-    structure compiled in this process."""
+    """(N, R) (or (N, R, K), controller profile; "linear" appended for θ̈ linear per interval, "tangent"
+    (and "no roots") for the tangent objective) of every structure compiled in this process."""
     with _LOCK:
         return sorted((k for k, pool in _POOL.items() if any(p.compiled for p in pool)), key=repr)

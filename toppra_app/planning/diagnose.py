@@ -124,10 +124,13 @@ def solve_station_problem(N: int, R: int, values: dict, solver, sd_start: float,
                           probed=None, linear: bool = False):
     """Solve the compiled problem of structure (N, R) with `values` down the solver chain; K > 0: with K
     controller-row slots, and with `probed` (a callable told whether it succeeded) a `CONTROLLER_PROBE`
-    try first; `linear`: θ̈ linear per interval. An infeasible report is explained: rest to rest with
+    try first; `linear`: θ̈ linear per interval; `values` with "weights": the tangent objective (1′) of
+    `socp.problem` (its √β cones only where a row has a √β term). An infeasible report is explained: rest to rest with
     every point holdable (checked before) it is a numerical failure (`SolverError`) — creeping is always
     feasible; otherwise the boundary speeds cannot be met."""
-    with cache.acquire(N, R, K, linear) as problem:
+    tangent = "weights" in values and not K
+    roots = bool(np.any(values["gl"]) or np.any(values["gr"]))
+    with cache.acquire(N, R, K, linear, tangent, roots) as problem:
         out = solve_with_chain(lambda name, opts: problem.solve(values, name, opts), solver,
                                clarabel=CONTROLLER_CLARABEL if K else None,
                                probe=CONTROLLER_PROBE if K and probed else None, probed=probed)

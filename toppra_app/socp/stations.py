@@ -74,6 +74,15 @@ def station_thetas(theta: np.ndarray, lams: np.ndarray, scheme: str) -> np.ndarr
     return np.concatenate([theta, mids.reshape(-1)])
 
 
+def middles(b_st: np.ndarray, P: int, scheme: str) -> np.ndarray:
+    """(N,) the values at the interval middles of a quantity given at the stations (`station_thetas`, the
+    default λ): at the middle station, or (a scheme without one) the mean of the ends."""
+    lam = list(SCHEMES[scheme])
+    if 0.5 in lam:
+        return np.asarray(b_st)[station_index(P, scheme)[:, lam.index(0.5)]]
+    return 0.5 * (np.asarray(b_st)[:P - 1] + np.asarray(b_st)[1:P])
+
+
 def station_index(P: int, scheme: str) -> np.ndarray:
     """(N, S) sample index of every station of every interval into `station_thetas`."""
     lam = np.asarray(SCHEMES[scheme])
@@ -224,6 +233,26 @@ def with_speed_caps(values: dict, caps, theta: np.ndarray, linear: bool) -> dict
         if key in values:
             out[key] = np.hstack([np.asarray(values[key]).reshape(N, -1), np.where(on | (key == "h"), x, 0.0)]
                                  ).reshape(-1)
+    return out
+
+
+def slack(values: dict, beta: np.ndarray, delta: np.ndarray | None) -> np.ndarray:
+    """(N·R,) h − (u β_j + w β_{j+1} + g_l √β_j + g_r √β_{j+1} + v δ_j) of every row slot of `values` for the
+    profile β (grid points) and δ (θ̈ linear, else None); inf for unused slots."""
+    N = beta.size - 1
+    R = values["u"].size // N
+    j = np.repeat(np.arange(N), R)
+    root = np.sqrt(np.maximum(beta, 0.0))
+    lhs = values["u"] * beta[j] + values["w"] * beta[j + 1] + values["gl"] * root[j] + values["gr"] * root[j + 1]
+    if delta is not None and "v" in values:
+        lhs = lhs + values["v"] * delta[j]
+    return np.where(values["h"] < UNUSED, values["h"] - lhs, np.inf)
+
+
+def without(values: dict, rows: np.ndarray) -> dict:
+    """`values` with the row slots `rows` (bool, N·R) unused."""
+    out = dict(values)
+    out["h"] = np.where(rows, UNUSED, values["h"])
     return out
 
 

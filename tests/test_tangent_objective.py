@@ -1,0 +1,154 @@
+"""The tangent objective (1′) of `socp.problem`: its weights are the gradient of the duration model (finite
+differences), the duration model is convex (so its tangent under-estimates it: the certificate), plans with
+it equal those with the time cones (1)–(2) and are never longer than the certificate allows, the re-solve
+that certifies a plan may leave out far rows without changing it, and a bad option is refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+
+import dynamics
+from toppra_app import JointPath, plan_time_optimal
+from toppra_app.errors import InputError
+from toppra_app.socp import stations as st
+from toppra_app.socp.problem import UNUSED
+from toppra_app.socp.tangent import _top, model_time, model_time_gradient, tangent_bound, time_weights
+
+from test_planner_any_path import panda_urdf_robot, random_waypoints
+
+
+def _profile(rng, N, linear):
+    beta = rng.uniform(0.05, 2.0, N + 1)
+    mid = rng.uniform(0.05, 2.0, N) if linear else None
+    dsig = rng.uniform(0.2, 1.0, N)
+    return beta, mid, dsig / dsig.sum()
+
+
+@pytest.mark.parametrize("linear", [False, True])
+def test_gradient_of_the_duration_model_equals_finite_differences(linear):
+    rng = np.random.default_rng(3)
+    beta, mid, dsig = _profile(rng, 12, linear)
+    top = 10.0                                           # (fixed: the floor must not move under the differences)
+    g, gm = model_time_gradient(beta, mid, dsig, top)
+    h = 1e-6
+    for i in range(beta.size):
+        e = np.zeros(beta.size)
+        e[i] = h
+        fd = (model_time(beta + e, mid, dsig, top) - model_time(beta - e, mid, dsig, top)) / (2 * h)
+        assert g[i] == pytest.approx(fd, rel=1e-6)
+    if linear:
+        for j in range(mid.size):
+            e = np.zeros(mid.size)
+            e[j] = h
+            fd = (model_time(beta, mid + e, dsig, top) - model_time(beta, mid - e, dsig, top)) / (2 * h)
+            assert gm[j] == pytest.approx(fd, rel=1e-6)
+
+
+def test_weights_are_the_gradient_on_the_solvers_variables():
+    """With θ̈ linear the solver's variables are β and ε, β(½) = (β_j + β_{j+1})/2 − ε_j/4: the weights are the
+    gradient of T(β, β(½)(β, ε)) there, up to one positive factor."""
+    rng = np.random.default_rng(5)
+    beta, mid, dsig = _profile(rng, 9, True)
+    eps = 4.0 * (0.5 * (beta[:-1] + beta[1:]) - mid)
+    top = _top(beta, mid)
+
+    def T(x):
+        b, e = x[:beta.size], x[beta.size:]
+        return model_time(b, 0.5 * (b[:-1] + b[1:]) - 0.25 * e, dsig, top)
+    x0 = np.concatenate([beta, eps])
+    fd = np.array([(T(x0 + h) - T(x0 - h)) / 2e-7 for h in 1e-7 * np.eye(x0.size)])
+    w = time_weights(beta, mid, dsig)
+    assert np.max(np.abs(w)) == pytest.approx(1.0)
+    np.testing.assert_allclose(w * np.max(np.abs(fd)), fd, rtol=1e-5, atol=1e-9 * np.max(np.abs(fd)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=hs.integers(0, 2 ** 32 - 1), linear=hs.booleans(), N=hs.integers(1, 30),
+       spread=hs.floats(1e-3, 1e3))
+def test_the_tangent_under_estimates_the_duration_model(seed, linear, N, spread):
+    """T is convex, so T(ref) + ∇T(ref)·(x − ref) ≤ T(x) for any profiles (what makes `tangent_bound` a bound);
+    the bound is 0 at x = ref."""
+    rng = np.random.default_rng(seed)
+    ref = _profile(rng, N, linear)
+    beta = ref[0] * np.exp(rng.normal(0, np.log1p(spread) / 3, N + 1))
+    mid = ref[1] * np.exp(rng.normal(0, np.log1p(spread) / 3, N)) if linear else None
+    top = _top(ref[0], ref[1])
+    g, gm = model_time_gradient(ref[0], ref[1], ref[2], top)
+    lower = model_time(ref[0], ref[1], ref[2], top) + g @ (beta - ref[0]) + (gm @ (mid - ref[1]) if linear else 0.0)
+    assert lower <= model_time(beta, mid, ref[2], top) * (1 + 1e-12)
+    assert abs(tangent_bound(ref[:2], ref[:2], ref[2])) < 1e-12
+
+
+def test_slack_and_left_out_rows():
+    rng = np.random.default_rng(1)
+    N, R = 4, 3
+    values = {k: rng.normal(size=N * R) for k in ("u", "w", "gl", "gr", "v", "h")}
+    values["h"][5] = UNUSED
+    beta, delta = rng.uniform(0.1, 1.0, N + 1), rng.normal(size=N)
+    s = st.slack(values, beta, delta)
+    for i in range(N * R):
+        j = i // R
+        lhs = values["u"][i] * beta[j] + values["w"][i] * beta[j + 1] + values["gl"][i] * np.sqrt(beta[j]) + \
+            values["gr"][i] * np.sqrt(beta[j + 1]) + values["v"][i] * delta[j]
+        assert s[i] == (np.inf if i == 5 else pytest.approx(values["h"][i] - lhs))
+    out = st.without(values, np.arange(N * R) % 2 == 0)
+    assert np.all(out["h"][::2] == UNUSED) and np.all(out["h"][1::2] == values["h"][1::2])
+    assert np.all(values["h"][::2][values["h"][::2] < UNUSED] < UNUSED)        # (the input is not changed)
+
+
+def _plans(robot, W, **kw):
+    return {obj: plan_time_optimal(robot, JointPath.from_waypoints(W), time_objective=obj, **kw)
+            for obj in ("cone", "tangent")}
+
+
+@pytest.mark.parametrize("law", ["constant", "linear"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_plans_with_the_tangent_equal_those_with_the_time_cones(seed, law):
+    """iiwa 7, random 4–6-waypoint paths, and the Panda URDF with 1000× its damping (viscous friction ~10 %
+    of τ_max, where the first tangent is 0.5 % off): the same durations to 1e-4, the tangent's never longer
+    than the cones' by more than its certificate (`TANGENT_TOL`) and the solver's tolerance, both within
+    the limits."""
+    from toppra_app.planning.planner import TANGENT_TOL
+    rng = np.random.default_rng(seed)
+    robot = dynamics.load_robot("iiwa7") if seed < 2 else panda_urdf_robot().replace(
+        viscous=1000.0 * panda_urdf_robot().viscous)
+    W = random_waypoints(robot, rng, 4 + seed)
+    plans = _plans(robot, W, time_law=law)
+    cone, tangent = plans["cone"].duration, plans["tangent"].duration
+    assert tangent == pytest.approx(cone, rel=1e-4)
+    assert tangent <= cone * (1 + TANGENT_TOL + 1e-6)
+    assert all(p.worst_ratio <= 1.001 for p in plans.values())
+
+
+def test_the_certifying_resolve_may_leave_out_far_rows(monkeypatch):
+    """The re-solve that certifies a plan leaves out rows far from binding; solving it with every row gives
+    the same plan (to the solver's tolerance), and it did leave rows out."""
+    import toppra_app.planning.diagnose as diagnose
+    import toppra_app.planning.planner as planner_module
+    rng = np.random.default_rng(4)
+    robot = dynamics.load_robot("iiwa7")
+    W = random_waypoints(robot, rng, 5)
+    used = []
+    real = diagnose.solve_station_problem
+
+    def spy(N, R, values, *args, **kw):
+        used.append(int((values["h"] < UNUSED).sum()))
+        return real(N, R, values, *args, **kw)
+    monkeypatch.setattr(diagnose, "solve_station_problem", spy)
+    fewer = plan_time_optimal(robot, JointPath.from_waypoints(W))
+    assert len(used) >= 2 and used[1] < 0.9 * used[0]
+    monkeypatch.setattr(planner_module, "FAR_SLACK", np.inf)
+    used.clear()
+    full = plan_time_optimal(robot, JointPath.from_waypoints(W))
+    assert used[1] == used[0]
+    assert fewer.duration == pytest.approx(full.duration, rel=1e-6)
+
+
+def test_a_bad_time_objective_is_refused():
+    rng = np.random.default_rng(0)
+    robot = dynamics.load_robot("iiwa7")
+    with pytest.raises(InputError, match="time_objective"):
+        plan_time_optimal(robot, JointPath.from_waypoints(random_waypoints(robot, rng, 3)), time_objective="lp")
