@@ -138,7 +138,7 @@ def test_urdf_robot_with_viscous_friction_replans_without_compiling():
     assert problem_stats()["compiled"] == c
 
 
-def _full_tangent_gap(robot, data, b_ref, law, lams, scheme, scales, on=None):
+def _full_tangent_gap(robot, data, b_ref, law, lams, scheme, scales, on=None, convex=False):
     """The tangent's error at every station, bound or not (the test's reference criterion), θ̇² of the
     law itself there (θ̈ linear per interval: below the chord by the sag)."""
     from toppra_app.socp import stations as st

@@ -152,3 +152,23 @@ def test_a_bad_time_objective_is_refused():
     robot = dynamics.load_robot("iiwa7")
     with pytest.raises(InputError, match="time_objective"):
         plan_time_optimal(robot, JointPath.from_waypoints(random_waypoints(robot, rng, 3)), time_objective="lp")
+
+
+def test_viscous_friction_on_the_tangent_needs_no_cones(monkeypatch):
+    """The Panda URDF (its damping as viscous friction): with the tangent objective the convex side of the
+    friction is on its tangent too (re-linearised where the exact row binds), so its solves are linear
+    programs without the √β cones — and the plan equals the cones' to 1e-4 and keeps the limits."""
+    import toppra_app.planning.cache as cache
+    seen = []
+    real = cache.acquire
+
+    def spy(N, R, K=0, linear=False, tangent=False, roots=True):
+        seen.append((tangent, roots))
+        return real(N, R, K, linear, tangent, roots)
+    monkeypatch.setattr(cache, "acquire", spy)
+    robot = panda_urdf_robot()
+    W = random_waypoints(robot, np.random.default_rng(1), 5)
+    plans = _plans(robot, W)
+    assert (False, True) in seen and (True, False) in seen and (True, True) not in seen
+    assert plans["tangent"].duration == pytest.approx(plans["cone"].duration, rel=1e-4)
+    assert plans["tangent"].worst_ratio <= 1.001

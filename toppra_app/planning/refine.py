@@ -168,12 +168,14 @@ def for_the_gap(check, law, estimate: float) -> tuple[np.ndarray, dict]:
     return bad, dict(action="refine", points=int(bad.sum()), gap_estimate=estimate)
 
 
-def tangent_gap(robot, data, b_ref, law, lams, scheme: str, scales, on=None) -> float:
+def tangent_gap(robot, data, b_ref, law, lams, scheme: str, scales, on=None, convex: bool = False) -> float:
     """Largest error of the viscous tangent where it matters: |F_v q′| (√b_ref/2 + b/(2√b_ref) − √b) / τ_max
     at the stations whose tangent row is active (its value within `ACTIVE` of the limit) for the solution
     (the time law `law`, θ̈ constant or linear per interval). A tangent row that does not bind changes
     nothing: the solution is then also optimal with the exact √b (loosening constraints that are inactive
-    at a convex optimum)."""
+    at a convex optimum). `convex`: the convex side of the friction is on the tangent too (the tangent
+    objective's linear program, `stations.packed`), where it is optimistic by the same amount: its error
+    counts where the exact row is within `ACTIVE` of its limit or beyond it."""
     lim = np.flatnonzero(np.isfinite(robot.tau_max))
     if lim.size == 0 or not (robot.viscous[lim] > 0).any():
         return 0.0
@@ -190,6 +192,8 @@ def tangent_gap(robot, data, b_ref, law, lams, scheme: str, scales, on=None) -> 
     limit = np.broadcast_to(scales.get("torque", 1.0), (data.size, robot.n))[idx][..., lim] if scales else 1.0
     tangent_value = np.where(v >= 0, value, -value) + gap                 # the row with the tangent, ≤ limit
     active = tangent_value >= limit - ACTIVE
+    if convex:
+        active |= np.where(v >= 0, -value, value) >= limit - ACTIVE
     if on is not None:
         active &= on[..., None]
     return float(np.where(active, gap, 0.0).max(initial=0.0))

@@ -285,12 +285,20 @@ def with_ends(values: dict, ends: np.ndarray, N: int) -> dict:
 
 def packed(blocks, L: float, Bbar: float, theta: np.ndarray, lams: np.ndarray, scheme: str, on: np.ndarray,
            beta_ref: np.ndarray | None = None, force: np.ndarray | None = None, linear: bool = False, caps=None,
-           ends: np.ndarray | None = None):
+           ends: np.ndarray | None = None, convex_at: np.ndarray | None = None):
     """The rows of `blocks` one-sided and scaled (`one_sided`), those kept that can bind at `beta_ref`
     (`binding`; every finite row when it is None) or are `force`d, and packed (`pack`), with the speed caps
     `caps` (`with_speed_caps`) after them and the boundary values `ends` (β_0, β_N; `with_ends`) taken in:
-    (rows, keep, values); the row slots per interval are `values["u"].size // N`."""
+    (rows, keep, values); the row slots per interval are `values["u"].size // N`. `convex_at` (β at the
+    station samples): the √β terms (the convex side of viscous friction) on their tangent there as well —
+    optimistic by γ'(√β_ref/2 + β/(2√β_ref) − √β), which `refine.tangent_gap(convex=True)` measures — so the
+    rows are linear and the tangent objective's problem needs no cones."""
     rows = one_sided(blocks, L, Bbar)
+    if convex_at is not None and rows.ga.any():
+        sq = np.sqrt(np.maximum(convex_at, 1e-12))[:, None]
+        rows.be = rows.be + 0.5 * rows.ga / sq
+        rows.h = rows.h - 0.5 * rows.ga * sq
+        rows.ga = np.zeros_like(rows.ga)
     keep = binding(rows, beta_ref) if beta_ref is not None else np.isfinite(rows.h)
     if force is not None:
         keep |= force
