@@ -185,17 +185,20 @@ class TimeOptimalPlanner:
         last = None                                            # (β, δ) of the last solve
         cones, last_bound = False, np.inf                      # the time cones after all; the last certificate
         refinements, excess, check, first = [], [np.inf], None, True
+        reweigh = False                                        # only the weights change (the rows are as packed)
         while True:
             t0 = time.perf_counter()
-            blocks = [blk.at(None) for blk in self._blocks(data, b_ref, scales)]
-            if first:
-                diagnose.check_boundaries(robot, theta, S.dq[:P], blocks, sd_start, sd_end)
-                first = False
-            on = st.stations_on(moved | self.all_stations, self.scheme)
             tangent = ctrl is None and self.tangent and not self.all_stations and not cones
-            rows, keep, values = st.packed(blocks, self.L, self.Bbar, theta, lams, self.scheme, on,
-                                           b_ref / scale_b if self.prune else None, force, linear, caps, b_ends / scale_b,
-                                           b_ref / scale_b if tangent else None)
+            if not (reweigh and tangent):
+                blocks = [blk.at(None) for blk in self._blocks(data, b_ref, scales)]
+                if first:
+                    diagnose.check_boundaries(robot, theta, S.dq[:P], blocks, sd_start, sd_end)
+                    first = False
+                on = st.stations_on(moved | self.all_stations, self.scheme)
+                rows, keep, values = st.packed(blocks, self.L, self.Bbar, theta, lams, self.scheme, on,
+                                               b_ref / scale_b if self.prune else None, force, linear, caps,
+                                               b_ends / scale_b, b_ref / scale_b if tangent else None)
+            reweigh = False
             # a re-solve leaves out the rows far from binding at the last solution (repairs and re-weighting
             # move it little; 25–35 % fewer rows on the planner suite), and solves again with them if it breaks one
             far = st.slack(values, *last) > FAR_SLACK if tangent and last is not None else None
@@ -242,6 +245,7 @@ class TimeOptimalPlanner:
                 if bound > TANGENT_TOL:
                     if tangent_rounds < MAX_TANGENT_ROUNDS and bound < TANGENT_SHRINK * last_bound:
                         tangent_rounds += 1                # not certified: again, weighted at this solution
+                        reweigh = True
                     else:                                  # not converging: the time cones for this plan
                         cones = True
                     last_bound = bound
