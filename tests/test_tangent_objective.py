@@ -172,3 +172,21 @@ def test_viscous_friction_on_the_tangent_needs_no_cones(monkeypatch):
     assert (False, True) in seen and (True, False) in seen and (True, True) not in seen
     assert plans["tangent"].duration == pytest.approx(plans["cone"].duration, rel=1e-4)
     assert plans["tangent"].worst_ratio <= 1.001
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_controller_plans_with_the_tangent(seed):
+    """The controller profile (torque-rate limit, headroom) with θ̈ constant per interval plans with the
+    tangent objective on `ControllerProblem` (its point rows, caps and scaled copies after β): on random
+    paths, where one rate pass settles, the duration equals the cones' to 1e-4 and every limit and the rate
+    hold. (With θ̈ linear the controller keeps the cones: the tangent left zero-speed intervals near rest.)"""
+    from toppra_app.controller import ControllerProfile
+    from toppra_app.planner import TimeOptimalPlanner
+    robot = dynamics.load_robot("iiwa7")
+    W = random_waypoints(robot, np.random.default_rng(seed), 4)
+    prof = ControllerProfile(torque_headroom=0.9, velocity_headroom=0.95, torque_rate_max=1000.0)
+    plans = {obj: TimeOptimalPlanner(robot, JointPath.from_waypoints(W), controller=prof, time_objective=obj).plan()
+             for obj in ("cone", "tangent")}
+    assert plans["tangent"].duration == pytest.approx(plans["cone"].duration, rel=1e-4)
+    for p in plans.values():
+        assert p.worst_ratio <= 1.001 and p.rate_check["torque_rate"].ratio <= 1.001

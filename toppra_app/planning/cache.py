@@ -27,7 +27,7 @@ def acquire(N: int, R: int, K: int = 0, linear: bool = False, tangent: bool = Fa
     """A `StationProblem` for (N, R) (with K > 0 a `ControllerProblem` for (N, R, K); `linear`: θ̈ linear
     per interval, continuous only with the controller's rate rows; `tangent`: the tangent objective, with
     the √β cones only if `roots`), locked for the caller for the duration of the `with` block."""
-    tangent = bool(tangent) and not K
+    tangent = bool(tangent)
     roots = bool(roots) or not tangent
     key = ((int(N), int(R)) if not K else (int(N), int(R), int(K))) + (("linear",) if linear else ()) + \
         ((("tangent",) + (() if roots else ("no roots",))) if tangent else ())
@@ -39,8 +39,9 @@ def acquire(N: int, R: int, K: int = 0, linear: bool = False, tangent: bool = Fa
                 prob = candidate
                 break
         if prob is None and len(pool) < MAX_INSTANCES:
-            prob = StationProblem(N, R, linear=linear, objective="tangent" if tangent else "cone", roots=roots) \
-                if not K else ControllerProblem(N, R, K, linear=linear)
+            objective = "tangent" if tangent else "cone"
+            prob = StationProblem(N, R, linear=linear, objective=objective, roots=roots) if not K \
+                else ControllerProblem(N, R, K, linear=linear, objective=objective, roots=roots)
             prob.lock.acquire()
             pool.append(prob)
         first = pool[0]

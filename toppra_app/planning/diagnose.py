@@ -128,7 +128,7 @@ def solve_station_problem(N: int, R: int, values: dict, solver, sd_start: float,
     `socp.problem` (its √β cones only where a row has a √β term). An infeasible report is explained: rest to rest with
     every point holdable (checked before) it is a numerical failure (`SolverError`) — creeping is always
     feasible; otherwise the boundary speeds cannot be met."""
-    tangent = "weights" in values and not K
+    tangent = "weights" in values
     roots = bool(np.any(values["gl"]) or np.any(values["gr"]))
     with cache.acquire(N, R, K, linear, tangent, roots) as problem:
         out = solve_with_chain(lambda name, opts: problem.solve(values, name, opts), solver,

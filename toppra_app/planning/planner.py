@@ -72,9 +72,10 @@ class TimeOptimalPlanner:
     "linear" (also the controller's; continuous with its rate rows) or "auto" (default, `options.linear_law`);
     `time_objective` – "tangent" (default: minimise the duration's first-order expansion at a reference
     profile, a linear program, `socp.problem` (1′)) or "cone" (the duration itself through time cones, (1)–(2));
-    the controller profile's rate rows and dense waypoint paths (every station on) always use "cone": on
+    dense waypoint paths (every station on) and the controller profile with θ̈ linear always use "cone": on
     a dense path the tangent's solution sat on the rows at a station next to a spline knot and the torque
-    peaked 0.5 % over between the check's sub-samples (iiwa 7, 200 waypoints; the cone's stayed within).
+    peaked 0.5 % over between the check's sub-samples (iiwa 7, 200 waypoints; the cone's stayed within);
+    with the controller's continuous linear law the tangent left zero-speed intervals next to rest.
     Energy-weighted objectives and torque-rate / jerk limits plan through `planning.sequential` (see `plan`)."""
 
     def __init__(self, robot, path, grid=None, *, scheme: str = "interpolation", substeps: int = DEFAULT_SUBSTEPS,
@@ -188,7 +189,7 @@ class TimeOptimalPlanner:
         reweigh = False                                        # only the weights change (the rows are as packed)
         while True:
             t0 = time.perf_counter()
-            tangent = ctrl is None and self.tangent and not self.all_stations and not cones
+            tangent = self.tangent and not self.all_stations and not cones and not (ctrl is not None and linear)
             if not (reweigh and tangent):
                 blocks = [blk.at(None) for blk in self._blocks(data, b_ref, scales)]
                 if first:
@@ -204,7 +205,7 @@ class TimeOptimalPlanner:
             far = st.slack(values, *last) > FAR_SLACK if tangent and last is not None else None
             if ctrl is not None:
                 values.update(ctrl.values())
-            elif tangent:
+            if tangent:
                 values["weights"] = time_weights(b_w[0] / scale_b, b_w[1] / scale_b if linear else None,
                                                  np.diff(theta) / self.L)
             timings["build"] += time.perf_counter() - t0

@@ -38,25 +38,25 @@ class ControllerProblem(StationProblem):
     """`StationProblem(N, R)` plus K point-row slots per grid point (6) and a cap on every β_i (7).
     `solve(values, ...)` also takes "p" (P·K·3,), "ph" (P·K,), "cap" (P,) and "D" (P,)."""
 
-    def __init__(self, N: int, R: int, K: int, linear: bool = False):
+    def __init__(self, N: int, R: int, K: int, linear: bool = False, objective: str = "cone", roots: bool = True):
         if N < 2 or K < 1:
             raise ValueError("ControllerProblem: need N >= 2 intervals and K >= 1 point-row slots")
         self.K = int(K)
         self.width = 5 if linear else 3                # coefficients per row of (6)
-        super().__init__(N, R, linear, continuous=True)
+        super().__init__(N, R, linear, continuous=True, objective=objective, roots=roots)
 
     def _extra_variables(self, P: int) -> int:
         return P                                                                                # z of (8)
 
     def _extra_constraints(self, x, beta) -> list:
         P, K = self.N + 1, self.K
-        z0 = 2 * P + self.N + self.nd
+        z0 = self._x0
         c = window_start(P)
         W = self.width
         rows = np.repeat(np.arange(P * K), W)
         cols = z0 + np.repeat(c, K)[:, None] + np.arange(3)[None, :]
         if self.linear:              # and δ of the intervals c_i, c_i + 1 (θ̈ linear per interval)
-            d0 = 2 * P + self.N
+            d0 = self._e0
             cols = np.hstack([cols, d0 + np.repeat(c, K)[:, None] + np.arange(2)[None, :]])
         G = sp.csr_matrix((_P0 + np.arange(W * P * K, dtype=float), (rows, cols.reshape(-1))),
                           shape=(P * K, x.size))

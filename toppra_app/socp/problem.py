@@ -103,19 +103,17 @@ class StationProblem:
         self.continuous = self.linear and bool(continuous)
         self.tangent = objective == "tangent"
         self.roots = bool(roots) or not self.tangent
-        if self.tangent and (self.continuous or self._extra_variables(N + 1)):
-            raise ValueError("StationProblem: the tangent objective has no continuity (6) or extra blocks")
         P = N + 1
         self.M = M = N * R
         nd = N if self.linear else 0
-        if self.tangent:                     # β, r (rows with √β terms only), ε
+        if self.tangent:                     # β, r (rows with √β terms only), ε, then the extra blocks
             self.nd = nd
             self._r0, self._e0 = (P if self.roots else None), (2 * P if self.roots else P)
-            size = self._e0 + nd
         else:                                # β, r, t, then ε, t′, r_{j+½} (linear), then the extra blocks
             self.nd = 3 * nd
             self._r0, self._e0 = P, 2 * P + N
-            size = 2 * P + N + self.nd + self._extra_variables(P)
+        self._x0 = self._e0 + self.nd        # the extra blocks' first variable
+        size = self._x0 + self._extra_variables(P)
         # the solver's variable is ε_j = δ_j Δσ_j: δ_j multiplies Δσ_j/4 in β(½) but 1/2 in (6) against
         # 1/(2Δσ_j) on β, and on 1000–1600 intervals Clarabel failed ("solver error") on δ itself
         x = cp.Variable(size, name="x")
@@ -145,7 +143,6 @@ class StationProblem:
             if self.linear:
                 eps = x[self._e0:self._e0 + N]
                 cons.append(0.5 * (beta[:-1] + beta[1:]) - 0.25 * eps >= 0)
-            self.problem = cp.Problem(cp.Minimize(objective), cons)
         else:
             r, t = x[P:2 * P], x[2 * P:2 * P + N]
             rs = r[:-1] + r[1:]
@@ -165,16 +162,16 @@ class StationProblem:
                          cp.SOC(t2 + a2, cp.vstack([_S2 + np.arange(N, dtype=float), t2 - a2]), axis=0),
                          cp.SOC(bm + 1.0, cp.vstack([2.0 * rm, bm - 1.0]), axis=0), rm >= 0]
                 objective = objective + cp.sum(t2)
-            if self.continuous and N >= 2:                                                     # (6)
-                k = np.arange(1, N)
-                d0 = self._e0
-                er = np.repeat(np.arange(N - 1), 5)
-                ec = np.stack([d0 + k - 1, d0 + k, k - 1, k, k + 1], axis=1).reshape(-1)
-                ev = np.stack([_C0 + 5 * (k - 1) + m for m in range(5)], axis=1).reshape(-1)
-                E = sp.csr_matrix((ev, (er, ec)), shape=(N - 1, x.size))
-                cons.append(E @ x == 0.0)
-            cons += self._extra_constraints(x, beta)
-            self.problem = cp.Problem(cp.Minimize(objective), cons)
+        if self.continuous and N >= 2:                                                         # (6)
+            k = np.arange(1, N)
+            d0 = self._e0
+            er = np.repeat(np.arange(N - 1), 5)
+            ec = np.stack([d0 + k - 1, d0 + k, k - 1, k, k + 1], axis=1).reshape(-1)
+            ev = np.stack([_C0 + 5 * (k - 1) + m for m in range(5)], axis=1).reshape(-1)
+            E = sp.csr_matrix((ev, (er, ec)), shape=(N - 1, x.size))
+            cons.append(E @ x == 0.0)
+        cons += self._extra_constraints(x, beta)
+        self.problem = cp.Problem(cp.Minimize(objective), cons)
         self.x, self.P = x, P
         self.lock = threading.Lock()
         self._templates: dict = {}
