@@ -143,3 +143,23 @@ def test_rest_end_with_strong_viscous_friction_keeps_the_limit():
     assert plan.iterations <= 6 and plan.worst_ratio <= 1.001
     assert not any(x["action"] == "split" for x in plan.refinements)
     assert plan.law.theta.size == planner.grid.size
+
+
+def test_dense_path_keeps_its_limits_between_sub_samples():
+    """A dense noisy waypoint path (iiwa 7, 200 samples with 1e-4 rad noise, the planner suite's) on 600
+    intervals with θ̈ constant: next to the spline's knots the torque bends between the check's sub-samples,
+    so dense plans check the peaks between them too. Judged by Pinocchio's RNEA on 1 ms samples: within
+    0.1 % of every limit (it was 0.32 % over with the sub-samples alone)."""
+    pin = pytest.importorskip("pinocchio")
+    from benchmarks.cases import robot as case_robot, suite
+    from benchmarks.peers import to_pinocchio
+    case = next(c for c in suite() if c.name == "iiwa7/dense-0")
+    r = case_robot(case.robot)
+    plan = TimeOptimalPlanner(r, JointPath.from_waypoints(case.waypoints), 600).plan(sd_end=case.sd_end)
+    smp = plan.sample(1e-3)
+    model = to_pinocchio(r)
+    data = model.createData()
+    tau = np.array([pin.rnea(model, data, q, v, a) for q, v, a in zip(smp.q, smp.qd, smp.qdd)])
+    tau = tau + r.viscous * smp.qd + r.coulomb * np.sign(smp.qd)
+    worst = max(float(np.max(np.abs(tau) / r.tau_max)), float(np.max(np.abs(smp.qd) / r.qd_max)))
+    assert worst <= 1.001

@@ -259,7 +259,7 @@ class TimeOptimalPlanner:
                 b_ref = np.maximum(b_st, 1e-8 * max(b_st.max(), 1e-300))
                 continue
             t0 = time.perf_counter()
-            check = check_time_law(robot, self.sub, law.b, law.d)
+            check = check_time_law(robot, self.sub, law.b, law.d, True if self.all_stations else None)
             for lim in self.limits:
                 lim.check_time_law(robot, self.sub, law.b, check, law.d)
             timings["verify"] += time.perf_counter() - t0
