@@ -22,6 +22,7 @@ from ..socp.solvers import SolverError, solve_with_chain
 from . import cache
 
 WARN_ABOVE = 0.05                  # warn where `plan.gap_estimate` still exceeds this after the refinements
+SENSITIVE_MARGIN = 10.0            # warn where holding the robot at a rest end leaves less torque (× tol)
                                    # (`planner.REFINE_ABOVE`; it over-states the gap, up to ~15×)
 
 
@@ -52,6 +53,30 @@ def check_holdable(robot, theta, d) -> None:
             f"{theta[i]:.6g} (grid index {i} of {theta.size - 1}): |d̃| = {abs(d[i, k]):.6g} N·m > "
             f"tau_max = {robot.tau_max[k]:.6g} N·m; the robot cannot hold the path there "
             f"({on_k.size} grid points, θ ∈ [{theta[on_k[0]]:.6g}, {theta[on_k[-1]]:.6g}])")
+
+
+def warn_rest_margin(robot, theta, d, sd_start: float, sd_end: float, tol: float) -> None:
+    """Warn where the path rests at an end (boundary speed 0) with gravity + Coulomb friction d̃ (at the
+    grid points, (P, n)) needing all but less than `SENSITIVE_MARGIN` × tol of a joint's torque limit. The
+    motion away from (or into) rest then has almost no torque to accelerate with, and its duration depends
+    on how much of the check's tolerance a plan uses: a Panda path (URDF, 0.6 × rated torque) whose start
+    needs 99.95 % of joint 2's limit planned in 6.2–9.2 s on different grids and objectives, all within tol."""
+    lim = np.isfinite(robot.tau_max)
+    if not lim.any():
+        return
+    for where, i, sd in (("start", 0, sd_start), ("end", -1, sd_end)):
+        if sd != 0.0:
+            continue
+        ratio = np.where(lim, np.abs(d[i]) / np.where(lim, robot.tau_max, 1.0), 0.0)
+        k = int(np.argmax(ratio))
+        if 1.0 - ratio[k] < SENSITIVE_MARGIN * tol:
+            warnings.warn(
+                f"at rest at the path's {where} (θ = {theta[i]:.6g}) gravity and friction need {100 * ratio[k]:.3f} % "
+                f"of the torque limit of joint {robot.joint_names[k]} (#{k}): the motion {'away from' if i == 0 else 'into'} "
+                f"rest has almost no torque to accelerate with, so the plan is slow there and its duration depends "
+                f"strongly on that limit (within the {100 * tol:g} % tolerance of the check durations can differ by "
+                f"tens of percent between grids); move the path's {where} or raise the limit", RuntimeWarning,
+                stacklevel=3)
 
 
 def check_boundaries(robot, theta, dq, blocks, sd_start: float, sd_end: float) -> None:

@@ -164,6 +164,7 @@ class TimeOptimalPlanner:
         data = PathData(robot, ths, S.q, S.dq, S.ddq)
         timings["coefficients"] += time.perf_counter() - t0
         diagnose.check_holdable(robot, ths, data.coefficients.d)
+        diagnose.warn_rest_margin(robot, theta, data.coefficients.d[:P], sd_start, sd_end, self.tol)
         if np.isfinite(robot.tau_max).any():
             self.sub.prefetch(robot)                           # the check's kinematics, during the solve
         b_ends = np.array([sd_start ** 2, sd_end ** 2])
