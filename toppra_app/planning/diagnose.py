@@ -14,12 +14,15 @@ slower than the optimum it may be (`plan.gap_estimate` over `WARN_ABOVE`).
 from __future__ import annotations
 
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 
+import dynamics
+
 from ..errors import InfeasiblePathError
-from ..limits.rows import PathData
 from ..socp.solvers import SolverError, solve_with_chain
+from ..verify import check_samples, joint_limits
 from . import cache
 
 WARN_ABOVE = 0.05                  # warn where `plan.gap_estimate` still exceeds this after the refinements
@@ -68,7 +71,7 @@ def warn_rest_margin(robot, theta, d, sd_start: float, sd_end: float, tol: float
     for where, i, sd in (("start", 0, sd_start), ("end", -1, sd_end)):
         if sd != 0.0:
             continue
-        ratio = np.where(lim, np.abs(d[i]) / np.where(lim, robot.tau_max, 1.0), 0.0)
+        ratio = np.abs(d[i]) / robot.tau_max                            # (0 where there is no limit)
         k = int(np.argmax(ratio))
         if 1.0 - ratio[k] < SENSITIVE_MARGIN * tol:
             warnings.warn(
@@ -86,7 +89,7 @@ def warn_knots(robot, path, law, tol: float) -> None:
     there, and on a noisy path with many waypoints that kink is a sharp peak between the check's
     sub-samples: the 3000-waypoint path of tests/test_output_safety.py (iiwa 7, 1e-4 rad noise) was 5.1 %
     over the torque limit at knots while the sub-samples said 0.09 %. A grid point on every knot removes
-    it (the stations then sit on the kinks)."""
+    it (the stations then sit on the kinks). The values at the knots are the check's (`verify`)."""
     knots = np.asarray(getattr(path, "knots", ()), dtype=float)
     inner = knots[(knots > law.theta[0]) & (knots < law.theta[-1])]
     inner = inner[~np.isin(inner, law.theta)]
@@ -94,23 +97,21 @@ def warn_knots(robot, path, law, tol: float) -> None:
         return
     S = path.evaluate(inner)
     sd, sdd, _ = law.at_theta(inner)
-    b = sd * sd
-    co = PathData(robot, inner, S.q, S.dq, S.ddq).coefficients
-    tau = co.m * sdd[:, None] + co.c * b[:, None] + co.d + robot.viscous * S.dq * sd[:, None]
-    for kind, v, lim in (("torque", tau, robot.tau_max), ("velocity", S.dq * sd[:, None], robot.qd_max),
-                         ("acceleration", S.dq * sdd[:, None] + S.ddq * b[:, None], robot.qdd_max)):
-        if not np.isfinite(lim).any():
+    qd = S.dq * sd[:, None]
+    qdd = S.dq * sdd[:, None] + S.ddq * (sd * sd)[:, None]
+    tau = dynamics.motor_torques(robot, S.q, qd, qdd) if np.isfinite(robot.tau_max).any() else None
+    at = SimpleNamespace(t=inner, q=S.q, qd=qd, qdd=qdd, tau=tau)
+    values = {"torque": tau, "velocity": qd, "acceleration": qdd}
+    for w in check_samples(robot, at).values():
+        if w.ratio <= 1.0 + tol:
             continue
-        r = np.abs(v) / lim
-        i, k = np.unravel_index(int(np.argmax(r)), r.shape)
-        if r[i, k] > 1.0 + tol:
-            over = int((r.max(axis=1) > 1.0 + tol).sum())
-            warnings.warn(
-                f"the plan exceeds the {kind} limit of joint {robot.joint_names[k]} (#{k}) by {100 * (r[i, k] - 1):.3g} % "
-                f"at the spline knot θ = {inner[i]:.6g} ({over} of the {inner.size} knots inside grid intervals are over "
-                f"the {100 * tol:g} % tolerance): between the check's sub-samples, where the limits peak on a path with "
-                f"more waypoints than grid points; plan on a grid with a point on every knot "
-                f"(grid={2 * (knots.size - 1)} or more)", RuntimeWarning, stacklevel=3)
+        over = int((np.max(np.abs(values[w.kind]) / joint_limits(robot)[w.kind], axis=1) > 1.0 + tol).sum())
+        warnings.warn(
+            f"the plan exceeds the {w.kind} limit of joint {robot.joint_names[w.joint]} (#{w.joint}) by "
+            f"{100 * (w.ratio - 1):.3g} % at the spline knot θ = {w.theta:.6g} ({over} of the {inner.size} knots "
+            f"inside grid intervals are over the {100 * tol:g} % tolerance): between the check's sub-samples, where "
+            f"the limits peak on a path with more waypoints than grid points; plan on a grid with a point on "
+            f"every knot (grid={2 * (knots.size - 1)} or more)", RuntimeWarning, stacklevel=3)
 
 
 def check_boundaries(robot, theta, dq, blocks, sd_start: float, sd_end: float) -> None:

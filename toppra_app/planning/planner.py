@@ -177,9 +177,10 @@ class TimeOptimalPlanner:
                                    sd_start, sd_end, self.tol, LinearControllerRows if linear else None)
             timings["coefficients"] += time.perf_counter() - t0
         b_ref, force, caps = self.b_ref0, None, None if self.caps is None else tuple(x.copy() for x in self.caps)
-        # the tangent objective's reference b at the grid points and interval middles: the coarse profile's,
-        # then the last solution's
-        b_w = (self.b_ref0[:P], st.middles(self.b_ref0, P, self.scheme))
+        # the tangent objective's reference β at the grid points and (θ̈ linear) the interval middles: the
+        # coarse profile's, then the last solution's
+        dsig = np.diff(theta) / self.L
+        ref = (self.b_ref0[:P] / scale_b, st.middles(self.b_ref0, P, self.scheme) / scale_b if linear else None)
         scales = refine.base_scales(self.limits, P, ths.size, robot.n, self.tol)
         lams, moved = self.lams0.copy(), self.moved0.copy()
         viscous = bool((robot.viscous[np.isfinite(robot.tau_max)] > 0).any())
@@ -207,8 +208,7 @@ class TimeOptimalPlanner:
             if ctrl is not None:
                 values.update(ctrl.values())
             if tangent:
-                values["weights"] = time_weights(b_w[0] / scale_b, b_w[1] / scale_b if linear else None,
-                                                 np.diff(theta) / self.L)
+                values["weights"] = time_weights(*ref, dsig)
             timings["build"] += time.perf_counter() - t0
             try:
                 status, beta, solver_used, wall, compile_s = diagnose.solve_station_problem(
@@ -240,10 +240,9 @@ class TimeOptimalPlanner:
             b = beta * scale_b
             b[0], b[-1] = b_ends                               # exact boundary speeds (the rows hold them: `with_ends`)
             law = TimeLaw(theta, b, None if delta is None else delta * (self.L * self.Bbar))
-            b_prev, b_w = b_w, (law.b, law.b_at(0.5 * (theta[:-1] + theta[1:])))
+            prev, ref = ref, (law.b / scale_b, law.b_at(0.5 * (theta[:-1] + theta[1:])) / scale_b if linear else None)
             if "weights" in values:
-                bound = tangent_bound((b_prev[0] / scale_b, b_prev[1] / scale_b if linear else None),
-                                      (b_w[0] / scale_b, b_w[1] / scale_b if linear else None), np.diff(theta) / self.L)
+                bound = tangent_bound(prev, ref, dsig)
                 if bound > TANGENT_TOL:
                     if tangent_rounds < MAX_TANGENT_ROUNDS and bound < TANGENT_SHRINK * last_bound:
                         tangent_rounds += 1                # not certified: again, weighted at this solution

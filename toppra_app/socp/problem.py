@@ -125,7 +125,6 @@ class StationProblem:
         cols = [j, j + 1] + ([self._r0 + j, self._r0 + j + 1] if self.roots else []) + \
             ([self._e0 + j] if self.linear else [])
         cols = np.stack(cols, axis=1).reshape(-1)
-        self._cols = cols
         G = sp.csr_matrix((_G0 + np.arange(width * M, dtype=float), (rows, cols)), shape=(M, x.size))
         cons = [G @ x <= _H0 + np.arange(M, dtype=float),                                      # (4)
                 beta[0] == _E0, beta[N] == _E0 + 1.0]                                          # (5)

@@ -139,12 +139,19 @@ def one_sided(blocks, L: float, Bbar: float) -> OneSided:
     return out
 
 
+def on_tangent(rows: OneSided, beta_ref: np.ndarray) -> OneSided:
+    """`rows` with their √β terms on the tangent at `beta_ref` (β at the station samples),
+    √β ≈ √β_ref/2 + β/(2√β_ref): linear rows (with γ' ≤ 0, optimistic by γ'(√β_ref/2 + β/(2√β_ref) − √β))."""
+    sq = np.sqrt(np.maximum(beta_ref, 1e-12))[:, None]
+    return OneSided(rows.al, rows.be + 0.5 * rows.ga / sq, np.zeros_like(rows.ga), rows.h - 0.5 * rows.ga * sq,
+                    rows.origin)
+
+
 def binding(rows: OneSided, beta_ref: np.ndarray) -> np.ndarray:
     """(Ps, R) bool: rows that can bind at each station sample (√β taken on its tangent at beta_ref)."""
-    sq = np.sqrt(np.maximum(beta_ref, 1e-12))[:, None]
     finite = np.isfinite(rows.h)
-    h = np.where(finite, rows.h - 0.5 * rows.ga * sq, 1e300)
-    keep = binding_rows(rows.al, rows.be + 0.5 * rows.ga / sq, h)
+    lin = on_tangent(rows, beta_ref)
+    keep = binding_rows(lin.al, lin.be, np.where(finite, lin.h, 1e300))
     return keep & finite
 
 
@@ -290,15 +297,12 @@ def packed(blocks, L: float, Bbar: float, theta: np.ndarray, lams: np.ndarray, s
     (`binding`; every finite row when it is None) or are `force`d, and packed (`pack`), with the speed caps
     `caps` (`with_speed_caps`) after them and the boundary values `ends` (β_0, β_N; `with_ends`) taken in:
     (rows, keep, values); the row slots per interval are `values["u"].size // N`. `convex_at` (β at the
-    station samples): the √β terms (the convex side of viscous friction) on their tangent there as well —
-    optimistic by γ'(√β_ref/2 + β/(2√β_ref) − √β), which `refine.tangent_gap(convex=True)` measures — so the
-    rows are linear and the tangent objective's problem needs no cones."""
+    station samples): the √β terms (the convex side of viscous friction) on their tangent there as well
+    (`on_tangent`; `refine.tangent_gap(convex=True)` measures its optimism), so the rows are linear and the
+    tangent objective's problem needs no cones."""
     rows = one_sided(blocks, L, Bbar)
     if convex_at is not None and rows.ga.any():
-        sq = np.sqrt(np.maximum(convex_at, 1e-12))[:, None]
-        rows.be = rows.be + 0.5 * rows.ga / sq
-        rows.h = rows.h - 0.5 * rows.ga * sq
-        rows.ga = np.zeros_like(rows.ga)
+        rows = on_tangent(rows, convex_at)
     keep = binding(rows, beta_ref) if beta_ref is not None else np.isfinite(rows.h)
     if force is not None:
         keep |= force
