@@ -14,15 +14,10 @@ slower than the optimum it may be (`plan.gap_estimate` over `WARN_ABOVE`).
 from __future__ import annotations
 
 import warnings
-from types import SimpleNamespace
-
 import numpy as np
-
-import dynamics
 
 from ..errors import InfeasiblePathError
 from ..socp.solvers import SolverError, solve_with_chain
-from ..verify import check_samples, joint_limits
 from . import cache
 
 WARN_ABOVE = 0.05                  # warn where `plan.gap_estimate` still exceeds this after the refinements
@@ -81,37 +76,6 @@ def warn_rest_margin(robot, theta, d, sd_start: float, sd_end: float, tol: float
                 f"strongly on that limit (within the {100 * tol:g} % tolerance of the check durations can differ by "
                 f"tens of percent between grids); move the path's {where} or raise the limit", RuntimeWarning,
                 stacklevel=3)
-
-
-def warn_knots(robot, path, law, tol: float) -> None:
-    """Warn where the plan exceeds a joint limit by more than `tol` at a knot of the path's spline that lies
-    inside a grid interval. The spline's third derivative jumps at its knots, so the torque has a kink
-    there, and on a noisy path with many waypoints that kink is a sharp peak between the check's
-    sub-samples: the 3000-waypoint path of tests/test_output_safety.py (iiwa 7, 1e-4 rad noise) was 5.1 %
-    over the torque limit at knots while the sub-samples said 0.09 %. A grid point on every knot removes
-    it (the stations then sit on the kinks). The values at the knots are the check's (`verify`)."""
-    knots = np.asarray(getattr(path, "knots", ()), dtype=float)
-    inner = knots[(knots > law.theta[0]) & (knots < law.theta[-1])]
-    inner = inner[~np.isin(inner, law.theta)]
-    if inner.size == 0:
-        return
-    S = path.evaluate(inner)
-    sd, sdd, _ = law.at_theta(inner)
-    qd = S.dq * sd[:, None]
-    qdd = S.dq * sdd[:, None] + S.ddq * (sd * sd)[:, None]
-    tau = dynamics.motor_torques(robot, S.q, qd, qdd) if np.isfinite(robot.tau_max).any() else None
-    at = SimpleNamespace(t=inner, q=S.q, qd=qd, qdd=qdd, tau=tau)
-    values = {"torque": tau, "velocity": qd, "acceleration": qdd}
-    for w in check_samples(robot, at).values():
-        if w.ratio <= 1.0 + tol:
-            continue
-        over = int((np.max(np.abs(values[w.kind]) / joint_limits(robot)[w.kind], axis=1) > 1.0 + tol).sum())
-        warnings.warn(
-            f"the plan exceeds the {w.kind} limit of joint {robot.joint_names[w.joint]} (#{w.joint}) by "
-            f"{100 * (w.ratio - 1):.3g} % at the spline knot θ = {w.theta:.6g} ({over} of the {inner.size} knots "
-            f"inside grid intervals are over the {100 * tol:g} % tolerance): between the check's sub-samples, where "
-            f"the limits peak on a path with more waypoints than grid points; plan on a grid with a point on "
-            f"every knot (grid={2 * (knots.size - 1)} or more)", RuntimeWarning, stacklevel=3)
 
 
 def check_boundaries(robot, theta, dq, blocks, sd_start: float, sd_end: float) -> None:

@@ -102,13 +102,24 @@ def intervals_for(path: JointPath, linear: bool = False) -> int:
     return MAX_AUTO_INTERVALS
 
 
-def split_grid(theta: np.ndarray, bad: np.ndarray) -> np.ndarray:
-    """`theta` with the intervals marked `bad` (and their neighbours) halved, then the longest intervals
-    halved until the size is the next of `SIZES` (so the refined problem is a structure compiled once)."""
+def split_grid(theta: np.ndarray, bad: np.ndarray, knots=None) -> np.ndarray:
+    """`theta` with the intervals marked `bad` (and their neighbours) halved — or, where `knots` (the
+    path's spline knots) lie inside one, split at those knots instead: the limits have a kink at a knot
+    (`verify.KnotSamples`), which a grid point there follows — then the longest intervals halved until the
+    size is the next of `SIZES` (so the refined problem is a structure compiled once)."""
     bad = np.asarray(bad, bool).copy()
     bad[1:] |= bad[:-1].copy()
     bad[:-1] |= bad[1:].copy()
-    new = np.union1d(theta, 0.5 * (theta[:-1] + theta[1:])[bad])
+    split = 0.5 * (theta[:-1] + theta[1:])[bad]
+    if knots is not None:
+        knots = np.asarray(knots, dtype=float)
+        j = np.searchsorted(theta, knots, side="right") - 1
+        inner = (j >= 0) & (j < theta.size - 1) & ~np.isin(knots, theta)
+        at_knot = inner & bad[np.clip(j, 0, theta.size - 2)]
+        has = np.zeros(theta.size - 1, bool)
+        has[j[at_knot]] = True
+        split = np.concatenate([0.5 * (theta[:-1] + theta[1:])[bad & ~has], knots[at_knot]])
+    new = np.union1d(theta, split)
     target = next((n for n in SIZES if n >= new.size - 1), MAX_INTERVALS)
     while new.size - 1 < target:
         k = min(target - (new.size - 1), new.size - 1)

@@ -47,7 +47,7 @@ def predicted_room(robot, path, theta, blocks_of, b_ref, substeps: int):
     law = rest_to_rest_law([blk.at(None) for blk in blocks_of(data, b_ref)], theta, b_ref)
     if law is None:
         return None
-    check = check_time_law(robot, SubSamples.build(path, theta, min(substeps, PREDICT_SUBSTEPS)), law.b)
+    check = check_time_law(robot, SubSamples.build(path, theta, min(substeps, PREDICT_SUBSTEPS), knots=False), law.b)
     estimate = gap_estimate(check, law)
     if estimate is None:
         return None

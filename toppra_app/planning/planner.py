@@ -281,7 +281,7 @@ class TimeOptimalPlanner:
                                        payload, sd_start, sd_end, refinements, iterations, timings, t_all)
                 break
             rounds += 1
-            n_moved, n_tight = refine.repair(lams, moved, scales, over, check, self.sub.u, self.scheme, self.tol,
+            n_moved, n_tight = refine.repair(lams, moved, scales, over, check, self.scheme, self.tol,
                                              np.abs(data.coefficients.d) / robot.tau_max, linear)
             refine.tighten_caps(caps, over, check, self.tol)
             refinements.append(dict(action="repair", points=n_over, moved=n_moved, tightened=n_tight,
@@ -311,7 +311,6 @@ class TimeOptimalPlanner:
                 self, robot, law, check, status, solver_used, sd_start, sd_end, timings)
             iterations += n
         diagnose.warn_plan(robot, check, estimate, rounds, self.tol, P - 1)
-        diagnose.warn_knots(robot, self.path, law, self.tol)
         timings["total"] = time.perf_counter() - t_all
         return TimeOptimalPlan(robot=robot, path=self.path, law=law, check=check, torques=check.grid_torques,
                                status=status, solver=solver_used, timings=timings, iterations=iterations,
@@ -326,7 +325,7 @@ class TimeOptimalPlanner:
         with self._lock:                                   # (kept: a re-plan, e.g. with a payload, reuses it)
             finer = self._finer.get(bad.tobytes())
             if finer is None:                              # the robot as given: the options apply the profile
-                grid = split_grid(self.theta, bad)
+                grid = split_grid(self.theta, bad, self.path.knots)
                 linear = self.linear and (grid.size <= LINEAR_MAX_INTERVALS + 1 or not self.rated)
                 finer = TimeOptimalPlanner(self.drive_robot, self.path, grid, **{**self._options, "max_splits":
                                            self.max_splits - 1, "time_law": "linear" if linear else "constant"})

@@ -103,7 +103,7 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
     coarse = grid_spec if grid_mode == "fixed" else default_grid(path, COARSE_INTERVALS)
     S = path.evaluate(coarse)
     if check_positions:
-        sub = SubSamples.build(path, coarse, 4)
+        sub = SubSamples.build(path, coarse, 4, knots=False)
         diagnose.check_positions(robot, sub.theta.reshape(-1), sub.q)
     data = PathData(robot, coarse, S.q, S.dq, S.ddq)
     diagnose.check_holdable(robot, coarse, data.coefficients.d)
@@ -116,7 +116,7 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
     else:
         place = (lambda k: time_grid(law, k)) if law is not None else (lambda k: default_grid(path, k))
         theta = with_knots(place, path.knots, grid_spec) \
-            if len(path.knots) - 2 <= grid_spec // 2 else place(grid_spec)
+            if len(path.knots) - 2 <= grid_spec - grid_spec // 4 else place(grid_spec)
     # dense waypoint paths: limits bend inside most intervals, every station on (3000 waypoints: 31 s, not 57)
     all_stations = len(path.knots) - 1 >= (theta.size - 1) / DENSE_SHARE
     if law is not None and grid_mode != "fixed" and not all_stations and relocate:
@@ -140,7 +140,7 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
     if scheme == "interpolation":      # between the stations always on: the middle, or all five on dense paths
         lam = np.asarray(st.SCHEMES[scheme])
         lin = linear and not all_stations
-        at = SubSamples.build(path, theta, CAP_SUBSTEPS_LINEAR) if lin else sub
+        at = SubSamples.build(path, theta, CAP_SUBSTEPS_LINEAR, knots=False) if lin else sub
         caps = speed_caps(robot, limits, at, law, L * L * Bbar, tol, lam if all_stations else lam[[0, 2, 4]], lin)
     return Setup(theta=theta, L=L, Bbar=Bbar, law=law, all_stations=all_stations, sub=sub, lams=lams, moved=moved,
                  ths=ths, samples=path.evaluate(ths), b_ref=reference_b(law, Bbar, L, ths), caps=caps)

@@ -51,7 +51,7 @@ def over_intervals(over: dict, N: int) -> np.ndarray:
         bad |= o.any(axis=1)
     return bad
 
-def repair(lams, moved, scales, over, check, u, scheme: str, tol: float, hold, linear: bool = False
+def repair(lams, moved, scales, over, check, scheme: str, tol: float, hold, linear: bool = False
            ) -> tuple[int, int]:
     """Move free stations onto the worst points of the exceeding intervals, tighten the rest (in place);
     `linear` (θ̈ linear per interval), tighten those with a moved station too: there the excess mostly comes
@@ -74,7 +74,7 @@ def repair(lams, moved, scales, over, check, u, scheme: str, tol: float, hold, l
             ratio = np.where(mask, check.ratios[kind], -np.inf)
             js = np.unique(js)
             kbest = ratio[js].argmax(axis=1)
-            uu = u[check.at[kind][js, kbest]]
+            uu = check.at[kind][js, kbest]
             side = (uu >= 0.5).astype(int) if len(free) == 2 else np.zeros(js.size, int)
             ok = (uu > 0) & (uu < 1) & ~moved[js, side] & ~handled[js]
             js, side, uu = js[ok], side[ok], uu[ok]
