@@ -31,6 +31,7 @@ from ..errors import InfeasiblePathError
 from ..limits.rows import PathData
 from ..socp import stations as st
 from ..socp.problem import OBJECTIVES
+from ..socp.reachability import packed_profile
 from ..socp.tangent import tangent_bound, time_weights
 from ..socp.solvers import SolverError, solver_chain
 from ..trajectory import TimeLaw
@@ -50,7 +51,7 @@ CHECK_SHARE = 0.9                  # of tol at the check's sub-samples (θ̈ lin
 REFINE_ABOVE = 0.01                # default `gap_target`: plan again on a finer default grid where
                                    # `verify.gap_estimate` exceeds it (`diagnose.WARN_ABOVE`: warn)
 VISCOUS_TOL = 1e-4                 # re-linearise viscous friction while its tangent is off by more
-TANGENT_TOL = 1e-5                 # solve the tangent objective again, weighted at the last solution, while
+TANGENT_TOL = 1e-4                 # solve the tangent objective again, weighted at the last solution, while
 MAX_TANGENT_ROUNDS = 3             # its duration may be further than this from the optimum (`tangent_bound`),
 TANGENT_SHRINK = 0.1               # and while it shrinks by this factor a solve, else the time cones (1)–(2) plan
 FAR_SLACK = 0.1                    # a re-solve (tangent objective) leaves out rows with more slack at the last solution
@@ -201,6 +202,8 @@ class TimeOptimalPlanner:
                 rows, keep, values = st.packed(blocks, self.L, self.Bbar, theta, lams, self.scheme, on,
                                                b_ref / scale_b if self.prune else None, force, linear, caps,
                                                b_ends / scale_b, b_ref / scale_b if tangent else None)
+                if tangent and iterations == 0:        # the first reference: the sweeps on these rows
+                    ref = packed_profile(values, P - 1, ref[0]) or ref
             reweigh = False
             # a re-solve leaves out the rows far from binding at the last solution (repairs and re-weighting
             # move it little; 25–35 % fewer rows on the planner suite), and solves again with them if it breaks one

@@ -23,6 +23,10 @@ This is the reachability construction of Pham & Pham (2018, TOPP-RA) written for
 only an estimate for the grid (each point's rows used once, as in collocation); returns None where it
 does not apply (rows with √b terms, a point that cannot be passed), and the planner then falls back to a
 coarse convex solve.
+
+`packed_profile` runs the same sweeps on the rows of the planner's own problem, as packed for the solver
+(every station of an interval folded onto its two grid points, θ̈ linear: its δ eliminated): the first
+reference of the tangent objective (`tangent`), close enough that most plans are certified by one solve.
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ from __future__ import annotations
 import numpy as np
 
 from .facets import half_planes, prunable, unit_rows
+from .problem import UNUSED
+
+NEAREST = 16                # θ̈ linear: the eliminated rows per interval kept for the sweeps (nearest to binding)
 
 
 def reachable_profile(blocks, theta, b_start: float, b_end: float) -> np.ndarray | None:
@@ -111,3 +118,104 @@ def _speed_range(flat, lower, upper, c, s, be, hh):
     low = np.maximum(low, np.where(pair & (ds < 0), cut, -np.inf).reshape(P, -1).max(axis=1))
     top = np.where((pair & (ds == 0) & (dc < 0)).any(axis=(1, 2)), -np.inf, top)
     return top, low
+
+
+def packed_profile(values: dict, N: int, near: np.ndarray | None = None):
+    """(β at the grid points, β(½) at the interval middles or None) of the greatest profile found by
+    backward–forward sweeps like those above on the packed rows of `stations.packed` (boundary values
+    taken in, `stations.with_ends`), the reference of the tangent objective's first solve (`tangent`).
+    Every row of interval j is u β_j + w β_{j+1} + v δ_j ≤ h — its stations and speed caps included, each
+    folded onto the interval's two grid points (and, θ̈ linear, its change δ_j). With θ̈ linear δ_j is
+    eliminated first (Fourier–Motzkin: every row with v > 0 combined with every row with v < 0 — a few
+    times twenty rows per interval), and β(½) is then the most the rows let θ̇² bulge at the middle of
+    each interval between the sweeps' β_j, β_{j+1}. The sweeps reach the linear program's optimum where
+    the rows have a greatest profile; a row with u, w > 0 (a speed bound inside an interval) trades β_j
+    against β_{j+1}, and there it is only close. None where a row has a √β term or the sweeps find none."""
+    if np.any(values["gl"]) or np.any(values["gr"]):
+        return None
+    U, W, H = (np.asarray(values[k], dtype=float).reshape(N, -1) for k in ("u", "w", "h"))
+    live = H < UNUSED
+    V = np.asarray(values["v"], dtype=float).reshape(N, -1) if "v" in values else np.zeros_like(U)
+    (U, W, H, V), live = _first(live, U, W, H, V)
+    if "v" in values:                                       # eliminate δ_j
+        (Up, Wp, Hp, Vp), on_p = _first(live & (V > 0), U, W, H, V)
+        (Un, Wn, Hn, Vn), on_n = _first(live & (V < 0), U, W, H, V)
+        both = (on_p[:, :, None] & on_n[:, None, :]).reshape(N, -1)
+        comb = [(-Vn[:, None, :] * a[:, :, None] + Vp[:, :, None] * b[:, None, :]).reshape(N, -1)
+                for a, b in ((Up, Un), (Wp, Wn), (Hp, Hn))]
+        terms = [(np.abs(Vn[:, None, :] * a[:, :, None]) + np.abs(Vp[:, :, None] * b[:, None, :])).reshape(N, -1)
+                 for a, b in ((Up, Un), (Wp, Wn))]
+        U, W, H = (np.hstack([np.where(live & (V == 0), x, 0.0), c]) for x, c in zip((U, W, H), comb))
+        live = np.hstack([live & (V == 0), both])
+        size = np.maximum(np.abs(U), np.abs(W))
+        # a combination whose coefficients cancel (two rows alike in β) bounds nothing but rounding
+        live &= size > 1e-9 * np.hstack([size[:, :live.shape[1] - both.shape[1]], np.maximum(*terms)])
+        size = np.where(size > 0, size, 1.0)
+        U, W, H = U / size, W / size, H / size
+        if near is not None and U.shape[1] > NEAREST:       # the rows nearest to binding at `near`
+            slack = np.where(live, H - U * near[:-1, None] - W * near[1:, None], np.inf)
+            order = np.argpartition(slack, NEAREST, axis=1)[:, :NEAREST]
+            U, W, H, live = (np.take_along_axis(x, order, axis=1) for x in (U, W, H, live))
+    beta = _sweeps(U, W, np.where(live, H, np.inf), live, np.asarray(values["ends"], dtype=float))
+    if beta is None or "v" not in values:
+        return beta if beta is None else (beta, None)
+    U, W, H, V = (np.asarray(values[k], dtype=float).reshape(N, -1) for k in ("u", "w", "h", "v"))
+    live = H < UNUSED
+    rest = H - U * beta[:-1, None] - W * beta[1:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lo = np.where(live & (V < 0), rest / np.where(V < 0, V, 1.0), -np.inf).max(axis=1)
+        hi = np.where(live & (V > 0), rest / np.where(V > 0, V, 1.0), np.inf).min(axis=1)
+    delta = np.where(np.isfinite(lo), np.minimum(lo, hi), np.where(np.isfinite(hi), np.minimum(hi, 0.0), 0.0))
+    mids = 0.5 * (beta[:-1] + beta[1:]) - 0.25 * delta * values["dsig"]
+    return (beta, np.maximum(mids, 0.0)) if np.isfinite(mids).all() else None
+
+
+def _sweeps(U, W, H, live, ends):
+    """β (N + 1,): the greatest profile under u β_j + w β_{j+1} ≤ h (rows (N, R), `live` where used)."""
+    N = U.shape[0]
+    if (live & (U == 0) & (W == 0) & (H < 0)).any():
+        return None
+    U, W = np.where(live, U, 0.0), np.where(live, W, 0.0)
+    lower, upper = live & (W < 0), live & (W > 0)               # y = β_{j+1} ≥ or ≤ (h − u x)/w
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # x = β_j at most: rows without y (u x ≤ h), y ≥ 0 under every upper row, and every lower row below
+        # every upper one ((h_r − u_r x) w_s ≥ (h_s − u_s x) w_r for r lower, s upper)
+        own = np.where((live & (W == 0) | upper) & (U > 0), H / U, np.inf).min(axis=1)
+        (Ul, Wl, Hl), lo_on = _first(lower, U, W, H)
+        (Uu, Wu, Hu), up_on = _first(upper, U, W, H)
+        D = Ul[:, :, None] * Wu[:, None, :] - Uu[:, None, :] * Wl[:, :, None]       # [j, r, s]
+        num = Hl[:, :, None] * Wu[:, None, :] - Hu[:, None, :] * Wl[:, :, None]
+        pair = lo_on[:, :, None] & up_on[:, None, :] & (D > 0)
+        own = np.minimum(own, np.where(pair, num / np.where(pair, D, 1.0), np.inf).reshape(N, -1).min(
+            axis=1, initial=np.inf))
+        # backward rows: x ≤ c − s K_{j+1} (lower rows with u > 0); forward rows: y ≤ c − s x (upper rows)
+        back = lower & (U > 0)
+        (bc, bs), _ = _first(back, np.where(back, H / U, np.inf), np.where(back, W / U, 0.0))
+        (fc, fs), _ = _first(upper, np.where(upper, H / W, np.inf), np.where(upper, U / W, 0.0))
+    bc, bs, fc, fs, own = bc.tolist(), bs.tolist(), fc.tolist(), fs.tolist(), own.tolist()
+    K = [0.0] * (N + 1)
+    K[N] = float(ends[1])
+    for j in range(N - 1, -1, -1):          # backward: the largest β_j from which β_{j+1} ≤ K_{j+1} is reachable
+        k1 = K[j + 1]
+        k = min([own[j]] + [c - s * k1 for c, s in zip(bc[j], bs[j])])
+        if not k >= -1e-12:
+            return None
+        K[j] = max(k, 0.0)
+    if ends[0] > K[0] * (1.0 + 1e-9) + 1e-12:
+        return None
+    b = [0.0] * (N + 1)
+    b[0] = float(ends[0])
+    for j in range(N):                      # forward: as fast as the rows allow
+        x = b[j]
+        b[j + 1] = max(min([K[j + 1]] + [c - s * x for c, s in zip(fc[j], fs[j])]), 0.0)
+    beta = np.array(b)
+    beta[N] = ends[1]
+    return beta if np.isfinite(beta).all() and beta.max() > 0 else None
+
+
+def _first(mask, *arrays):
+    """The entries of each (N, R) array where `mask`, moved to the front of their rows and cut to the
+    longest such row, and the mask of those entries."""
+    R = int(mask.sum(axis=1).max(initial=0))
+    order = np.argsort(~mask, axis=1, kind="stable")[:, :R]
+    return [np.take_along_axis(x, order, axis=1) for x in arrays], np.take_along_axis(mask, order, axis=1)
