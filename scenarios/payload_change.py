@@ -111,7 +111,7 @@ def sweep_payloads(cell: Cell | None = None, *, box: int = 0, masses=None, offse
     # uniform boxes hanging below the TCP, COM shifted along tool x by `off` (m = 0: no payload)
     payloads = [(m, off, None if m == 0.0 else RigidBodyInertia.box(m, size, com_offset=(off, 0.0, 0.5 * size[2])))
                 for off in offsets for m in masses]
-    planner = TimeOptimalPlanner(cell.robot, path, grid=cell.grid, **dict(planner_options or {}))
+    planner = TimeOptimalPlanner(cell.robot, path, grid=cell.grid, gap_target=cell.gap_target, **dict(planner_options or {}))
     empty = planner.plan(payload=None)
     first = time.perf_counter() - t0
     points = []

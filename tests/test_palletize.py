@@ -199,7 +199,31 @@ BAD_CELLS = [
      r"motion\.energy_weight"),
     ("grid word", lambda t: re.sub(r'(?m)^grid = .*$', 'grid = "fine"', t), r'motion\.grid: expected "adaptive" or a number'),
     ("grid too small", lambda t: re.sub(r'(?m)^grid = .*$', "grid = 3", t), r"motion\.grid: must be >= 10"),
+    ("gap target word", lambda t: re.sub(r'(?m)^gap_target = .*$', 'gap_target = "tight"', t),
+     r"motion\.gap_target: expected a number"),
+    ("gap target zero", lambda t: re.sub(r'(?m)^gap_target = .*$', "gap_target = 0", t), r"motion\.gap_target: must be > 0"),
 ]
+
+
+def test_gap_target_key_is_passed_to_the_planner(tmp_path, monkeypatch):
+    """[motion] gap_target: the default cell's 0.01 (its 80-sample moves are dense paths, where the planner's
+    own default is 0.002), the planner's default where the key is absent, and it reaches every plan."""
+    import scenarios.palletizing.plan as plan_module
+    assert load_cell(write_cell(tmp_path, DEFAULT_TEXT)).gap_target == 0.01
+    cell = load_cell(write_cell(tmp_path, re.sub(r"(?m)^gap_target = .*$", "", DEFAULT_TEXT)))
+    assert cell.gap_target is None
+    seen = []
+    from toppra_app import planner as planner_module
+    Real = planner_module.TimeOptimalPlanner
+
+    class Spy(Real):
+        def __init__(self, *a, **kw):
+            seen.append(kw.get("gap_target", "absent"))
+            super().__init__(*a, **kw)
+    monkeypatch.setattr(planner_module, "TimeOptimalPlanner", Spy)
+    cell = load_cell(write_cell(tmp_path, re.sub(r"(?m)^gap_target = .*$", "gap_target = 0.05", DEFAULT_TEXT)))
+    plan_module.plan_box(cell, 0, check_collisions=False)
+    assert seen and all(x == 0.05 for x in seen)
 
 
 def test_grid_key_is_adaptive_by_default_or_a_number(tmp_path):

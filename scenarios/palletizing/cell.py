@@ -105,6 +105,7 @@ class Cell:
     transfer: str                # "arc" (swing about the base axis) or "line"
     samples: int
     grid: int | None                 # planner grid intervals per move; None: the planner's adaptive grid
+    gap_target: float | None         # the planner's `gap_target` (None: its default)
     rot_weight: float
     q_preferred: np.ndarray
     slots: list = field(default_factory=list)

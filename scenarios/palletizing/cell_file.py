@@ -237,7 +237,7 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
         blend_radius=rm.number("blend_radius", 0.05, lo=0.0, hi=MAX_DISTANCE),
         transfer=rm.string("transfer", "arc"),
         samples=rm.number("samples", 80, lo=10, hi=2000, integer=True),
-        grid=_grid(rm),
+        grid=_grid(rm), gap_target=rm.number("gap_target", None, positive=True, hi=1.0) if "gap_target" in rm.table else None,
         rot_weight=rm.number("rot_weight", 0.2, positive=True),
         energy_weight=rm.number("energy_weight", 0.0, lo=0.0),
         q_preferred=np.zeros(robot.n),

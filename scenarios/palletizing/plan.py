@@ -85,7 +85,7 @@ def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, 
         if not compare:
             return None
         t0 = time.perf_counter()
-        plan = TimeOptimalPlanner(reference_robot, p, grid=cell.grid, **base_opts).plan(payload=payload)
+        plan = TimeOptimalPlanner(reference_robot, p, grid=cell.grid, gap_target=cell.gap_target, **base_opts).plan(payload=payload)
         t_ref += time.perf_counter() - t0
         return plan
 
@@ -98,7 +98,7 @@ def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, 
     path = JointPath.from_waypoints(geo.q, s=geo.cart.u)
     t0 = time.perf_counter()
     with _move_context(slot, "loaded move"):
-        planner = TimeOptimalPlanner(cell.robot, path, grid=cell.grid, **opts)
+        planner = TimeOptimalPlanner(cell.robot, path, grid=cell.grid, gap_target=cell.gap_target, **opts)
         plan = planner.plan(payload=load)
     dt_plan = time.perf_counter() - t0
     t_plan = dt_plan
@@ -129,7 +129,7 @@ def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, 
         if nominal_plan is not None and nominal_plan.reversible:
             rplan = nominal_plan.reversed(rpath)
         else:
-            rplan = TimeOptimalPlanner(cell.robot, rpath, grid=cell.grid, **opts).plan(payload=None)
+            rplan = TimeOptimalPlanner(cell.robot, rpath, grid=cell.grid, gap_target=cell.gap_target, **opts).plan(payload=None)
     dt_plan = time.perf_counter() - t0
     t_plan += dt_plan
     ret = MoveResult(first_index + 1, b, "return", slot, None, rpath, rplan, dt_plan, rplan.reused_problem, rcart,
@@ -188,7 +188,7 @@ def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, p
         ms = [m for m in moves if m.box == cell.thermal_box]
         t0 = time.perf_counter()
         thermal = plan_cycle_with_rms_limit(cell.robot, [m.path for m in ms], cell.tau_rms,
-                                            payloads=[m.payload for m in ms], grid=cell.grid, **opts)
+                                            payloads=[m.payload for m in ms], grid=cell.grid, gap_target=cell.gap_target, **opts)
         t_plan += time.perf_counter() - t0
     seconds = dict(ik_s=t_ik, planning_s=t_plan, collisions_s=t_col, total_s=time.perf_counter() - t_all)
     if compare:

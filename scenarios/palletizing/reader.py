@@ -20,7 +20,7 @@ SCHEMA = {
     "pick": {"position", "yaw_deg"},
     "pallet": {"position", "size", "yaw_deg"},
     "pattern": {"layers", "rows", "columns", "gap", "alternate", "boxes", "box"},
-    "motion": {"approach_height", "clearance", "blend_radius", "transfer", "samples", "grid", "rot_weight",
+    "motion": {"approach_height", "clearance", "blend_radius", "transfer", "samples", "grid", "gap_target", "rot_weight",
                "energy_weight"},
     "limits": {"tool_speed_max", "collaborative", "torque_rate_max", "jerk_max"},   # optional extra limits
     "friction": {"coulomb", "viscous"},                 # optional joint friction of the robot model

@@ -49,7 +49,9 @@ from .result import TimeOptimalPlan, with_earlier_work
 CHECK_SHARE = 0.9                  # of tol at the check's sub-samples (θ̈ linear: and the peaks between, `verify`):
                                    # between two went up to +0.108 % on 1 ms resampling with the full tol
 REFINE_ABOVE = 0.01                # default `gap_target`: plan again on a finer default grid where
-                                   # `verify.gap_estimate` exceeds it (`diagnose.WARN_ABOVE`: warn)
+                                   # `verify.gap_estimate` exceeds it (`diagnose.WARN_ABOVE`: warn) ...
+DENSE_REFINE_ABOVE = 0.002         # ... on dense waypoint paths: iiwa7/dense-0 was +0.61 % from converged with
+                                   # an estimate of 0.97 %, the UR10's and UR5e's +0.11 % with 0.2–0.3 %
 VISCOUS_TOL = 1e-4                 # re-linearise viscous friction while its tangent is off by more
 TANGENT_TOL = 1e-4                 # solve the tangent objective again, weighted at the last solution, while
 MAX_TANGENT_ROUNDS = 3             # its duration may be further than this from the optimum (`tangent_bound`),
@@ -64,7 +66,8 @@ class TimeOptimalPlanner:
     reachability profile), a number of intervals (placed the same way) or the grid points; `scheme` –
     "interpolation" (limits at both ends and the middle of every interval, default) or "collocation"
     (left ends); `substeps`, `tol` – the between-grid check; `max_rounds` – solves to repair it;
-    `gap_target` – refine the default grid (up to `max_splits` times) while `plan.gap_estimate` exceeds it;
+    `gap_target` – refine the default grid (up to `max_splits` times) while `plan.gap_estimate` exceeds it
+    (default `REFINE_ABOVE`, on dense waypoint paths `DENSE_REFINE_ABOVE`);
     `solver` – cvxpy solver name (fallbacks are automatic); `payload_frame`, `allow_overload` – see
     `RobotModel.with_payload`; `limits` – replaces the joint limits; `tool_speed_max`,
     `collision_energy_max`, `cartesian_frame`, `contact_mass` – Cartesian limits (`cartesian_limits`);
@@ -74,9 +77,9 @@ class TimeOptimalPlanner:
     `time_objective` – "tangent" (default: minimise the duration's first-order expansion at a reference
     profile, a linear program, `socp.problem` (1′)) or "cone" (the duration itself through time cones, (1)–(2));
     dense waypoint paths (every station on) and the controller profile with θ̈ linear always use "cone": on
-    a dense path the tangent's solution sat on the rows at a station next to a spline knot and the torque
-    peaked 0.5 % over between the check's sub-samples (iiwa 7, 200 waypoints; the cone's stayed within);
-    with the controller's continuous linear law the tangent left zero-speed intervals next to rest.
+    dense paths the tangent was no faster once they refine (and much slower with rate passes: ur5e/dense-0's
+    controller plan took 680 s); with the controller's continuous linear law the tangent left zero-speed
+    intervals next to rest.
     Energy-weighted objectives and torque-rate / jerk limits plan through `planning.sequential` (see `plan`)."""
 
     def __init__(self, robot, path, grid=None, *, scheme: str = "interpolation", substeps: int = DEFAULT_SUBSTEPS,
@@ -86,7 +89,7 @@ class TimeOptimalPlanner:
                  cartesian_frame: str | None = None, contact_mass=None, max_viscous_iterations: int = 4,
                  prune: bool = True, energy_weight: float = 0.0, energy_R=None, torque_rate_max=None,
                  jerk_max=None, rate_dt: float = 1e-3, max_rate_iterations: int = 40, max_splits: int = 2,
-                 gap_target: float = REFINE_ABOVE, controller=None, relocate: bool = True,
+                 gap_target: float | None = None, controller=None, relocate: bool = True,
                  time_law: str = "auto", time_objective: str = "tangent"):
         self._options = {k: v for k, v in locals().items() if k not in ("self", "robot", "path", "grid")}
         # checked in this order (`options`): the first bad option is the one reported
@@ -97,7 +100,7 @@ class TimeOptimalPlanner:
         self.substeps = whole(substeps, "substeps", 1, 1000)
         self.max_rounds = whole(max_rounds, "max_rounds", 0, 1000)
         self.max_splits = whole(max_splits, "max_splits", 0, 10)
-        self.gap_target = number(gap_target, "gap_target", 0, 1)
+        self.gap_target = None if gap_target is None else number(gap_target, "gap_target", 0, 1)
         self.max_viscous_iterations = whole(max_viscous_iterations, "max_viscous_iterations", 0, 100)
         solver_chain(solver)                                    # validates the name
         self.robot, self.path, self.scheme, self.tol, self.solver = robot, path, scheme, number(tol, "tol", 0, 1), solver
@@ -130,11 +133,13 @@ class TimeOptimalPlanner:
             s = prepare(self.robot, self.path, self.limits, grid_mode=self.grid_mode, grid_spec=self.grid_spec,
                         scheme=self.scheme, substeps=self.substeps, tol=self.tol,
                         check_positions=self.check_position_limits, relocate=self.relocate,
-                        gap_target=self.gap_target, linear=self.linear,
+                        gap_target=REFINE_ABOVE if self.gap_target is None else self.gap_target, linear=self.linear,
                         may_refine=self.auto_grid and self.max_splits > 0 and self.estimates_gap)
             self.theta, self.L, self.Bbar, self.law0, self.all_stations = s.theta, s.L, s.Bbar, s.law, s.all_stations
             self.sub, self.ths, self.samples, self.b_ref0 = s.sub, s.ths, s.samples, s.b_ref
             self.lams0, self.moved0, self.caps = s.lams, s.moved, s.caps
+            if self.gap_target is None:
+                self.gap_target = DENSE_REFINE_ABOVE if self.all_stations else REFINE_ABOVE
             self._ready = True
 
     def _blocks(self, data, b_ref, scales):
@@ -331,7 +336,8 @@ class TimeOptimalPlanner:
                 grid = split_grid(self.theta, bad, self.path.knots)
                 linear = self.linear and (grid.size <= LINEAR_MAX_INTERVALS + 1 or not self.rated)
                 finer = TimeOptimalPlanner(self.drive_robot, self.path, grid, **{**self._options, "max_splits":
-                                           self.max_splits - 1, "time_law": "linear" if linear else "constant"})
+                                           self.max_splits - 1, "time_law": "linear" if linear else "constant",
+                                           "gap_target": self.gap_target})
                 finer.auto_grid = True
                 if len(self._finer) >= 2:
                     self._finer.pop(next(iter(self._finer)))
