@@ -189,9 +189,9 @@ def _sweeps(U, W, H, live, ends):
         own = np.minimum(own, np.where(pair, num / np.where(pair, D, 1.0), np.inf).reshape(N, -1).min(
             axis=1, initial=np.inf))
         # backward rows: x ≤ c − s K_{j+1} (lower rows with u > 0); forward rows: y ≤ c − s x (upper rows)
-        back = lower & (U > 0)
-        (bc, bs), _ = _first(back, np.where(back, H / U, np.inf), np.where(back, W / U, 0.0))
-        (fc, fs), _ = _first(upper, np.where(upper, H / W, np.inf), np.where(upper, U / W, 0.0))
+        back = lo_on & (Ul > 0)
+        bc, bs = np.where(back, Hl / Ul, np.inf), np.where(back, Wl / Ul, 0.0)
+        fc, fs = np.where(up_on, Hu / Wu, np.inf), np.where(up_on, Uu / Wu, 0.0)
     bc, bs, fc, fs, own = bc.tolist(), bs.tolist(), fc.tolist(), fs.tolist(), own.tolist()
     K = [0.0] * (N + 1)
     K[N] = float(ends[1])
