@@ -36,7 +36,7 @@ import numpy as np
 from .facets import half_planes, prunable, unit_rows
 from .problem import UNUSED
 
-NEAREST = 16                # θ̈ linear: the eliminated rows per interval kept for the sweeps (nearest to binding)
+NEAREST = 16                # θ̈ linear: the eliminated rows per interval kept for the sweeps (`packed_profile`)
 
 
 def reachable_profile(blocks, theta, b_start: float, b_end: float) -> np.ndarray | None:
@@ -127,8 +127,9 @@ def packed_profile(values: dict, N: int, near: np.ndarray | None = None):
     Every row of interval j is u β_j + w β_{j+1} + v δ_j ≤ h — its stations and speed caps included, each
     folded onto the interval's two grid points (and, θ̈ linear, its change δ_j). With θ̈ linear δ_j is
     eliminated first (Fourier–Motzkin: every row with v > 0 combined with every row with v < 0 — a few
-    times twenty rows per interval), and β(½) is then the most the rows let θ̇² bulge at the middle of
-    each interval between the sweeps' β_j, β_{j+1}. The sweeps reach the linear program's optimum where
+    times twenty rows per interval, of which the `NEAREST` nearest to binding at the constant law's
+    profile on the same rows are kept; `near`, e.g. a coarse profile, where that has none), and β(½) is
+    then the most the rows let θ̇² bulge at the middle of each interval between the sweeps' β_j, β_{j+1}. The sweeps reach the linear program's optimum where
     the rows have a greatest profile; a row with u, w > 0 (a speed bound inside an interval) trades β_j
     against β_{j+1}, and there it is only close. None where a row has a √β term or the sweeps find none."""
     if np.any(values["gl"]) or np.any(values["gr"]):
@@ -138,6 +139,11 @@ def packed_profile(values: dict, N: int, near: np.ndarray | None = None):
     V = np.asarray(values["v"], dtype=float).reshape(N, -1) if "v" in values else np.zeros_like(U)
     (U, W, H, V), live = _first(live, U, W, H, V)
     if "v" in values:                                       # eliminate δ_j
+        # the constant law's profile on the same rows (δ_j = 0: a feasible restriction) says which of the
+        # eliminated rows are near binding (near a stop the coarse profile `near` is ~0, where the rows that
+        # bound the speed have all their slack)
+        constant = _sweeps(U, W, np.where(live, H, np.inf), live, np.asarray(values["ends"], dtype=float))
+        near = constant if constant is not None else near
         (Up, Wp, Hp, Vp), on_p = _first(live & (V > 0), U, W, H, V)
         (Un, Wn, Hn, Vn), on_n = _first(live & (V < 0), U, W, H, V)
         both = (on_p[:, :, None] & on_n[:, None, :]).reshape(N, -1)
@@ -152,8 +158,9 @@ def packed_profile(values: dict, N: int, near: np.ndarray | None = None):
         live &= size > 1e-9 * np.hstack([size[:, :live.shape[1] - both.shape[1]], np.maximum(*terms)])
         size = np.where(size > 0, size, 1.0)
         U, W, H = U / size, W / size, H / size
-        if near is not None and U.shape[1] > NEAREST:       # the rows nearest to binding at `near`
-            slack = np.where(live, H - U * near[:-1, None] - W * near[1:, None], np.inf)
+        if near is not None and U.shape[1] > NEAREST:       # the rows nearest to binding there
+            slack = np.where(live, (H - U * near[:-1, None] - W * near[1:, None]) / (1.0 + np.abs(U) + np.abs(W)),
+                             np.inf)
             order = np.argpartition(slack, NEAREST, axis=1)[:, :NEAREST]
             U, W, H, live = (np.take_along_axis(x, order, axis=1) for x in (U, W, H, live))
     beta = _sweeps(U, W, np.where(live, H, np.inf), live, np.asarray(values["ends"], dtype=float))
