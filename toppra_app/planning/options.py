@@ -4,6 +4,26 @@ planner's steps share.
 `whole`, `number` and `choice` check scalars; `controlled_robot`, `joint_path`, `limit_list`, `energy_terms`
 and `rate_limits` turn the robot, path and limit options of `TimeOptimalPlanner` into what it plans with, in
 the order the planner checks them (the first bad option is the one reported).
+
+The options of `TimeOptimalPlanner`: `grid` – "adaptive"/None (`grid.DEFAULT_INTERVALS` intervals placed by a
+reachability profile), a number of intervals (placed the same way) or the grid points; `scheme` –
+"interpolation" (limits at both ends and the middle of every interval, default) or "collocation"
+(left ends); `substeps`, `tol` – the between-grid check; `max_rounds` – solves to repair it;
+`gap_target` – refine the default grid (up to `max_splits` times) while `plan.gap_estimate` exceeds it
+(default `planner.REFINE_ABOVE`, on dense waypoint paths `planner.DENSE_REFINE_ABOVE`);
+`solver` – cvxpy solver name (fallbacks are automatic); `payload_frame`, `allow_overload` – see
+`RobotModel.with_payload`; `limits` – replaces the joint limits; `tool_speed_max`,
+`collision_energy_max`, `cartesian_frame`, `contact_mass` – Cartesian limits (`cartesian_limits`);
+`prune` – pack only the rows that can bind (default True); `relocate` – move grid points to where the
+optimum switches before the first solve (`placement`, default True); `time_law` – θ̈ per interval "constant",
+"linear" (also the controller's; continuous with its rate rows) or "auto" (default, `options.linear_law`);
+`time_objective` – "tangent" (default: minimise the duration's first-order expansion at a reference
+profile, a linear program, `socp.problem` (1′)) or "cone" (the duration itself through time cones, (1)–(2));
+dense waypoint paths (every station on) and the controller profile with θ̈ linear always use "cone": on
+dense paths the tangent was no faster once they refine (and much slower with rate passes: ur5e/dense-0's
+controller plan took 680 s); with the controller's continuous linear law the tangent left zero-speed
+intervals next to rest.
+Energy-weighted objectives and torque-rate / jerk limits plan through `planning.sequential`.
 """
 
 from __future__ import annotations
