@@ -172,13 +172,20 @@ def sub_sample_values(robot, sub: SubSamples, b, d=None) -> dict:
     """{kind: (N·(S+1), n) values} of torque (if limited), joint velocity and acceleration at the
     sub-samples of the exact time law through grid values b (and d, `sub_sample_speeds`)."""
     bs, sdd = sub_sample_speeds(sub, b, d)
-    sd = np.sqrt(bs).reshape(-1, 1)
-    sdd = sdd.reshape(-1, 1)
-    qd = sub.dq * sd
-    qdd = sub.dq * sdd + sub.ddq * sd * sd
+    return joint_values(robot, sub.q, sub.dq, sub.ddq, bs.reshape(-1), sdd.reshape(-1),
+                        lambda: sub.world(robot))
+
+
+def joint_values(robot, q, dq, ddq, b, sdd, world=None) -> dict:
+    """{kind: (M, n) values} of joint velocity q′ θ̇, acceleration q′ θ̈ + q″ θ̇² and (if limited) torque at
+    M path samples (q, q′, q″) with θ̇² = b, θ̈ = sdd (M,); `world`: a callable giving the samples'
+    `world_quantities_t` (computed here if None)."""
+    sd = np.sqrt(b)[:, None]
+    qd = dq * sd
+    qdd = dq * np.asarray(sdd)[:, None] + ddq * sd * sd
     values = {"velocity": qd, "acceleration": qdd}
     if np.isfinite(robot.tau_max).any():
-        values["torque"] = dynamics.motor_torques(robot, sub.q, qd, qdd, world=sub.world(robot))
+        values["torque"] = dynamics.motor_torques(robot, q, qd, qdd, world=None if world is None else world())
     return values
 
 
@@ -245,13 +252,7 @@ def _with_knots(robot, K: KnotSamples, dth, b, d, limits, ratios, worst, at) -> 
     j = K.j
     dd = 0.0 if d is None else np.asarray(d, dtype=float)[j]
     bs, sdd = inside(b[j], b[j + 1], (b[j + 1] - b[j]) / (2.0 * dth[j]), dd, dth[j], K.u)
-    sd = np.sqrt(bs)[:, None]
-    qd = K.dq * sd
-    qdd = K.dq * sdd[:, None] + K.ddq * sd * sd
-    values = {"velocity": qd, "acceleration": qdd}
-    if np.isfinite(robot.tau_max).any():
-        values["torque"] = dynamics.motor_torques(robot, K.q, qd, qdd)
-    for kind, v in values.items():
+    for kind, v in joint_values(robot, K.q, K.dq, K.ddq, bs, sdd).items():
         lim = limits[kind]
         if not np.isfinite(lim).any():
             continue

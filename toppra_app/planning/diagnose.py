@@ -14,6 +14,7 @@ slower than the optimum it may be (`plan.gap_estimate` over `WARN_ABOVE`).
 from __future__ import annotations
 
 import warnings
+
 import numpy as np
 
 from ..errors import InfeasiblePathError
@@ -21,8 +22,8 @@ from ..socp.solvers import SolverError, solve_with_chain
 from . import cache
 
 WARN_ABOVE = 0.05                  # warn where `plan.gap_estimate` still exceeds this after the refinements
-SENSITIVE_MARGIN = 10.0            # warn where holding the robot at a rest end leaves less torque (× tol)
                                    # (`planner.REFINE_ABOVE`; it over-states the gap, up to ~15×)
+SENSITIVE_MARGIN = 10.0            # warn where holding the robot at a rest end leaves less torque (× tol)
 
 
 def check_positions(robot, theta, q) -> None:

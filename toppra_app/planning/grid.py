@@ -110,16 +110,16 @@ def split_grid(theta: np.ndarray, bad: np.ndarray, knots=None) -> np.ndarray:
     bad = np.asarray(bad, bool).copy()
     bad[1:] |= bad[:-1].copy()
     bad[:-1] |= bad[1:].copy()
-    split = 0.5 * (theta[:-1] + theta[1:])[bad]
+    at_knots = np.zeros(0)
+    has = np.zeros(bad.size, bool)                       # bad intervals with a knot inside
     if knots is not None:
         knots = np.asarray(knots, dtype=float)
         j = np.searchsorted(theta, knots, side="right") - 1
-        inner = (j >= 0) & (j < theta.size - 1) & ~np.isin(knots, theta)
-        at_knot = inner & bad[np.clip(j, 0, theta.size - 2)]
-        has = np.zeros(theta.size - 1, bool)
-        has[j[at_knot]] = True
-        split = np.concatenate([0.5 * (theta[:-1] + theta[1:])[bad & ~has], knots[at_knot]])
-    new = np.union1d(theta, split)
+        inner = (j >= 0) & (j < bad.size) & ~np.isin(knots, theta)
+        inner[inner] = bad[j[inner]]
+        at_knots = knots[inner]
+        has[j[inner]] = True
+    new = np.union1d(theta, np.concatenate([0.5 * (theta[:-1] + theta[1:])[bad & ~has], at_knots]))
     target = next((n for n in SIZES if n >= new.size - 1), MAX_INTERVALS)
     while new.size - 1 < target:
         k = min(target - (new.size - 1), new.size - 1)

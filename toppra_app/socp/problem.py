@@ -15,7 +15,8 @@ so (1) is the duration in scaled time. The rows (4) are the limits at the "stati
 written on (β_j, β_{j+1}, r_j, r_{j+1}) (`stations`).
 
 The tangent objective (`objective="tangent"`, the planner's default) replaces (1)–(2) by the duration's
-first-order expansion at a reference profile β̂ (the coarse reachability profile, then the last solution):
+first-order expansion at a reference profile β̂ (the sweeps on the packed rows, `reachability.packed_profile`,
+then the last solution):
 
     minimise   ∇T(β̂) · β          (∇T < 0: every β pushed up, weights from `tangent`)          (1′)
 
