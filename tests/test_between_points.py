@@ -244,3 +244,26 @@ def test_split_grid_splits_at_the_knots_inside_a_bad_interval():
     assert np.isin([0.0512, 0.0537], new).all() and 0.0525 not in new
     assert np.isclose(new, 0.5025).any()                         # interval 100 (no knot) halved
     assert np.array_equal(split_grid(theta, bad), split_grid(theta, bad, None))
+
+
+@pytest.mark.parametrize("n_wp", [300, 3000, 5000, 10_000, 15_001])
+def test_default_grid_puts_a_point_on_every_knot_of_long_waypoint_lists(n_wp):
+    """Past the default grid's largest usual size (4096) a waypoint list with more knots than that grid
+    holds gets the smallest compiled size that holds them all, up to the 20 000-interval bound: with 2–3
+    knots inside an interval the limits peak at kinks no station follows and repairs stall (10 000 noisy
+    waypoints: 1.6 % over a torque limit at 6400 intervals; within 0.09 % by Pinocchio at 16 384 with every
+    knot, docs/planner.md). Beyond the bound the grid is the largest size, points where the grid puts them."""
+    from toppra_app.planning.grid import (MAX_INTERVALS, SIZES, default_grid, intervals_for, takes_knots,
+                                         with_knots)
+    rng = np.random.default_rng(1)
+    W = np.linspace(np.zeros(2), np.ones(2), n_wp) + rng.normal(scale=1e-4, size=(n_wp, 2))
+    path = JointPath.from_waypoints(W)
+    N = intervals_for(path)
+    inner = len(path.knots) - 2
+    assert N in SIZES and N >= min(2 * (inner + 1), 4096)
+    assert takes_knots(inner, N)
+    assert N == MAX_INTERVALS or not takes_knots(inner, SIZES[SIZES.index(N) - 1]) or N <= 4096
+    grid = with_knots(lambda k: default_grid(path, k), path.knots, N)
+    assert grid.size == N + 1 and np.isin(path.knots, grid).all()
+    if n_wp == 15_001:                                            # the last that fits; one more does not
+        assert N == MAX_INTERVALS and not takes_knots(inner + 2, MAX_INTERVALS)

@@ -75,8 +75,8 @@ def test_out_and_back_with_acceleration_limits_plans_rest_to_rest():
 
 def test_ten_thousand_noisy_waypoints_plan_rest_to_rest():
     """10 000 waypoints with 1e-4 rad noise: every point can be held, so it plans (was a false "infeasible").
-    One solve on a 2000-interval grid here (the default grid, 2 intervals per segment up to 4096, with its
-    refinement takes about a minute on such a path and may still warn; see docs/planner.md)."""
+    One solve on a 2000-interval grid here (the default grid, 16 384 intervals with a point on every knot,
+    takes about a minute on such a path; see docs/planner.md)."""
     rng = np.random.default_rng(11)
     a, b = random_waypoints(iiwa(), rng, 2)
     W = np.linspace(a, b, 10_000) + rng.normal(scale=1e-4, size=(10_000, 7))
