@@ -256,6 +256,12 @@ def slack(values: dict, beta: np.ndarray, delta: np.ndarray | None) -> np.ndarra
     return np.where(values["h"] < UNUSED, values["h"] - lhs, np.inf)
 
 
+def delta_of(beta: np.ndarray, beta_mid: np.ndarray | None, dsig: np.ndarray) -> np.ndarray | None:
+    """δ (θ̈ linear, the solver's normalised change of θ̈ per interval) of a profile given by β at the grid
+    points and β(½) at the interval middles: β(½)_j = (β_j + β_{j+1})/2 − δ_j Δσ_j/4; None for None."""
+    return None if beta_mid is None else 4.0 * (0.5 * (beta[:-1] + beta[1:]) - beta_mid) / dsig
+
+
 def without(values: dict, rows: np.ndarray) -> dict:
     """`values` with the row slots `rows` (bool, N·R) unused."""
     out = dict(values)
