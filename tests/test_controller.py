@@ -105,12 +105,13 @@ def test_a_split_grid_keeps_the_headroom_once():
     """Where repairs stall the plan is redone on a split grid: the finer planner gets the robot as given
     and applies the profile itself (0.9 τ_max, not 0.81)."""
     import time
+    from toppra_app.planning.finer import plan_finer
     r = robot("iiwa7")
     planner = TimeOptimalPlanner(r, path("iiwa7", "straight"), controller=ControllerProfile())
     planner.grid
     bad = np.zeros(planner.theta.size - 1, bool)
     bad[3] = True
-    p = planner._split(bad, dict(action="split"), None, 0.0, 0.0, [], 0, {}, time.perf_counter())
+    p = plan_finer(planner, bad, dict(action="split"), None, 0.0, 0.0, [], 0, {}, time.perf_counter())
     assert p.law.theta.size > planner.theta.size
     assert p.robot.tau_max == pytest.approx(0.9 * r.tau_max) and p.robot.qd_max == pytest.approx(0.95 * r.qd_max)
 

@@ -15,6 +15,7 @@ from toppra_app import JointPath
 from fixtures import BENCH_PATHS
 from toppra_app.limits import PathData
 from toppra_app.planning import refine
+from toppra_app.planning.prepare import limit_blocks
 from toppra_app.socp import stations
 from toppra_app.socp.facets import binding_rows
 from toppra_app.planner import TimeOptimalPlanner, problem_stats
@@ -42,7 +43,7 @@ def station_rows(planner, payload=None):
     S = planner.samples
     data = PathData(r, planner.ths, S.q, S.dq, S.ddq)
     scales = refine.base_scales(planner.limits, planner.theta.size, planner.ths.size, r.n, planner.tol)
-    blocks = [blk.at(None) for blk in planner._blocks(data, planner.b_ref0, scales)]
+    blocks = [blk.at(None) for blk in limit_blocks(planner.limits, data, planner.b_ref0, scales)]
     rows = stations.one_sided(blocks, planner.L, planner.Bbar)
     beta_ref = planner.b_ref0 / (planner.L ** 2 * planner.Bbar)
     return rows, stations.binding(rows, beta_ref), beta_ref

@@ -353,6 +353,11 @@ class ControllerRows:
                           f"the {1e3 * self.profile.dt:g} ms samples after {self.passes} passes (tol "
                           f"{100 * self.tol:g} %); raise max_passes or use a finer grid", RuntimeWarning, stacklevel=3)
 
+    def finished(self, robot) -> tuple[dict, dict]:
+        """(`rate_check`, `info`) of the plan, warned about where a rate limit is still exceeded."""
+        self.warn_if_over(robot)
+        return self.rate_check(), self.info()
+
     def rate_check(self) -> dict:
         return {kind: c[3] for kind, c in self.last.items()} if self.last else {}
 

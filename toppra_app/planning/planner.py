@@ -3,15 +3,15 @@
 One plan (`TimeOptimalPlanner.plan`), all steps functions of (robot, path, options, payload, boundary
 speeds) only, so the same inputs give the same plan whatever was planned before and from any thread:
 
-1. once per planner (`prepare`) — the grid (`grid`: a reachability profile of the robot without payload
-   places N points mostly uniform in time, the spline's knots among them), the scale L, B̄ of the path
-   parameter and squared speed, the path at the row stations and at the between-grid check's sub-samples;
+1. once per planner (`prepare`): the grid (`grid`, `placement`), the scales L, B̄ of θ and θ̇², the path at
+   the row stations and at the between-grid check's sub-samples;
 2. the limits' rows at the stations (`limits`), payload merged into the robot, impassable points ruled out;
 3. the rows that can bind, scaled and written into the compiled problem of this structure
    (`socp.stations`, `cache`) — nothing is compiled after the first plan of a structure;
-4. solve (`socp.solvers`); add any left-out row the solution breaks and solve again;
-5. viscous friction: re-solve with the tangent at the new profile while that moves the limit by more
-   than `VISCOUS_TOL` of its value;
+4. solve (`socp.solvers`) the tangent objective at the sweeps' profile on these rows (`socp.reachability`),
+   the rows far from binding there left out; add any row the solution breaks and solve again; weigh again
+   at the solution until its certificate (`socp.tangent`) is within `TANGENT_TOL`;
+5. viscous friction: re-solve on the tangent at the new profile while it moves a limit by > `VISCOUS_TOL`;
 6. check the exact time law between grid points (`verify`); where a limit is exceeded by more than
    `tol`, move a free station onto the worst point or lower the limit there (`refine`) and solve again
    (`max_rounds`); when that stalls, plan again on a split default grid (`max_splits`);
@@ -32,19 +32,20 @@ from ..limits.rows import PathData
 from ..socp import stations as st
 from ..socp.problem import OBJECTIVES
 from ..socp.reachability import packed_profile
-from ..socp.tangent import tangent_bound, time_weights
+from ..socp.tangent import next_step, tangent_bound, time_weights
 from ..socp.solvers import SolverError, solver_chain
 from ..trajectory import TimeLaw
-from ..verify import check_time_law, gap_estimate
+from ..verify import gap_estimate
 from . import diagnose, refine
 from .controller import controller_rows
 from .controller_linear import LinearControllerRows
-from .grid import MAX_INTERVALS, intervals_for, parse_grid, split_grid, user_intervals
+from .finer import plan_finer
+from .grid import MAX_INTERVALS, intervals_for, parse_grid, user_intervals
 from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, LINEAR_MAX_INTERVALS, REFINE_MAX_INTERVALS, choice,
                       controlled_robot, energy_terms, estimates_gap, joint_path, limit_list, linear_law, number,
                       rate_limits, whole)
-from .prepare import limit_blocks, prepare, reference_b
-from .result import TimeOptimalPlan, with_earlier_work
+from .prepare import at_stations, limit_blocks, prepare, reference_b
+from .result import TimeOptimalPlan, timed
 
 CHECK_SHARE = 0.9                  # of tol at the check's sub-samples (θ̈ linear: and the peaks between, `verify`):
                                    # between two went up to +0.108 % on 1 ms resampling with the full tol
@@ -76,7 +77,7 @@ class TimeOptimalPlanner:
                  time_law: str = "auto", time_objective: str = "tangent"):
         self._options = {k: v for k, v in locals().items() if k not in ("self", "robot", "path", "grid")}
         # checked in this order (`options`): the first bad option is the one reported
-        self.drive_robot = robot                                 # the robot as given (`_split`)
+        self.drive_robot = robot                                 # the robot as given (`finer`)
         self.controller, robot = controlled_robot(robot, controller, torque_rate_max, jerk_max)
         path = joint_path(path, robot)
         scheme = choice(scheme, "scheme", st.SCHEMES)
@@ -125,9 +126,6 @@ class TimeOptimalPlanner:
                 self.gap_target = DENSE_REFINE_ABOVE if self.all_stations else REFINE_ABOVE
             self._ready = True
 
-    def _blocks(self, data, b_ref, scales):
-        return limit_blocks(self.limits, data, b_ref, scales)
-
     @property
     def grid(self) -> np.ndarray:
         self._prepare()
@@ -146,12 +144,11 @@ class TimeOptimalPlanner:
         t_all = time.perf_counter()
         sd_start, sd_end = number(sd_start, "sd_start"), number(sd_end, "sd_end")
         timings = dict(coefficients=0.0, build=0.0, compile=0.0, solve=0.0, verify=0.0)
-        t0 = time.perf_counter()
-        self._prepare()
-        robot = self.payload_robot(payload)
-        theta, P, S, ths = self.theta, self.theta.size, self.samples, self.ths
-        data = PathData(robot, ths, S.q, S.dq, S.ddq)
-        timings["coefficients"] += time.perf_counter() - t0
+        with timed(timings, "coefficients"):
+            self._prepare()
+            robot = self.payload_robot(payload)
+            theta, P, S, ths = self.theta, self.theta.size, self.samples, self.ths
+            data = PathData(robot, ths, S.q, S.dq, S.ddq)
         diagnose.check_holdable(robot, ths, data.coefficients.d)
         diagnose.warn_rest_margin(robot, theta, data.coefficients.d[:P], sd_start, sd_end, self.tol)
         if np.isfinite(robot.tau_max).any():
@@ -159,12 +156,10 @@ class TimeOptimalPlanner:
         b_ends = np.array([sd_start ** 2, sd_end ** 2])
         linear = self.linear and not self.all_stations and (not self.rated or P - 1 <= LINEAR_MAX_INTERVALS)
         scale_b = self.L ** 2 * self.Bbar                      # b = scale_b β
-        ctrl = None
-        if self.rated:
-            t0 = time.perf_counter()
+        with timed(timings, "coefficients"):
             ctrl = controller_rows(self.controller, robot, self.path, self.theta, self.L, self.Bbar, self.law0,
-                                   sd_start, sd_end, self.tol, LinearControllerRows if linear else None)
-            timings["coefficients"] += time.perf_counter() - t0
+                                   sd_start, sd_end, self.tol, LinearControllerRows if linear else None) \
+                if self.rated else None
         b_ref, force, caps = self.b_ref0, None, None if self.caps is None else tuple(x.copy() for x in self.caps)
         # the tangent objective's reference β at the grid points and (θ̈ linear) the interval middles: the
         # coarse profile's, then the last solution's
@@ -182,7 +177,7 @@ class TimeOptimalPlanner:
             t0 = time.perf_counter()
             tangent = self.tangent and not self.all_stations and not cones and not (ctrl is not None and linear)
             if not (reweigh and tangent):
-                blocks = [blk.at(None) for blk in self._blocks(data, b_ref, scales)]
+                blocks = [blk.at(None) for blk in limit_blocks(self.limits, data, b_ref, scales)]
                 if first:
                     diagnose.check_boundaries(robot, theta, S.dq[:P], blocks, sd_start, sd_end)
                     first = False
@@ -235,70 +230,50 @@ class TimeOptimalPlanner:
             b[0], b[-1] = b_ends                               # exact boundary speeds (the rows hold them: `with_ends`)
             law = TimeLaw(theta, b, None if delta is None else delta * (self.L * self.Bbar))
             prev, ref = ref, (law.b / scale_b, law.b_at(0.5 * (theta[:-1] + theta[1:])) / scale_b if linear else None)
-            if "weights" in values:
-                bound = tangent_bound(prev, ref, dsig)
-                if bound > TANGENT_TOL:
-                    if tangent_rounds < MAX_TANGENT_ROUNDS and bound < TANGENT_SHRINK * last_bound:
-                        tangent_rounds += 1                # not certified: again, weighted at this solution
-                        reweigh = True
-                    else:                                  # not converging: the time cones for this plan
-                        cones = True
-                    last_bound = bound
+            if "weights" in values:                            # certified, or again, or the time cones
+                step, tangent_rounds, last_bound = next_step(tangent_bound(prev, ref, dsig), tangent_rounds,
+                                                             last_bound, TANGENT_TOL, MAX_TANGENT_ROUNDS, TANGENT_SHRINK)
+                if step != "certified":
+                    reweigh, cones = step == "again", step == "cones"
                     continue
-                tangent_rounds, last_bound = 0, np.inf             # certified
             if viscous and viscous_rounds < self.max_viscous_iterations and \
                     refine.tangent_gap(robot, data, b_ref, law, lams, self.scheme, scales, on, tangent) > VISCOUS_TOL:
                 viscous_rounds += 1
                 b_st = law.b_at(ths)
                 b_ref = np.maximum(b_st, 1e-8 * max(b_st.max(), 1e-300))
                 continue
-            t0 = time.perf_counter()
-            check = check_time_law(robot, self.sub, law.b, law.d, True if self.all_stations else None)
-            for lim in self.limits:
-                lim.check_time_law(robot, self.sub, law.b, check, law.d)
-            timings["verify"] += time.perf_counter() - t0
-            over = {kind: check.ratios[kind] > 1.0 + CHECK_SHARE * self.tol for kind in check.ratios}
-            n_over = int(sum(o.sum() for o in over.values()))
-            if n_over == 0:
-                t0 = time.perf_counter()
-                again = ctrl is not None and ctrl.after(robot, self.path, law)
-                timings["verify"] += time.perf_counter() - t0
-                if again:                                      # another pass of the rate rows (controller)
+            with timed(timings, "verify"):
+                check, over, n_over = refine.checked(robot, self.sub, law, self.limits, self.all_stations,
+                                                     CHECK_SHARE * self.tol)
+                again = n_over == 0 and ctrl is not None and ctrl.after(robot, self.path, law)
+            if n_over == 0:                                    # done, or another pass of the controller's rate rows
+                if again:
                     continue
                 break
             excess.append(check.worst_ratio - 1.0)
             if rounds >= self.max_rounds or (rounds >= 3 and excess[-1] > 0.7 * excess[-2]):
                 if self.auto_grid and self.max_splits > 0 and P <= MAX_INTERVALS:
                     bad = refine.over_intervals(over, P - 1)
-                    return self._split(bad, dict(action="split", points=int(bad.sum()),
-                                                 worst_ratio=check.worst_ratio),
-                                       payload, sd_start, sd_end, refinements, iterations, timings, t_all)
+                    return plan_finer(self, bad, dict(action="split", points=int(bad.sum()),
+                                                      worst_ratio=check.worst_ratio),
+                                      payload, sd_start, sd_end, refinements, iterations, timings, t_all)
                 break
             rounds += 1
-            n_moved, n_tight = refine.repair(lams, moved, scales, over, check, self.scheme, self.tol,
-                                             np.abs(data.coefficients.d) / robot.tau_max, linear)
-            refine.tighten_caps(caps, over, check, self.tol)
-            refinements.append(dict(action="repair", points=n_over, moved=n_moved, tightened=n_tight,
-                                    worst_ratio=check.worst_ratio))
-            if n_moved:                                        # rows at the moved stations
-                t0 = time.perf_counter()
-                ths = st.station_thetas(theta, lams, self.scheme)
-                S = self.path.evaluate(ths)
-                data = PathData(robot, ths, S.q, S.dq, S.ddq)
-                b_ref = np.maximum(law.b_at(ths), 1e-8 * max(b.max(), 1e-300)) if viscous \
-                    else reference_b(self.law0, self.Bbar, self.L, ths)
-                timings["coefficients"] += time.perf_counter() - t0
+            refinements.append(refine.repaired(lams, moved, scales, caps, over, check, self.scheme, self.tol,
+                                               np.abs(data.coefficients.d) / robot.tau_max, linear))
+            if refinements[-1]["moved"]:                       # rows at the moved stations
+                with timed(timings, "coefficients"):
+                    ths, data = at_stations(robot, self.path, theta, lams, self.scheme)
+                    b_ref = np.maximum(law.b_at(ths), 1e-8 * max(law.b.max(), 1e-300)) if viscous \
+                        else reference_b(self.law0, self.Bbar, self.L, ths)
         estimate = None
         if self.estimates_gap and all(lim.headroom_checked for lim in self.limits):
             estimate = gap_estimate(check, law)
             if estimate is not None and estimate > self.gap_target and check.worst_ratio <= 1.0 + self.tol \
                     and self.auto_grid and self.max_splits > 0 and P - 1 < REFINE_MAX_INTERVALS and not linear:
                 bad, record = refine.for_the_gap(check, law, estimate)
-                return self._split(bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all)
-        rate_check = rate_info = None
-        if ctrl is not None:
-            rate_check, rate_info = ctrl.rate_check(), ctrl.info()
-            ctrl.warn_if_over(robot)
+                return plan_finer(self, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all)
+        rate_check, rate_info = ctrl.finished(robot) if ctrl is not None else (None, None)
         if self.energy_weight > 0 or self.rates is not None:
             from .sequential import plan_sequential
             law, check, status, solver_used, rate_check, rate_info, n = plan_sequential(
@@ -312,24 +287,6 @@ class TimeOptimalPlanner:
                                sd_start=sd_start, sd_end=sd_end, refinements=refinements,
                                energy_weight=self.energy_weight, energy_R=self.energy_R, rate_check=rate_check,
                                rate_info=rate_info, gap_estimate=estimate)
-
-    def _split(self, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all):
-        """Plan again on a grid with the intervals marked `bad` halved: where repairs stall, or for the gap
-        estimate (`refine.for_the_gap`)."""
-        with self._lock:                                   # (kept: a re-plan, e.g. with a payload, reuses it)
-            finer = self._finer.get(bad.tobytes())
-            if finer is None:                              # the robot as given: the options apply the profile
-                grid = split_grid(self.theta, bad, self.path.knots)
-                linear = self.linear and (grid.size <= LINEAR_MAX_INTERVALS + 1 or not self.rated)
-                finer = TimeOptimalPlanner(self.drive_robot, self.path, grid, **{**self._options, "max_splits":
-                                           self.max_splits - 1, "time_law": "linear" if linear else "constant",
-                                           "gap_target": self.gap_target})
-                finer.auto_grid = True
-                if len(self._finer) >= 2:
-                    self._finer.pop(next(iter(self._finer)))
-                self._finer[bad.tobytes()] = finer
-        plan = finer.plan(payload=payload, sd_start=sd_start, sd_end=sd_end)
-        return with_earlier_work(plan, refinements + [record], iterations, timings, t_all)
 
     @property
     def grid_samples(self):

@@ -68,6 +68,13 @@ def reference_b(law, Bbar: float, L: float, ths) -> np.ndarray:
     return np.maximum(ref, 1e-8 * max(ref.max(), 1e-300))
 
 
+def at_stations(robot, path, theta, lams, scheme: str) -> tuple[np.ndarray, PathData]:
+    """(θ at the stations, the path data there): after a repair moved stations (`refine.repaired`)."""
+    ths = st.station_thetas(theta, lams, scheme)
+    S = path.evaluate(ths)
+    return ths, PathData(robot, ths, S.q, S.dq, S.ddq)
+
+
 def speed_caps(robot, limits, sub, law, scale_b: float, tol: float, skip, near: bool = False) -> tuple | None:
     """(u (Q,), cap (N, Q), bulge (N,)): the joint-speed bound b ≤ min_k (q̇_max,k / q′_k)² (× (1 + tol/2)²,
     the share of the stations inside intervals, `refine.base_scales`) in units of β = b/scale_b, at the

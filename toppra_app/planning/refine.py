@@ -19,7 +19,7 @@ import numpy as np
 
 from ..socp import stations as st
 from ..trajectory import inside
-from ..verify import interval_room, joint_limits, sub_sample_values
+from ..verify import check_time_law, interval_room, joint_limits, sub_sample_values
 from .options import REFINE_SHARE
 from .placement import holding
 
@@ -98,6 +98,25 @@ def repair(lams, moved, scales, over, check, scheme: str, tol: float, hold, line
         if kind == "torque":
             np.maximum(sc, hold + 0.05 * (1.0 - hold), out=sc, where=np.isfinite(hold))
     return n_moved, n_tight
+
+
+def checked(robot, sub, law, limits, dense: bool, allowed: float):
+    """(check, over, points over) of the time law `law`: the joint limits between grid points
+    (`verify.check_time_law`; `dense`: at every knot inside an interval too) and every limit's own check;
+    `over` (kind → (N, sub-samples) bool) where a value exceeds its limit by more than `allowed`."""
+    check = check_time_law(robot, sub, law.b, law.d, True if dense else None)
+    for lim in limits:
+        lim.check_time_law(robot, sub, law.b, check, law.d)
+    over = {kind: check.ratios[kind] > 1.0 + allowed for kind in check.ratios}
+    return check, over, int(sum(o.sum() for o in over.values()))
+
+
+def repaired(lams, moved, scales, caps, over, check, scheme: str, tol: float, hold, linear: bool) -> dict:
+    """One repair round (`repair`, then `tighten_caps`; in place) and its record for `plan.refinements`."""
+    n_moved, n_tight = repair(lams, moved, scales, over, check, scheme, tol, hold, linear)
+    tighten_caps(caps, over, check, tol)
+    return dict(action="repair", points=int(sum(o.sum() for o in over.values())), moved=n_moved,
+                tightened=n_tight, worst_ratio=check.worst_ratio)
 
 
 def anticipate(robot, sub, b_est, lams, moved, scheme: str, tol: float) -> int:

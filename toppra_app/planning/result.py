@@ -4,6 +4,7 @@ and the trajectory at any time (`sample`, and toppra's names `eval`, `evald`, `e
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -208,6 +209,16 @@ class TimeOptimalPlan:
             **(dict(energy_weight=self.energy_weight, energy=self.energy) if self.energy_weight > 0 else {}),
             **(dict(rate_check={k: w.as_dict(names) for k, w in self.rate_check.items()}) if self.rate_check else {}),
         )
+
+
+@contextmanager
+def timed(timings: dict, key: str):
+    """Add the wall time of the `with` block to `timings[key]` (a plan's `timings`)."""
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[key] += time.perf_counter() - t0
 
 
 def with_earlier_work(plan: TimeOptimalPlan, refinements: list, iterations: int, timings: dict,

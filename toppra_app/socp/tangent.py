@@ -81,3 +81,15 @@ def tangent_bound(ref: tuple, sol: tuple, dsig: np.ndarray) -> float:
 
 def _top(beta, beta_mid) -> float:
     return max(float(np.max(beta)), float(np.max(beta_mid)) if beta_mid is not None else 0.0, 1e-300)
+
+
+def next_step(bound: float, rounds: int, last_bound: float, tol: float, max_rounds: int, shrink: float):
+    """(step, rounds, last bound) after a solve of the tangent objective whose certificate is `bound`
+    (`tangent_bound`): "certified" within `tol` (rounds and last bound reset); else "again", weighted at this
+    solution, while fewer than `max_rounds` re-solves were made and the bound shrinks by `shrink` a solve;
+    else "cones": not converging, the time cones (1)–(2) plan."""
+    if bound <= tol:
+        return "certified", 0, np.inf
+    if rounds < max_rounds and bound < shrink * last_bound:
+        return "again", rounds + 1, bound
+    return "cones", rounds, bound
