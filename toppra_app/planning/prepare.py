@@ -10,9 +10,9 @@ none changes (a plan copies `lams` and `moved` before repairing them):
    uniform in time, the spline's knots among them (`grid.time_grid`, `grid.with_knots`);
 3. grid points moved to where the optimum switches, or the grid refined by the predicted room where the plan
    would refine it anyway (`placement.relocated`);
-4. the scale L of θ and B̄ of b = θ̇², the between-grid check's sub-samples, the free stations the check
-   would likely ask for (`refine.anticipate`), the joint-speed caps between stations (`speed_caps`), and
-   the path and reference speed b_ref at the stations.
+4. the scale L of θ and B̄ of b = θ̇², the between-grid check's sub-samples, the joint-speed caps between
+   stations (`speed_caps`), and the path and reference speed b_ref at the stations (the free stations off:
+   a repair places them where the check asks).
 """
 
 from __future__ import annotations
@@ -141,8 +141,6 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
     sub = SubSamples.build(path, theta, substeps)
     lams = st.default_lams(theta.size - 1, scheme)
     moved = np.zeros((theta.size - 1, 2), bool)
-    if law is not None and not all_stations:   # free stations where the check would likely ask
-        refine.anticipate(robot, sub, np.interp(theta, law.theta, law.b), lams, moved, scheme, tol)
     ths = st.station_thetas(theta, lams, scheme)
     caps = None
     if scheme == "interpolation":      # between the stations always on: the middle, or all five on dense paths

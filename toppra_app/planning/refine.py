@@ -19,12 +19,11 @@ import numpy as np
 
 from ..socp import stations as st
 from ..trajectory import inside
-from ..verify import check_time_law, interval_room, joint_limits, sub_sample_values
+from ..verify import check_time_law, interval_room
 from .options import REFINE_SHARE
 from .placement import holding
 
 INNER_SLACK = 0.5                  # share of `tol` allowed at the stations inside the intervals
-NEAR = 0.9                         # a limit at ≥ this share on the estimated profile may bind (`anticipate`)
 ACTIVE = 1e-5                      # a viscous tangent row within this (× τ_max) of its limit binds
 
 
@@ -117,53 +116,6 @@ def repaired(lams, moved, scales, caps, over, check, scheme: str, tol: float, ho
     tighten_caps(caps, over, check, tol)
     return dict(action="repair", points=int(sum(o.sum() for o in over.values())), moved=n_moved,
                 tightened=n_tight, worst_ratio=check.worst_ratio)
-
-
-def anticipate(robot, sub, b_est, lams, moved, scheme: str, tol: float) -> int:
-    """Place free stations before the first solve where the check would likely ask for them (in place).
-
-    On an estimate of the profile (`b_est` at the grid points: the reachability profile that placed the
-    grid) every limit is evaluated at the check's sub-samples (`verify.sub_sample_values`). In each half
-    of an interval, a sub-sample whose ratio |value|/limit is near binding (≥ `NEAR`) and exceeds the
-    larger ratio of the half's two always-on stations by more than the share of `tol` left for between
-    stations gets that half's free station, at the largest such excess: the limit bends there so that a
-    profile held at the stations would still break it in between, which the check would find and a second
-    solve repair. Returns the number of stations placed. Joint speeds are not tested here: they bound
-    θ̇² alone, and `socp.stations.with_speed_caps` holds them exactly at every sub-sample the check uses."""
-    free = st.FREE[scheme]
-    if not free or b_est is None:
-        return 0
-    N, S1 = sub.theta.shape
-    mid = int(np.argmin(np.abs(sub.u - 0.5)))
-    if not 1 < mid < S1 - 2:
-        return 0
-    limits = joint_limits(robot)
-    best = np.full((N, 2), -np.inf)
-    where = np.zeros((N, 2), int)
-    rows = np.arange(N)
-    halves = ((0, mid), (mid, S1 - 1))
-
-    def take(score, half, lo):                                          # score (N, k): keep the best
-        k = score.argmax(axis=1)
-        top = score[rows, k]
-        better = top > best[:, half]
-        best[better, half] = top[better]
-        where[better, half] = lo + 1 + k[better]
-
-    for kind, v in sub_sample_values(robot, sub, b_est).items():
-        lim = limits[kind]
-        if kind == "velocity" or not np.isfinite(lim).any():
-            continue
-        r = np.abs(v.reshape(N, S1, -1)) / lim                          # an infinite limit: 0
-        for half, (lo, hi) in enumerate(halves):
-            inner = r[:, lo + 1:hi, :]
-            excess = inner - np.maximum(r[:, lo, :], r[:, hi, :])[:, None, :]
-            take(np.where((excess > INNER_SLACK * tol) & (inner >= NEAR), excess, -np.inf).max(axis=2), half, lo)
-    place = np.isfinite(best) & ~moved
-    js, half = np.nonzero(place)
-    lams[js, np.asarray(free)[half]] = 1.0 - sub.u[where[js, half]]
-    moved |= place
-    return int(js.size)
 
 
 def tighten_caps(caps, over: dict, check, tol: float) -> None:
