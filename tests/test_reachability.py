@@ -23,7 +23,7 @@ from toppra_app.trajectory import TimeLaw
 
 def _coarse(robot, path, intervals, sd_start, sd_end):
     planner = TimeOptimalPlanner(robot, path, grid=intervals, scheme="collocation", max_rounds=0)
-    S = planner.grid_samples
+    S = planner.path.evaluate(planner.grid)
     data = PathData(robot, planner.theta, S.q, S.dq, S.ddq, None)
     values = {"b_start": sd_start ** 2, "b_end": sd_end ** 2}
     blocks = [blk.at(values) for blk in grid_blocks(planner, data, None, None)]

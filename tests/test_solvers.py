@@ -106,3 +106,42 @@ def test_controller_plan_is_the_same_with_and_without_the_probe(monkeypatch):
     assert with_probe.duration == pytest.approx(refined.duration, rel=1e-4)
     for plan in (with_probe, refined):
         assert plan.rate_check["torque_rate"].ratio <= 1.001
+
+
+@pytest.mark.parametrize("first", ["optimal_inaccurate", "infeasible", "solver_error"])
+def test_first_only_tries_one_solver_and_reports_anything_but_optimal_as_failed(first):
+    """A problem with rows left out (`first_only`): one try; not "optimal" → "failed", no warning, no
+    fallback (the planner solves again with every row instead of going down to SCS)."""
+    solve, calls = scripted([first, "optimal", "optimal"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        status, x, name, _, _ = solve_with_chain(solve, "CLARABEL", first_only=True)
+    assert (status, x, name, len(calls)) == ("failed", None, "CLARABEL", 1)
+    solve, calls = scripted(["optimal"])
+    assert solve_with_chain(solve, "CLARABEL", first_only=True)[0] == "optimal" and len(calls) == 1
+
+
+def test_a_failed_solve_with_rows_left_out_is_solved_again_with_every_row(monkeypatch):
+    """The planner's first solve leaves out rows far from binding at the sweeps' profile. Where its solver
+    fails (once measured: Clarabel on a reduced out-and-back problem, then 9 s in SCS), the plan solves
+    again with every row, with Clarabel only — and is the plan made without the failure."""
+    import dynamics
+    import toppra_app.socp.problem as problem
+    from toppra_app import JointPath, plan_time_optimal
+    from toppra_app.socp.problem import UNUSED
+    robot = dynamics.load_robot("iiwa7")
+    lo, hi = 0.8 * robot.q_min + 0.2 * robot.q_max, 0.2 * robot.q_min + 0.8 * robot.q_max
+    W = np.random.default_rng(2).uniform(lo, hi, size=(4, robot.n))
+    clean = plan_time_optimal(robot, JointPath.from_waypoints(W))
+    real, seen = problem.StationProblem.solve, []
+
+    def failing_once(self, values, solver, options):
+        seen.append((solver, int((np.asarray(values["h"]) < UNUSED).sum())))
+        if len(seen) == 1:
+            return "solver_error", None, 0.0, 0.0
+        return real(self, values, solver, options)
+    monkeypatch.setattr(problem.StationProblem, "solve", failing_once)
+    plan = plan_time_optimal(robot, JointPath.from_waypoints(W))
+    assert [name for name, _ in seen] == ["CLARABEL"] * len(seen) and len(seen) == clean.iterations + 1
+    assert seen[1][1] > seen[0][1]                              # the second: every row
+    assert plan.duration == pytest.approx(clean.duration, rel=1e-6) and plan.worst_ratio <= 1.001

@@ -146,11 +146,12 @@ CONTROLLER_PROBE: dict = dict(iterative_refinement_enable=False, tol_gap_abs=1e-
 
 
 def solve_station_problem(N: int, R: int, values: dict, solver, sd_start: float, sd_end: float, K: int = 0,
-                          probed=None, linear: bool = False):
+                          probed=None, linear: bool = False, reduced: bool = False):
     """Solve the compiled problem of structure (N, R) with `values` down the solver chain; K > 0: with K
     controller-row slots, and with `probed` (a callable told whether it succeeded) a `CONTROLLER_PROBE`
     try first; `linear`: θ̈ linear per interval; `values` with "weights": the tangent objective (1′) of
-    `socp.problem` (its √β cones only where a row has a √β term). An infeasible report is explained: rest to rest with
+    `socp.problem` (its √β cones only where a row has a √β term); `reduced`: rows were left out, one try and
+    status "failed" unless it ends "optimal" (`solve_with_chain`). An infeasible report is explained: rest to rest with
     every point holdable (checked before) it is a numerical failure (`SolverError`) — creeping is always
     feasible; otherwise the boundary speeds cannot be met."""
     tangent = "weights" in values
@@ -158,7 +159,7 @@ def solve_station_problem(N: int, R: int, values: dict, solver, sd_start: float,
     with cache.acquire(N, R, K, linear, tangent, roots) as problem:
         out = solve_with_chain(lambda name, opts: problem.solve(values, name, opts), solver,
                                clarabel=CONTROLLER_CLARABEL if K else None,
-                               probe=CONTROLLER_PROBE if K and probed else None, probed=probed)
+                               probe=CONTROLLER_PROBE if K and probed else None, probed=probed, first_only=reduced)
     if out[0] != "infeasible":
         return out
     if sd_start == 0 and sd_end == 0:

@@ -161,18 +161,15 @@ class TimeOptimalPlanner:
                                    sd_start, sd_end, self.tol, LinearControllerRows if linear else None) \
                 if self.rated else None
         b_ref, force, caps = self.b_ref0, None, None if self.caps is None else tuple(x.copy() for x in self.caps)
-        # the tangent objective's reference β at the grid points and (θ̈ linear) the interval middles: the
-        # coarse profile's, then the last solution's
+        # the tangent objective's reference (β; θ̈ linear: β(½)), the coarse profile's until the sweeps' below
         dsig = np.diff(theta) / self.L
         ref = (self.b_ref0[:P] / scale_b, st.middles(self.b_ref0, P, self.scheme) / scale_b if linear else None)
         scales = refine.base_scales(self.limits, P, ths.size, robot.n, self.tol)
         lams, moved = self.lams0.copy(), self.moved0.copy()
         viscous = bool((robot.viscous[np.isfinite(robot.tau_max)] > 0).any())
         rounds = viscous_rounds = tangent_rounds = iterations = 0
-        last = None                                            # (β, δ) of the last solve
-        cones, last_bound = False, np.inf                      # the time cones after all; the last certificate
-        refinements, excess, check, first = [], [np.inf], None, True
-        reweigh = False                                        # only the weights change (the rows are as packed)
+        last, cones, last_bound = None, False, np.inf          # last (β, δ); the time cones after all; certificate
+        refinements, excess, check, first, reweigh = [], [np.inf], None, True, False   # reweigh: the same rows
         while True:
             t0 = time.perf_counter()
             tangent = self.tangent and not self.all_stations and not cones and not (ctrl is not None and linear)
@@ -201,8 +198,9 @@ class TimeOptimalPlanner:
             timings["build"] += time.perf_counter() - t0
             try:
                 status, beta, solver_used, wall, compile_s = diagnose.solve_station_problem(
-                    P - 1, values["u"].size // (P - 1), values if far is None else st.without(values, far), self.solver, sd_start, sd_end, ctrl.K if ctrl else 0,
-                    probed=ctrl.probed if ctrl is not None and ctrl.probe else None, linear=linear)
+                    P - 1, values["u"].size // (P - 1), values if far is None else st.without(values, far), self.solver,
+                    sd_start, sd_end, ctrl.K if ctrl else 0, probed=ctrl.probed if ctrl is not None and ctrl.probe
+                    else None, linear=linear, reduced=far is not None and far.any())
             except (SolverError, InfeasiblePathError):
                 if rounds == 0:
                     raise
@@ -212,6 +210,9 @@ class TimeOptimalPlanner:
             iterations += 1
             timings["solve"] += wall - compile_s
             timings["compile"] += compile_s
+            if status == "failed":                             # rows left out and not solved: with every row
+                last = None
+                continue
             beta, delta = (beta[:P], beta[P:]) if linear else (beta, None)
             beta = np.maximum(beta, 0.0)
             if far is not None and far.any():                  # rows left out of this solve: all of them kept?
@@ -287,12 +288,6 @@ class TimeOptimalPlanner:
                                sd_start=sd_start, sd_end=sd_end, refinements=refinements,
                                energy_weight=self.energy_weight, energy_R=self.energy_R, rate_check=rate_check,
                                rate_info=rate_info, gap_estimate=estimate)
-
-    @property
-    def grid_samples(self):
-        """The path at the grid points (the first stations)."""
-        self._prepare()
-        return self.path.evaluate(self.theta)
 
     @property
     def grid_sub(self):

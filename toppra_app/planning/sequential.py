@@ -29,7 +29,7 @@ from .refine import tightening
 def _setup(planner, robot, plan):
     """Rows at the grid points (viscous tangent at the time-optimal profile) and the energy term."""
     theta = planner.theta
-    S = planner.grid_samples
+    S = planner.path.evaluate(planner.grid)               # the path at the grid points
     data = PathData(robot, theta, S.q, S.dq, S.ddq)
     b_ref = None
     if (robot.viscous[np.isfinite(robot.tau_max)] > 0).any():

@@ -58,7 +58,7 @@ def solver_chain(solver: str | None, normalised: bool = True) -> list[tuple[str,
 
 
 def solve_with_chain(solve, solver: str | None, normalised: bool = True, what: str = "the time-optimal problem",
-                     clarabel: dict | None = None, probe: dict | None = None, probed=None):
+                     clarabel: dict | None = None, probe: dict | None = None, probed=None, first_only: bool = False):
     """Try `solve(name, options) -> (status, x, wall, compile_s)` down the chain.
 
     Returns (status, x, solver name, wall seconds, compile seconds); status is "infeasible" when the
@@ -66,11 +66,14 @@ def solve_with_chain(solve, solver: str | None, normalised: bool = True, what: s
     a usable solution. `clarabel`: options added to every Clarabel try; `probe`: options (on top) of a
     cheaper first Clarabel try whose result is used only if it is "optimal" — anything else goes on to
     the chain as if the probe had not been made (its infeasibility is not trusted); `probed(ok)` is told
-    whether it was."""
+    whether it was. `first_only`: the first solver of the chain only, and status "failed" (x None) unless it
+    ends "optimal" — for a problem with rows left out, which the caller then solves again with every row (a
+    reduced problem whose solver failed went on to SCS, 9 s, before that)."""
     failures, candidate = [], None
     wall_all = compile_all = 0.0
     chain = [(name, {**opts, **(clarabel or {})} if name == "CLARABEL" else opts)
              for name, opts in solver_chain(solver, normalised)]
+    chain = chain[:1] if first_only else chain
     if probe is not None and chain[0][0] == "CLARABEL":
         try:
             status, x, wall, compile_s = solve("CLARABEL", {**chain[0][1], **probe})
@@ -95,11 +98,13 @@ def solve_with_chain(solve, solver: str | None, normalised: bool = True, what: s
         ok = x is not None and np.isfinite(x).all()
         if status == cp.OPTIMAL and ok:
             return status, x, name, wall_all, compile_all
-        if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE) and not failures:
+        if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE) and not failures and not first_only:
             return "infeasible", None, name, wall_all, compile_all
         failures.append(f"{name}: {status}")
         if status == cp.OPTIMAL_INACCURATE and ok and candidate is None:
             candidate = (status, x, name)
+    if first_only:
+        return "failed", None, chain[0][0], wall_all, compile_all
     if candidate is not None:
         warnings.warn(f"{what} solved only inaccurately ({'; '.join(failures)}); "
                       f"the between-grid check still applies", RuntimeWarning, stacklevel=3)
