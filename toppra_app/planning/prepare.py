@@ -28,7 +28,7 @@ from ..socp import stations as st
 from ..trajectory import TimeLaw
 from ..verify import SubSamples
 from . import diagnose, refine
-from .grid import (COARSE_INTERVALS, DENSE_SHARE, default_grid, rest_to_rest_law, split_grid, takes_knots,
+from .grid import (COARSE_INTERVALS, default_grid, dense, rest_to_rest_law, split_grid, takes_knots,
                    time_grid, with_knots)
 from .options import REFINE_MAX_INTERVALS, REFINE_SHARE
 from .placement import holding, relocated
@@ -126,7 +126,7 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
         theta = with_knots(place, path.knots, grid_spec) \
             if takes_knots(len(path.knots) - 2, grid_spec) else place(grid_spec)
     # dense waypoint paths: limits bend inside most intervals, every station on (3000 waypoints: 31 s, not 57)
-    all_stations = len(path.knots) - 1 >= (theta.size - 1) / DENSE_SHARE
+    all_stations = dense(path, theta.size - 1)
     if law is not None and grid_mode != "fixed" and not all_stations and relocate:
         # start on the grid refined by the predicted room only where the plan's gap estimate could ask
         # for it: not with rate limits, a controller profile's rates or an energy term (no estimate), nor
