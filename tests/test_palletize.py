@@ -199,19 +199,18 @@ BAD_CELLS = [
      r"motion\.energy_weight"),
     ("grid word", lambda t: re.sub(r'(?m)^grid = .*$', 'grid = "fine"', t), r'motion\.grid: expected "adaptive" or a number'),
     ("grid too small", lambda t: re.sub(r'(?m)^grid = .*$', "grid = 3", t), r"motion\.grid: must be >= 10"),
-    ("gap target word", lambda t: re.sub(r'(?m)^gap_target = .*$', 'gap_target = "tight"', t),
+    ("gap target word", lambda t: edit(t, "rot_weight = 0.2", 'rot_weight = 0.2\ngap_target = "tight"'),
      r"motion\.gap_target: expected a number"),
-    ("gap target zero", lambda t: re.sub(r'(?m)^gap_target = .*$', "gap_target = 0", t), r"motion\.gap_target: must be > 0"),
+    ("gap target zero", lambda t: edit(t, "rot_weight = 0.2", "rot_weight = 0.2\ngap_target = 0"),
+     r"motion\.gap_target: must be > 0"),
 ]
 
 
 def test_gap_target_key_is_passed_to_the_planner(tmp_path, monkeypatch):
-    """[motion] gap_target: the default cell's 0.01 (its 80-sample moves are dense paths, where the planner's
-    own default is 0.002), the planner's default where the key is absent, and it reaches every plan."""
+    """[motion] gap_target: absent in the default cell (the planner's default), and where a cell sets it, it
+    reaches every plan."""
     import scenarios.palletizing.plan as plan_module
-    assert load_cell(write_cell(tmp_path, DEFAULT_TEXT)).gap_target == 0.01
-    cell = load_cell(write_cell(tmp_path, re.sub(r"(?m)^gap_target = .*$", "", DEFAULT_TEXT)))
-    assert cell.gap_target is None
+    assert load_cell(write_cell(tmp_path, DEFAULT_TEXT)).gap_target is None
     seen = []
     from toppra_app import planner as planner_module
     Real = planner_module.TimeOptimalPlanner
@@ -221,14 +220,16 @@ def test_gap_target_key_is_passed_to_the_planner(tmp_path, monkeypatch):
             seen.append(kw.get("gap_target", "absent"))
             super().__init__(*a, **kw)
     monkeypatch.setattr(planner_module, "TimeOptimalPlanner", Spy)
-    cell = load_cell(write_cell(tmp_path, re.sub(r"(?m)^gap_target = .*$", "gap_target = 0.05", DEFAULT_TEXT)))
+    cell = load_cell(write_cell(tmp_path, edit(DEFAULT_TEXT, "rot_weight = 0.2", "rot_weight = 0.2\ngap_target = 0.05")))
     plan_module.plan_box(cell, 0, check_collisions=False)
     assert seen and all(x == 0.05 for x in seen)
 
 
-def test_grid_key_is_adaptive_by_default_or_a_number(tmp_path):
-    assert load_cell(write_cell(tmp_path, DEFAULT_TEXT)).grid is None
-    assert load_cell(write_cell(tmp_path, re.sub(r"(?m)^grid = .*$", "grid = 200", DEFAULT_TEXT))).grid == 200
+def test_grid_key_is_a_number_in_the_default_cell_or_adaptive(tmp_path):
+    """The default cell plans on 200 intervals (the demo's time budget, docs/palletizing.md); "adaptive" or
+    no key: the planner's default grid."""
+    assert load_cell(write_cell(tmp_path, DEFAULT_TEXT)).grid == 200
+    assert load_cell(write_cell(tmp_path, re.sub(r"(?m)^grid = .*$", 'grid = "adaptive"', DEFAULT_TEXT))).grid is None
     assert load_cell(write_cell(tmp_path, re.sub(r"(?m)^grid = .*$", "", DEFAULT_TEXT))).grid is None
 
 
