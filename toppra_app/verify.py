@@ -160,12 +160,17 @@ def joint_limits(robot) -> dict:
 def sub_sample_speeds(sub: SubSamples, b, d=None) -> tuple[np.ndarray, np.ndarray]:
     """(θ̇², θ̈), each (N, S+1), at the sub-samples of the exact time law through grid values b: θ̈
     constant per interval (b linear inside it), or with `d` (N,) linear and continuous (`trajectory.TimeLaw`)."""
-    b = np.maximum(np.asarray(b, dtype=float), 0.0)
-    dth = np.diff(sub.theta_grid)[:, None]
-    d = np.zeros_like(dth) if d is None else np.asarray(d, dtype=float)[:, None]
-    a = (b[1:] - b[:-1])[:, None] / (2.0 * dth)                                 # (N, 1)
-    bs, sdd = inside(b[:-1, None], b[1:, None], a, d, dth, sub.u[None, :])      # (N, S+1)
+    j = np.arange(sub.theta_grid.size - 1)[:, None]
+    bs, sdd = law_at(b, d, np.diff(sub.theta_grid), j, sub.u[None, :])          # (N, S+1)
     return bs, np.broadcast_to(sdd, bs.shape)
+
+
+def law_at(b, d, dth, j, u) -> tuple[np.ndarray, np.ndarray]:
+    """(θ̇², θ̈) of the exact time law through grid values b (and d, or None: θ̈ constant per interval) at
+    the fractions u of intervals j (`trajectory.inside`; j and u broadcast), dth the intervals' widths."""
+    b = np.maximum(np.asarray(b, dtype=float), 0.0)
+    dd = 0.0 if d is None else np.asarray(d, dtype=float)[j]
+    return inside(b[j], b[j + 1], (b[j + 1] - b[j]) / (2.0 * dth[j]), dd, dth[j], u)
 
 
 def sub_sample_values(robot, sub: SubSamples, b, d=None) -> dict:
@@ -248,10 +253,8 @@ def check_time_law(robot, sub: SubSamples, b, d=None, peaks: bool | None = None)
 
 def _with_knots(robot, K: KnotSamples, dth, b, d, limits, ratios, worst, at) -> None:
     """Merge the ratios at the knots inside intervals (`KnotSamples`) into the check's (in place)."""
-    b = np.maximum(np.asarray(b, dtype=float), 0.0)
     j = K.j
-    dd = 0.0 if d is None else np.asarray(d, dtype=float)[j]
-    bs, sdd = inside(b[j], b[j + 1], (b[j + 1] - b[j]) / (2.0 * dth[j]), dd, dth[j], K.u)
+    bs, sdd = law_at(b, d, dth, j, K.u)
     for kind, v in joint_values(robot, K.q, K.dq, K.ddq, bs, sdd).items():
         lim = limits[kind]
         if not np.isfinite(lim).any():
