@@ -13,7 +13,6 @@ import dynamics
 from dynamics.payload import RigidBodyInertia
 from toppra_app import JointPath
 from fixtures import BENCH_PATHS
-from toppra_app.limits import PathData
 from toppra_app.planning import refine
 from toppra_app.planning.prepare import limit_blocks
 from toppra_app.socp import stations
@@ -40,8 +39,7 @@ def station_rows(planner, payload=None):
     as `TimeOptimalPlanner.plan` builds them on its first solve."""
     planner.grid                                              # prepares grid, stations, scales
     r = planner.payload_robot(payload)
-    S = planner.samples
-    data = PathData(r, planner.ths, S.q, S.dq, S.ddq)
+    data = planner.data0.with_robot(r)
     scales = refine.base_scales(planner.limits, planner.theta.size, planner.ths.size, r.n, planner.tol)
     blocks = [blk.at(None) for blk in limit_blocks(planner.limits, data, planner.b_ref0, scales)]
     rows = stations.one_sided(blocks, planner.L, planner.Bbar)

@@ -287,8 +287,13 @@ def gap_estimate(check: LimitCheck, law) -> float | None:
 
 def interval_room(check: LimitCheck, law) -> np.ndarray:
     """(N,) (1 − min ρ)·Δt of every interval: the time it may lose to the optimum (`gap_estimate`)."""
+    return room_of(check.rho, law)
+
+
+def room_of(rho: np.ndarray, law) -> np.ndarray:
+    """(N,) (1 − min ρ)·Δt of every interval for the largest ratios ρ (N, S+1) of any limit at its samples."""
     dt = np.where(np.isfinite(law.dt), law.dt, 0.0)
-    return np.clip(1.0 - check.rho.min(axis=1), 0.0, 1.0) * dt
+    return np.clip(1.0 - rho.min(axis=1), 0.0, 1.0) * dt
 
 
 def check_samples(robot, sample, tau=None) -> dict:

@@ -13,8 +13,10 @@ problem:
 
 1. a profile on the final grid by reachability (`socp.reachability`, the collocation optimum of the same
    rows, viscous terms on their tangent), from rest to rest;
-2. the between-grid check of that profile (`verify.check_time_law`) and the room it leaves inside every
-   interval (`verify.interval_room`, (1 − min ρ)·Δt: the estimate behind `plan.gap_estimate`);
+2. the between-grid check of that profile at u = 0, ¼, ½, ¾, 1 of every interval — the interpolation
+   scheme's stations, whose path data the plan needs anyway (`station_rho`: from the path coefficients,
+   the inverse dynamics `verify.check_time_law` would evaluate there) — and the room it leaves inside
+   every interval (`verify.room_of`, (1 − min ρ)·Δt: the estimate behind `plan.gap_estimate`);
 3. `relocate`: the intervals holding `SHARE` of the room (at most a quarter of them) are halved; as many
    interior points as were added are removed where the two intervals around a point have the least room,
    never a knot of the spline nor a point next to a halved interval.
@@ -32,37 +34,62 @@ from __future__ import annotations
 import numpy as np
 
 from ..limits.rows import PathData
-from ..verify import SubSamples, check_time_law, gap_estimate, interval_room
+from ..socp import stations as st
+from ..verify import law_at, room_of
 from .grid import rest_to_rest_law
 
 SHARE = 0.8                        # halve the intervals that hold this share of the predicted room
-PREDICT_SUBSTEPS = 4               # check points per interval for the prediction (half the plan's check)
 
 
-def predicted_room(robot, path, theta, blocks_of, b_ref, substeps: int):
+def predicted_room(robot, theta, data, blocks_of, b_ref):
     """(room (N,), estimate) of the reachability profile on grid `theta`, or None where it does not apply.
-    `blocks_of(data, b_ref)` gives the planner's row blocks; `b_ref` (P,) the tangent point of √b terms."""
-    S = path.evaluate(theta)
-    data = PathData(robot, theta, S.q, S.dq, S.ddq)
-    law = rest_to_rest_law([blk.at(None) for blk in blocks_of(data, b_ref)], theta, b_ref)
-    if law is None:
+    `data`: the path at u = 0, ¼, ½, ¾, 1 of every interval (the interpolation scheme's stations,
+    `prepare.at_stations`), whose grid points give the rows and all of them the check's points
+    (`station_rho`); `blocks_of(data, b_ref)` gives the planner's row blocks, `b_ref` (P,) the tangent
+    point of √b terms."""
+    P = theta.size
+    grid = PathData(robot, theta, data.q[:P], data.dq[:P], data.ddq[:P],
+                    type(data.coefficients)(*(x[:P] for x in data.coefficients)))
+    law = rest_to_rest_law([blk.at(None) for blk in blocks_of(grid, b_ref)], theta, b_ref)
+    if law is None or not law.duration > 0 or not np.isfinite(law.duration):
         return None
-    check = check_time_law(robot, SubSamples.build(path, theta, min(substeps, PREDICT_SUBSTEPS), knots=False), law.b)
-    estimate = gap_estimate(check, law)
-    if estimate is None:
-        return None
-    return interval_room(check, law), estimate
+    room = room_of(station_rho(robot, data, law), law)
+    return room, float(room.sum() / law.duration)
 
 
-def relocated(robot, path, theta, law, blocks_of, substeps: int, target: float, larger=None) -> np.ndarray:
+def station_rho(robot, data, law) -> np.ndarray:
+    """(N, 5) the largest ratio |value| / limit of joint torque, speed and acceleration at u = 0, ¼, ½, ¾, 1
+    of every interval of `law` (θ̈ constant per interval), from the path data at those points (`data`, the
+    interpolation scheme's stations): τ = m̃ θ̈ + c̃ θ̇² + d̃ (Safeea eq. 5) with Coulomb friction at the sign
+    of q̇ (0 at rest) and viscous F_v q̇ — the inverse dynamics `verify.check_time_law` evaluates there
+    (`motor_torques`), from the coefficients the plan's rows use anyway."""
+    N = law.theta.size - 1
+    idx = st.station_index(N + 1, "interpolation")                       # (N, 5): u = 1 − λ = 0, ¼, ½, ¾, 1
+    u = 1.0 - np.asarray(st.SCHEMES["interpolation"])
+    b, a = law_at(law.b, None, np.diff(law.theta), np.arange(N)[:, None], u[None, :])
+    b, a = np.maximum(b, 0.0)[..., None], np.broadcast_to(a, b.shape)[..., None]
+    dq, ddq = data.dq[idx], data.ddq[idx]
+    co = data.coefficients
+    qd = dq * np.sqrt(b)
+    tau = co.m[idx] * a + co.c[idx] * b + co.d[idx] + robot.coulomb * (np.sign(qd) - np.sign(dq)) \
+        + robot.viscous * qd
+    rho = np.zeros(idx.shape)
+    for value, limit in ((tau, robot.tau_max), (qd, robot.qd_max), (dq * a + ddq * b, robot.qdd_max)):
+        if np.isfinite(limit).any():
+            np.maximum(rho, (np.abs(value) / limit).max(axis=2), out=rho)
+    return rho
+
+
+def relocated(robot, path, theta, law, data, blocks_of, target: float, larger=None) -> np.ndarray:
     """The first grid: `theta` with points moved (`relocate`) where the reachability profile predicts the
     loss, if the predicted `gap_estimate` is at most `target`. Above it the first solve would be refined
     anyway: with `larger` (the planner's refinement, room → finer grid, or None) the planner then starts
     on the grid refined by the predicted room and skips that solve; otherwise `theta` as it is. `law` is
-    the coarse profile that placed the grid (tangent point of √b terms)."""
+    the coarse profile that placed the grid (tangent point of √b terms); `data` the path at the stations of
+    `theta` (`predicted_room`)."""
     b_ref = np.interp(theta, law.theta, law.b)
     b_ref = np.maximum(b_ref, 1e-8 * max(b_ref.max(), 1e-300))
-    found = predicted_room(robot, path, theta, blocks_of, b_ref, substeps)
+    found = predicted_room(robot, theta, data, blocks_of, b_ref)
     if found is None:
         return theta
     if found[1] <= target:

@@ -28,7 +28,6 @@ import time
 import numpy as np
 
 from ..errors import InfeasiblePathError
-from ..limits.rows import PathData
 from ..socp import stations as st
 from ..socp.problem import OBJECTIVES
 from ..socp.reachability import packed_profile
@@ -58,7 +57,8 @@ TANGENT_TOL = 1e-4                 # solve the tangent objective again, weighted
 MAX_TANGENT_ROUNDS = 3             # its duration may be further than this from the optimum (`tangent_bound`),
 TANGENT_SHRINK = 0.1               # and while it shrinks by this factor a solve, else the time cones (1)–(2) plan
 FAR_SLACK = 0.1                    # a solve (tangent objective) leaves out rows with more slack at the reference
-SLACK_TOL = 1e-7                   # (rows are scaled to ≤ 1 coefficients), and solves again with them if it breaks one
+FAR_SLACK_SOLVED = 0.02            # (rows are scaled to ≤ 1 coefficients; the reference a solution: repairs move it
+SLACK_TOL = 1e-7                   # little, 2–8 % faster plans with one), and solves again with them if it breaks one
 
 
 class TimeOptimalPlanner:
@@ -120,7 +120,7 @@ class TimeOptimalPlanner:
                         gap_target=REFINE_ABOVE if self.gap_target is None else self.gap_target, linear=self.linear,
                         may_refine=self.auto_grid and self.max_splits > 0 and self.estimates_gap)
             self.theta, self.L, self.Bbar, self.law0, self.all_stations = s.theta, s.L, s.Bbar, s.law, s.all_stations
-            self.sub, self.ths, self.samples, self.b_ref0 = s.sub, s.ths, s.samples, s.b_ref
+            self.sub, self.ths, self.data0, self.b_ref0 = s.sub, s.ths, s.data, s.b_ref
             self.lams0, self.moved0, self.caps = s.lams, s.moved, s.caps
             if self.gap_target is None:
                 self.gap_target = DENSE_REFINE_ABOVE if self.all_stations else REFINE_ABOVE
@@ -147,8 +147,8 @@ class TimeOptimalPlanner:
         with timed(timings, "coefficients"):
             self._prepare()
             robot = self.payload_robot(payload)
-            theta, P, S, ths = self.theta, self.theta.size, self.samples, self.ths
-            data = PathData(robot, ths, S.q, S.dq, S.ddq)
+            theta, P, ths = self.theta, self.theta.size, self.ths
+            data = self.data0 if robot is self.robot else self.data0.with_robot(robot)
         diagnose.check_holdable(robot, ths, data.coefficients.d)
         diagnose.warn_rest_margin(robot, theta, data.coefficients.d[:P], sd_start, sd_end, self.tol)
         if np.isfinite(robot.tau_max).any():
@@ -170,18 +170,19 @@ class TimeOptimalPlanner:
         rounds = viscous_rounds = tangent_rounds = iterations = 0
         last, cones, last_bound = None, False, np.inf          # last (β, δ); the time cones after all; certificate
         refinements, excess, check, first, reweigh = [], [np.inf], None, True, False   # reweigh: the same rows
+        bound = {}                                             # the rows that can bind, per station (`st.binding`)
         while True:
             t0 = time.perf_counter()
             tangent = self.tangent and not self.all_stations and not cones and not (ctrl is not None and linear)
             if not (reweigh and tangent):
                 blocks = [blk.at(None) for blk in limit_blocks(self.limits, data, b_ref, scales)]
                 if first:
-                    diagnose.check_boundaries(robot, theta, S.dq[:P], blocks, sd_start, sd_end)
+                    diagnose.check_boundaries(robot, theta, data.dq[:P], blocks, sd_start, sd_end)
                     first = False
                 on = st.stations_on(moved | self.all_stations, self.scheme)
                 rows, keep, values = st.packed(blocks, self.L, self.Bbar, theta, lams, self.scheme, on,
                                                b_ref / scale_b if self.prune else None, force, linear, caps,
-                                               b_ends / scale_b, b_ref / scale_b if tangent else None)
+                                               b_ends / scale_b, b_ref / scale_b if tangent else None, bound)
                 if tangent and iterations == 0:        # the first reference: the sweeps on these rows
                     found = packed_profile(values, P - 1, ref[0])
                     if found is not None:                  # its far rows are left out too (below)
@@ -190,7 +191,8 @@ class TimeOptimalPlanner:
             # a solve leaves out the rows far from binding at the sweeps' profile or the last solution (repairs
             # and re-weighting move it little; 25–35 % fewer rows on the planner suite, the median plan 47 → 43
             # ms), and solves again with them if it breaks one
-            far = st.slack(values, *last) > FAR_SLACK if tangent and last is not None else None
+            far = st.slack(values, *last) > (FAR_SLACK if iterations == 0 else FAR_SLACK_SOLVED) \
+                if tangent and last is not None else None
             if ctrl is not None:
                 values.update(ctrl.values())
             if tangent:
@@ -264,7 +266,7 @@ class TimeOptimalPlanner:
                                                np.abs(data.coefficients.d) / robot.tau_max, linear))
             if refinements[-1]["moved"]:                       # rows at the moved stations
                 with timed(timings, "coefficients"):
-                    ths, data = at_stations(robot, self.path, theta, lams, self.scheme)
+                    ths, data = at_stations(robot, self.path, theta, lams, self.scheme, (ths, data))
                     b_ref = np.maximum(law.b_at(ths), 1e-8 * max(law.b.max(), 1e-300)) if viscous \
                         else reference_b(self.law0, self.Bbar, self.L, ths)
         estimate = None

@@ -23,7 +23,6 @@ import numpy as np
 
 from ..limits.joint import JointVelocityLimit
 from ..limits.rows import PathData
-from ..path import PathSamples
 from ..socp import stations as st
 from ..trajectory import TimeLaw
 from ..verify import SubSamples
@@ -52,7 +51,7 @@ class Setup:
     lams: np.ndarray               # (P − 1, stations) the stations' positions inside the intervals
     moved: np.ndarray              # (P − 1, 2) free stations already switched on
     ths: np.ndarray                # θ at the stations
-    samples: PathSamples           # the path at the stations
+    data: PathData                 # the path at the stations (its coefficients for the planner's robot)
     b_ref: np.ndarray              # b at the stations on the coarse profile (`reference_b`)
     caps: tuple | None             # speed caps between the stations (`speed_caps`)
 
@@ -68,11 +67,33 @@ def reference_b(law, Bbar: float, L: float, ths) -> np.ndarray:
     return np.maximum(ref, 1e-8 * max(ref.max(), 1e-300))
 
 
-def at_stations(robot, path, theta, lams, scheme: str) -> tuple[np.ndarray, PathData]:
-    """(θ at the stations, the path data there): after a repair moved stations (`refine.repaired`)."""
+def at_stations(robot, path, theta, lams, scheme: str, old=None) -> tuple[np.ndarray, PathData]:
+    """(θ at the stations, the path data there). With `old` = (θ, path data) of some samples on the same
+    path and robot, the stations at those θ keep their data and only the others are evaluated: after a
+    repair moved a few stations (`refine.repaired`), or on a grid relocated from the one the data was for."""
     ths = st.station_thetas(theta, lams, scheme)
-    S = path.evaluate(ths)
-    return ths, PathData(robot, ths, S.q, S.dq, S.ddq)
+    if old is None:
+        S = path.evaluate(ths)
+        return ths, PathData(robot, ths, S.q, S.dq, S.ddq)
+    order = np.argsort(old[0], kind="stable")
+    known = old[0][order]
+    pos = np.minimum(np.searchsorted(known, ths), known.size - 1)
+    found = known[pos] == ths
+    src, new = order[pos[found]], ~found
+    data = old[1]
+    if not new.any():
+        return ths, PathData(robot, ths, data.q[src], data.dq[src], data.ddq[src],
+                             type(data.coefficients)(*(x[src] for x in data.coefficients)))
+    S = path.evaluate(ths[new])
+    fresh = PathData(robot, ths[new], S.q, S.dq, S.ddq)
+
+    def merged(x, y):
+        out = np.empty((ths.size,) + x.shape[1:])
+        out[found], out[new] = x[src], y
+        return out
+    coeffs = [merged(x, y) for x, y in zip(data.coefficients, fresh.coefficients)]
+    return ths, PathData(robot, ths, merged(data.q, S.q), merged(data.dq, S.dq), merged(data.ddq, S.ddq),
+                         type(data.coefficients)(*coeffs))
 
 
 def speed_caps(robot, limits, sub, law, scale_b: float, tol: float, skip, near: bool = False) -> tuple | None:
@@ -127,13 +148,18 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
             if takes_knots(len(path.knots) - 2, grid_spec) else place(grid_spec)
     # dense waypoint paths: limits bend inside most intervals, every station on (3000 waypoints: 31 s, not 57)
     all_stations = dense(path, theta.size - 1)
+    stations0 = None
     if law is not None and grid_mode != "fixed" and not all_stations and relocate:
         # start on the grid refined by the predicted room only where the plan's gap estimate could ask
         # for it: not with rate limits, a controller profile's rates or an energy term (no estimate), nor
         # with θ̈ linear per interval (the prediction is the constant law's loss, which it mostly avoids)
         larger = (lambda room: split_grid(theta, holding(room, REFINE_SHARE))) if may_refine and not linear \
             and theta.size - 1 < REFINE_MAX_INTERVALS else None
-        theta = relocated(robot, path, theta, law, lambda d, br: limit_blocks(limits, d, br, None), substeps,
+        # the path data at the stations of this grid: the prediction's check points, and the plan's stations
+        # after it wherever the relocation leaves them
+        stations0 = at_stations(robot, path, theta, st.default_lams(theta.size - 1, "interpolation"),
+                                "interpolation")
+        theta = relocated(robot, path, theta, law, stations0[1], lambda d, br: limit_blocks(limits, d, br, None),
                           gap_target, larger)
     L = theta[-1] - theta[0]
     top = law.b.max() if law is not None else np.nanmax(np.where(np.isfinite(vel), vel, np.nan), initial=np.nan)
@@ -141,7 +167,7 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
     sub = SubSamples.build(path, theta, substeps)
     lams = st.default_lams(theta.size - 1, scheme)
     moved = np.zeros((theta.size - 1, 2), bool)
-    ths = st.station_thetas(theta, lams, scheme)
+    ths, data = at_stations(robot, path, theta, lams, scheme, stations0 if scheme == "interpolation" else None)
     caps = None
     if scheme == "interpolation":      # between the stations always on: the middle, or all five on dense paths
         lam = np.asarray(st.SCHEMES[scheme])
@@ -149,4 +175,4 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
         at = SubSamples.build(path, theta, CAP_SUBSTEPS_LINEAR, knots=False) if lin else sub
         caps = speed_caps(robot, limits, at, law, L * L * Bbar, tol, lam if all_stations else lam[[0, 2, 4]], lin)
     return Setup(theta=theta, L=L, Bbar=Bbar, law=law, all_stations=all_stations, sub=sub, lams=lams, moved=moved,
-                 ths=ths, samples=path.evaluate(ths), b_ref=reference_b(law, Bbar, L, ths), caps=caps)
+                 ths=ths, data=data, b_ref=reference_b(law, Bbar, L, ths), caps=caps)

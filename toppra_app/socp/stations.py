@@ -147,12 +147,22 @@ def on_tangent(rows: OneSided, beta_ref: np.ndarray) -> OneSided:
                     rows.origin)
 
 
-def binding(rows: OneSided, beta_ref: np.ndarray) -> np.ndarray:
-    """(Ps, R) bool: rows that can bind at each station sample (√β taken on its tangent at beta_ref)."""
+def binding(rows: OneSided, beta_ref: np.ndarray, last: dict | None = None) -> np.ndarray:
+    """(Ps, R) bool: rows that can bind at each station sample (√β taken on its tangent at beta_ref).
+    Each sample's answer depends on its own rows only: with `last` (a dict this call fills) the samples
+    whose rows equal those of the previous call are not tested again (a repair changes a few)."""
     finite = np.isfinite(rows.h)
     lin = on_tangent(rows, beta_ref)
-    keep = binding_rows(lin.al, lin.be, np.where(finite, lin.h, 1e300))
-    return keep & finite
+    h = np.where(finite, lin.h, 1e300)
+    if last and last["h"].shape == h.shape:
+        new = ((lin.al != last["al"]) | (lin.be != last["be"]) | (h != last["h"])).any(axis=1)
+        keep = last["keep"].copy()
+        keep[new] = binding_rows(lin.al[new], lin.be[new], h[new]) & finite[new]
+    else:
+        keep = binding_rows(lin.al, lin.be, h) & finite
+    if last is not None:
+        last.update(al=lin.al, be=lin.be, h=h, keep=keep)
+    return keep
 
 
 def slot_count(keep: np.ndarray) -> int:
@@ -298,18 +308,19 @@ def with_ends(values: dict, ends: np.ndarray, N: int) -> dict:
 
 def packed(blocks, L: float, Bbar: float, theta: np.ndarray, lams: np.ndarray, scheme: str, on: np.ndarray,
            beta_ref: np.ndarray | None = None, force: np.ndarray | None = None, linear: bool = False, caps=None,
-           ends: np.ndarray | None = None, convex_at: np.ndarray | None = None):
+           ends: np.ndarray | None = None, convex_at: np.ndarray | None = None, last: dict | None = None):
     """The rows of `blocks` one-sided and scaled (`one_sided`), those kept that can bind at `beta_ref`
     (`binding`; every finite row when it is None) or are `force`d, and packed (`pack`), with the speed caps
     `caps` (`with_speed_caps`) after them and the boundary values `ends` (β_0, β_N; `with_ends`) taken in:
     (rows, keep, values); the row slots per interval are `values["u"].size // N`. `convex_at` (β at the
     station samples): the √β terms (the convex side of viscous friction) on their tangent there as well
     (`on_tangent`; `refine.tangent_gap(convex=True)` measures its optimism), so the rows are linear and the
-    tangent objective's problem needs no cones."""
+    tangent objective's problem needs no cones. `last`: the `binding` test's record from the previous call
+    on this grid (a dict, filled here)."""
     rows = one_sided(blocks, L, Bbar)
     if convex_at is not None and rows.ga.any():
         rows = on_tangent(rows, convex_at)
-    keep = binding(rows, beta_ref) if beta_ref is not None else np.isfinite(rows.h)
+    keep = binding(rows, beta_ref, last) if beta_ref is not None else np.isfinite(rows.h)
     if force is not None:
         keep |= force
     K = slot_count(keep)
