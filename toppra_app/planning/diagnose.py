@@ -140,9 +140,13 @@ def _raise_point(robot, theta, i, name, blk, r, b, other=None):
 # without it a solve may end "almost solved" or, once measured, "infeasible"). Each solve is first probed
 # without refinement (~25 % faster an iteration), the probe kept only if "optimal"; after a failed probe
 # the plan's later solves go straight to the chain (`ControllerRows.probe`). Controller benchmark, one
-# interleaved A/B run: median planning time 2.32× → 1.85× the plain plan's
-CONTROLLER_CLARABEL: dict = dict(iterative_refinement_enable=True, tol_gap_abs=1e-6, tol_gap_rel=1e-6)
-CONTROLLER_PROBE: dict = dict(iterative_refinement_enable=False, tol_gap_abs=1e-6, tol_gap_rel=1e-6)
+# interleaved A/B run: median planning time 2.32× → 1.85× the plain plan's. Clarabel's equilibration stays on
+# here (the plain plans go without, `solvers.FAST_CLARABEL`): without it the controller's cones stopped up to
+# 3.6e-4 long on iiwa 7 paths (tests/test_tangent_objective.py)
+CONTROLLER_CLARABEL: dict = dict(iterative_refinement_enable=True, tol_gap_abs=1e-6, tol_gap_rel=1e-6,
+                                 equilibrate_enable=True)
+CONTROLLER_PROBE: dict = dict(iterative_refinement_enable=False, tol_gap_abs=1e-6, tol_gap_rel=1e-6,
+                              equilibrate_enable=True)
 
 
 def solve_station_problem(N: int, R: int, values: dict, solver, sd_start: float, sd_end: float, K: int = 0,

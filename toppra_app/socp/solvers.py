@@ -29,8 +29,11 @@ def installed_solvers() -> frozenset:
 
 # tolerances: the problems are normalised (rows ~1, speeds ~1, duration ~1), so 1e-6 gives durations to
 # ~1e-6 relative; iterative refinement of the KKT solves roughly doubles the time per iteration and is
-# only needed in the fallback for ill-conditioned problems
-FAST_CLARABEL = dict(tol_feas=1e-7, tol_gap_abs=1e-7, tol_gap_rel=1e-7, iterative_refinement_enable=False)
+# only needed in the fallback for ill-conditioned problems; so is Clarabel's equilibration (rows scaled
+# to coefficients ≤ 1 already): without it the solver is set up faster and takes ~1 iteration fewer
+# (planner suite: plans 1–4 % faster, durations within 5e-7, the same solves)
+FAST_CLARABEL = dict(tol_feas=1e-7, tol_gap_abs=1e-7, tol_gap_rel=1e-7, iterative_refinement_enable=False,
+                     equilibrate_enable=False)
 # the second try: iterative refinement on (Clarabel's default), more equilibration and iterations; tighter
 # tolerances (1e-8) end "almost solved" (optimal_inaccurate) on the normalised problem and gain nothing
 CAREFUL_CLARABEL = dict(max_iter=500, tol_feas=1e-7, tol_gap_abs=1e-7, tol_gap_rel=1e-7, equilibrate_max_iter=50)
