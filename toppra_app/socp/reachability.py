@@ -73,15 +73,14 @@ def reachable_profile(blocks, theta, b_start: float, b_end: float) -> np.ndarray
     top[-2] = min(top[-2], last)
     # the sweeps are sequential in i: plain floats per point (a handful of rows each) cost ~1 µs a point
     # where numpy calls on short arrays cost ~20 (the same arithmetic, so the same numbers)
-    shift_l = np.where(pos, shift, -np.inf).tolist()     # rows that bound nothing: (K + inf)·1 = inf
-    inv_l = np.where(pos, inv, 1.0).tolist()
+    (shift_l, inv_l), bo = _per_interval(lower[:-1] & pos, shift, inv)     # the rows that bound something
     stops = {i: shift[i, blocked[i]].tolist() for i in np.flatnonzero(blocked.any(axis=1))}
     top, low = top.tolist(), b_low.tolist()
     Kl = [0.0] * P
     Kl[-1] = float(b_end)
     for i in range(P - 2, -1, -1):                  # backward: largest b_i that can still reach K_{i+1}
-        k1 = Kl[i + 1]
-        bound = min([(k1 - sh) * iv for sh, iv in zip(shift_l[i], inv_l[i])], default=np.inf)
+        k1, r = Kl[i + 1], slice(bo[i], bo[i + 1])
+        bound = min([(k1 - sh) * iv for sh, iv in zip(shift_l[r], inv_l[r])], default=np.inf)
         if i in stops and any(k1 - sh < 0 for sh in stops[i]):
             bound = -np.inf
         Kl[i] = min(top[i], bound)
@@ -89,13 +88,13 @@ def reachable_profile(blocks, theta, b_start: float, b_end: float) -> np.ndarray
             return None
     if b_start > Kl[0] * (1 + 1e-9) + 1e-12:
         return None
-    cu, su = np.where(upper, c, np.inf).tolist(), np.where(upper, s, 0.0).tolist()
+    (cu, su), fo = _per_interval(upper[:-1], c[:-1], s[:-1])
     d2 = (2.0 * dth).tolist()
     b = [0.0] * P
     b[0] = float(b_start)
     for i in range(P - 1):                          # forward: accelerate as hard as the rows allow
-        bi = b[i]
-        a_max = min([cc - ss * bi for cc, ss in zip(cu[i], su[i])], default=np.inf)
+        bi, r = b[i], slice(fo[i], fo[i + 1])
+        a_max = min([cc - ss * bi for cc, ss in zip(cu[r], su[r])], default=np.inf)
         b[i + 1] = max(min(Kl[i + 1], bi + d2[i] * a_max), 0.0)
     return np.array(b)
 
@@ -197,27 +196,35 @@ def _sweeps(U, W, H, live, ends):
             axis=1, initial=np.inf))
         # backward rows: x ≤ c − s K_{j+1} (lower rows with u > 0); forward rows: y ≤ c − s x (upper rows)
         back = lo_on & (Ul > 0)
-        bc, bs = np.where(back, Hl / Ul, np.inf), np.where(back, Wl / Ul, 0.0)
+        (bc, bs), bo = _per_interval(back, Hl / Ul, Wl / Ul)
         fc, fs = np.where(up_on, Hu / Wu, np.inf), np.where(up_on, Uu / Wu, 0.0)
-    bc, bs, fc, fs, own = bc.tolist(), bs.tolist(), fc.tolist(), fs.tolist(), own.tolist()
+    own = own.tolist()
     K = [0.0] * (N + 1)
     K[N] = float(ends[1])
     for j in range(N - 1, -1, -1):          # backward: the largest β_j from which β_{j+1} ≤ K_{j+1} is reachable
-        k1 = K[j + 1]
-        k = min([own[j]] + [c - s * k1 for c, s in zip(bc[j], bs[j])])
+        k1, r = K[j + 1], slice(bo[j], bo[j + 1])
+        k = min([own[j]] + [c - s * k1 for c, s in zip(bc[r], bs[r])])
         if not k >= -1e-12:
             return None
         K[j] = max(k, 0.0)
     if ends[0] > K[0] * (1.0 + 1e-9) + 1e-12:
         return None
+    (fc, fs), fo = _per_interval(up_on, fc, fs)
     b = [0.0] * (N + 1)
     b[0] = float(ends[0])
     for j in range(N):                      # forward: as fast as the rows allow
-        x = b[j]
-        b[j + 1] = max(min([K[j + 1]] + [c - s * x for c, s in zip(fc[j], fs[j])]), 0.0)
+        x, r = b[j], slice(fo[j], fo[j + 1])
+        b[j + 1] = max(min([K[j + 1]] + [c - s * x for c, s in zip(fc[r], fs[r])]), 0.0)
     beta = np.array(b)
     beta[N] = ends[1]
     return beta if np.isfinite(beta).all() and beta.max() > 0 else None
+
+
+def _per_interval(mask, *arrays):
+    """The entries of (N, R) arrays where `mask`, as flat lists (interval by interval), and the offsets of
+    each interval's in them (interval j: [off[j], off[j + 1])): plain floats for the sequential sweeps."""
+    off = np.concatenate([[0], np.cumsum(mask.sum(axis=1))]).tolist()
+    return [x[mask].tolist() for x in arrays], off
 
 
 def _first(mask, *arrays):
