@@ -38,6 +38,7 @@ import dynamics
 
 from .rows import per_joint_positive
 from ..errors import InfeasiblePathError, InputError
+from ..path import PathSamples
 from ..verify import Worst
 from ..errors import short_repr
 
@@ -94,12 +95,15 @@ class RateLimits:
             hi = np.where(hi > lo, hi, np.minimum(lo + h, path.s_end))      # at a path end: the inner side
             lo = np.where(hi > lo, lo, hi - h)
             windows.append((lo, hi))
-        at = np.concatenate([theta] + [x for w in windows for x in w])
-        S = path.evaluate(at)
+        # the sides share most points (θ ends one side's window and starts the other's): each evaluated once
+        points, back = np.unique(np.concatenate([theta] + [x for w in windows for x in w]), return_inverse=True)
+        U = path.evaluate(points)
+        S = PathSamples(*(x[back] for x in U))
         torque = "torque_rate" in self.limits
         if torque:
-            co = dynamics.path_coefficients(robot, S.q, S.dq, S.ddq)
-            grav = dynamics.gravity_torques(robot, S.q[P:])
+            co = dynamics.path_coefficients(robot, U.q, U.dq, U.ddq)
+            grav = (co.d - robot.coulomb * np.sign(U.dq))[back[P:]]       # d̃ = g + F_c sign(q′) (Safeea eq. 5)
+            co = type(co)(*(x[back] for x in co))
         q3 = np.asarray(path(np.concatenate([0.5 * (lo + hi) for lo, hi in windows]), 3),
                         dtype=float).reshape(len(sides) * P, -1)
         q1, q2 = S.dq[:P], S.ddq[:P]
