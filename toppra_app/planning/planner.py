@@ -58,7 +58,9 @@ MAX_TANGENT_ROUNDS = 3             # its duration may be further than this from 
 TANGENT_SHRINK = 0.1               # and while it shrinks by this factor a solve, else the time cones (1)–(2) plan
 FAR_SLACK = 0.1                    # a solve (tangent objective) leaves out rows with more slack at the reference
 FAR_SLACK_SOLVED = 0.02            # (rows are scaled to ≤ 1 coefficients; the reference a solution: repairs move it
-SLACK_TOL = 1e-7                   # little, 2–8 % faster plans with one), and solves again with them if it breaks one
+SLACK_TOL = 1e-7                   # little, 2–8 % faster plans with one; not with a controller profile, whose passes
+                                   # hinge on its solutions: iiwa7/tiny-0 one pass fewer, 3.8 % longer), and solves
+                                   # again with them if it breaks one
 
 
 class TimeOptimalPlanner:
@@ -191,7 +193,7 @@ class TimeOptimalPlanner:
             # a solve leaves out the rows far from binding at the sweeps' profile or the last solution (repairs
             # and re-weighting move it little; 25–35 % fewer rows on the planner suite, the median plan 47 → 43
             # ms), and solves again with them if it breaks one
-            far = st.slack(values, *last) > (FAR_SLACK if iterations == 0 else FAR_SLACK_SOLVED) \
+            far = st.slack(values, *last) > (FAR_SLACK if iterations == 0 or ctrl is not None else FAR_SLACK_SOLVED) \
                 if tangent and last is not None else None
             if ctrl is not None:
                 values.update(ctrl.values())
