@@ -6,15 +6,16 @@ speeds) only, so the same inputs give the same plan whatever was planned before 
 1. once per planner (`prepare`): the grid (`grid`, `placement`), the scales L, B̄ of θ and θ̇², the path at
    the row stations and at the between-grid check's sub-samples;
 2. the limits' rows at the stations (`limits`), payload merged into the robot, impassable points ruled out;
-3. the rows that can bind, scaled and written into the compiled problem of this structure
-   (`socp.stations`, `cache`) — nothing is compiled after the first plan of a structure;
+3. the rows that can bind, scaled and written into the compiled problem of this structure (`socp.stations`,
+   `cache`) — nothing is compiled after the first plan of a structure;
 4. solve (`socp.solvers`) the tangent objective at the sweeps' profile on these rows (`socp.reachability`),
    the rows far from binding there left out; add any row the solution breaks and solve again; weigh again
    at the solution until its certificate (`socp.tangent`) is within `TANGENT_TOL`;
 5. viscous friction: re-solve on the tangent at the new profile while it moves a limit by > `VISCOUS_TOL`;
 6. check the exact time law between grid points (`verify`); where a limit is exceeded by more than
    `tol`, move a free station onto the worst point or lower the limit there (`refine`) and solve again
-   (`max_rounds`); when that stalls, plan again on a split default grid (`max_splits`);
+   (`max_rounds`); when that stalls, or where the gap estimate is above `gap_target` (then at once, not
+   after repairs, which would not lower it), plan again on a split default grid (`max_splits`);
 7. warn where the plan still exceeds a limit or may be far from the optimum (`diagnose.warn_plan`).
 
 The options are checked, and turned into the robot, path and limits a plan uses, by `options`.
@@ -135,10 +136,8 @@ class TimeOptimalPlanner:
 
     def payload_robot(self, payload):
         """The robot with `payload` merged (`RobotModel.with_payload`)."""
-        if payload is None:
-            return self.robot
-        kwargs = {"allow_overload": True} if self.allow_overload else {}
-        return self.robot.with_payload(payload, frame=self.payload_frame, **kwargs)
+        return self.robot if payload is None else self.robot.with_payload(
+            payload, frame=self.payload_frame, **({"allow_overload": True} if self.allow_overload else {}))
 
     # ------------------------------------------------------------------ one plan
     def plan(self, payload=None, sd_start: float = 0.0, sd_end: float = 0.0) -> TimeOptimalPlan:
@@ -169,10 +168,13 @@ class TimeOptimalPlanner:
         scales = refine.base_scales(self.limits, P, ths.size, robot.n, self.tol)
         lams, moved = self.lams0.copy(), self.moved0.copy()
         viscous = bool((robot.viscous[np.isfinite(robot.tau_max)] > 0).any())
+        estimating = self.estimates_gap and all(lim.headroom_checked for lim in self.limits)
+        gap_split = estimating and self.auto_grid and self.max_splits > 0 and P - 1 < REFINE_MAX_INTERVALS \
+            and not linear                                     # over the gap target: a split grid (step 6)
         rounds = viscous_rounds = tangent_rounds = iterations = 0
         last, cones, last_bound = None, False, np.inf          # last (β, δ); the time cones after all; certificate
-        refinements, excess, check, first, reweigh = [], [np.inf], None, True, False   # reweigh: the same rows
-        bound = {}                                             # the rows that can bind, per station (`st.binding`)
+        # reweigh: the same rows; bound: the rows that can bind, per station (`st.binding`)
+        refinements, excess, check, first, reweigh, bound = [], [np.inf], None, True, False, {}
         while True:
             t0 = time.perf_counter()
             tangent = self.tangent and not self.all_stations and not cones and not (ctrl is not None and linear)
@@ -190,11 +192,10 @@ class TimeOptimalPlanner:
                     if found is not None:                  # its far rows are left out too (below)
                         ref, last = found, (found[0], st.delta_of(*found, dsig))
             reweigh = False
-            # a solve leaves out the rows far from binding at the sweeps' profile or the last solution (repairs
-            # and re-weighting move it little; 25–35 % fewer rows on the planner suite, the median plan 47 → 43
-            # ms), and solves again with them if it breaks one
-            far = st.slack(values, *last) > (FAR_SLACK if iterations == 0 or ctrl is not None else FAR_SLACK_SOLVED) \
-                if tangent and last is not None else None
+            # a solve leaves out the rows far from binding at the sweeps' profile or the last solution (repairs and
+            # re-weighting move it little; 25–35 % fewer rows, the median plan 47 → 43 ms), again with them if broken
+            far_at = FAR_SLACK if iterations == 0 or ctrl is not None else FAR_SLACK_SOLVED
+            far = st.slack(values, *last) > far_at if tangent and last is not None else None
             if ctrl is not None:
                 values.update(ctrl.values())
             if tangent:
@@ -217,8 +218,7 @@ class TimeOptimalPlanner:
             if status == "failed":                             # rows left out and not solved: with every row
                 last = None
                 continue
-            beta, delta = (beta[:P], beta[P:]) if linear else (beta, None)
-            beta = np.maximum(beta, 0.0)
+            beta, delta = (np.maximum(beta[:P], 0.0), beta[P:]) if linear else (np.maximum(beta, 0.0), None)
             if far is not None and far.any():                  # rows left out of this solve: all of them kept?
                 broken = st.slack(values, beta, delta)[far] < -SLACK_TOL * np.maximum(1.0, np.abs(values["h"][far]))
                 if broken.any():
@@ -256,6 +256,10 @@ class TimeOptimalPlanner:
                     continue
                 break
             excess.append(check.worst_ratio - 1.0)
+            estimate = gap_estimate(check, law) if rounds == 0 and gap_split else None
+            if estimate is not None and estimate > self.gap_target:     # refined anyway: split now, not repair
+                bad, record = refine.for_the_gap(check, law, estimate, refine.over_intervals(over, P - 1))
+                return plan_finer(self, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all)
             if rounds >= self.max_rounds or (rounds >= 3 and excess[-1] > 0.7 * excess[-2]):
                 if self.auto_grid and self.max_splits > 0 and P <= MAX_INTERVALS:
                     bad = refine.over_intervals(over, P - 1)
@@ -271,13 +275,10 @@ class TimeOptimalPlanner:
                     ths, data = at_stations(robot, self.path, theta, lams, self.scheme, (ths, data))
                     b_ref = np.maximum(law.b_at(ths), 1e-8 * max(law.b.max(), 1e-300)) if viscous \
                         else reference_b(self.law0, self.Bbar, self.L, ths)
-        estimate = None
-        if self.estimates_gap and all(lim.headroom_checked for lim in self.limits):
-            estimate = gap_estimate(check, law)
-            if estimate is not None and estimate > self.gap_target and check.worst_ratio <= 1.0 + self.tol \
-                    and self.auto_grid and self.max_splits > 0 and P - 1 < REFINE_MAX_INTERVALS and not linear:
-                bad, record = refine.for_the_gap(check, law, estimate)
-                return plan_finer(self, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all)
+        estimate = gap_estimate(check, law) if estimating else None
+        if gap_split and estimate is not None and estimate > self.gap_target and check.worst_ratio <= 1.0 + self.tol:
+            bad, record = refine.for_the_gap(check, law, estimate)
+            return plan_finer(self, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all)
         rate_check, rate_info = ctrl.finished(robot) if ctrl is not None else (None, None)
         if self.energy_weight > 0 or self.rates is not None:
             from .sequential import plan_sequential

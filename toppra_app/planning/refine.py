@@ -132,10 +132,12 @@ def tighten_caps(caps, over: dict, check, tol: float) -> None:
     caps[2][js] *= f
 
 
-def for_the_gap(check, law, estimate: float) -> tuple[np.ndarray, dict]:
+def for_the_gap(check, law, estimate: float, over=None) -> tuple[np.ndarray, dict]:
     """(intervals to halve (N,) bool, refinement record) for a plan whose gap estimate is above target:
-    the intervals holding `REFINE_SHARE` of the room (`verify.interval_room`)."""
-    bad = holding(interval_room(check, law), REFINE_SHARE)
+    the intervals holding `REFINE_SHARE` of the room (`verify.interval_room`), and those in `over` (N,) bool
+    (a first plan over a limit there: the split grid is repaired rather than this one, whose repairs would
+    not have brought the estimate below target — they lower the profile, which leaves more room)."""
+    bad = holding(interval_room(check, law), REFINE_SHARE) | (False if over is None else over)
     return bad, dict(action="refine", points=int(bad.sum()), gap_estimate=estimate)
 
 
