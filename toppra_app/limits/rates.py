@@ -228,17 +228,17 @@ class RateLimits:
         a sample at rest (q̈ = 0, τ = gravity) Δt_c before the start / after the end)."""
         t, qdd, tau, s = sample.t, sample.qdd, sample.tau, sample.s
         if rest_start or rest_end:
-            rest = lambda q: dynamics.inverse_dynamics(robot, q[None], np.zeros_like(q)[None],
-                                                       np.zeros_like(q)[None])[0]
+            ends = sample.q[[0, -1]]                     # the torques holding the end configurations, in one batch
+            rest = dynamics.inverse_dynamics(robot, ends, np.zeros_like(ends), np.zeros_like(ends))
             if rest_start:
                 t = np.concatenate(([t[0] - self.dt_c], t))
                 qdd = np.vstack([np.zeros(robot.n), qdd])
-                tau = np.vstack([rest(sample.q[0]), tau])
+                tau = np.vstack([rest[0], tau])
                 s = np.concatenate(([s[0]], s))
             if rest_end:
                 t = np.concatenate((t, [t[-1] + self.dt_c]))
                 qdd = np.vstack([qdd, np.zeros(robot.n)])
-                tau = np.vstack([tau, rest(sample.q[-1])])
+                tau = np.vstack([tau, rest[1]])
                 s = np.concatenate((s, [s[-1]]))
         dt = np.diff(t)[:, None]
         out = {}
