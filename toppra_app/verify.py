@@ -280,9 +280,14 @@ def gap_estimate(check: LimitCheck, law) -> float | None:
     of any limit at a sub-sample is ρ < 1 the motion is slower than it could be there. Summed over the
     intervals as (1 − min ρ)·Δt/T. Not a bound: on the planner benchmark suite it was above the measured
     gap to a 3200-interval solve in every case, by 1.5× (large gaps) to ~15× (small ones)."""
-    if check.rho is None or law.duration <= 0 or not np.isfinite(law.duration):
+    return None if check.rho is None else estimate_of(interval_room(check, law), law)
+
+
+def estimate_of(room: np.ndarray, law) -> float | None:
+    """`gap_estimate` from the room (N,) of every interval (`room_of`): its sum over the duration."""
+    if law.duration <= 0 or not np.isfinite(law.duration):
         return None
-    return float(interval_room(check, law).sum() / law.duration)
+    return float(room.sum() / law.duration)
 
 
 def interval_room(check: LimitCheck, law) -> np.ndarray:

@@ -38,7 +38,6 @@ import dynamics
 
 from .rows import per_joint_positive
 from ..errors import InfeasiblePathError, InputError
-from ..path import PathSamples
 from ..verify import Worst
 from ..errors import short_repr
 
@@ -98,7 +97,6 @@ class RateLimits:
         # the sides share most points (θ ends one side's window and starts the other's): each evaluated once
         points, back = np.unique(np.concatenate([theta] + [x for w in windows for x in w]), return_inverse=True)
         U = path.evaluate(points)
-        S = PathSamples(*(x[back] for x in U))
         torque = "torque_rate" in self.limits
         if torque:
             co = dynamics.path_coefficients(robot, U.q, U.dq, U.ddq)
@@ -106,7 +104,7 @@ class RateLimits:
             co = type(co)(*(x[back] for x in co))
         q3 = np.asarray(path(np.concatenate([0.5 * (lo + hi) for lo, hi in windows]), 3),
                         dtype=float).reshape(len(sides) * P, -1)
-        q1, q2 = S.dq[:P], S.ddq[:P]
+        q1, q2 = U.dq[back[:P]], U.ddq[back[:P]]
         out = []
         for m, (lo, hi) in enumerate(windows):
             one = {}

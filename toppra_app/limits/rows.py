@@ -72,6 +72,13 @@ class PathData:
     def with_robot(self, robot) -> "PathData":
         return PathData(robot, self.theta, self.q, self.dq, self.ddq)
 
+    def take(self, index) -> "PathData":
+        """The samples at `index` (an index array or slice), with their coefficients (computed here if
+        they were not yet)."""
+        co = self.coefficients
+        return PathData(self.robot, self.theta[index], self.q[index], self.dq[index], self.ddq[index],
+                        type(co)(*(x[index] for x in co)))
+
     @property
     def size(self) -> int:
         return int(self.theta.shape[0])

@@ -33,9 +33,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..limits.rows import PathData
 from ..socp import stations as st
-from ..verify import law_at, room_of
+from ..verify import estimate_of, law_at, room_of
 from .grid import rest_to_rest_law
 
 SHARE = 0.8                        # halve the intervals that hold this share of the predicted room
@@ -47,14 +46,13 @@ def predicted_room(robot, theta, data, blocks_of, b_ref):
     `prepare.at_stations`), whose grid points give the rows and all of them the check's points
     (`station_rho`); `blocks_of(data, b_ref)` gives the planner's row blocks, `b_ref` (P,) the tangent
     point of √b terms."""
-    P = theta.size
-    grid = PathData(robot, theta, data.q[:P], data.dq[:P], data.ddq[:P],
-                    type(data.coefficients)(*(x[:P] for x in data.coefficients)))
+    grid = data.take(slice(0, theta.size))                  # the stations at the grid points come first
     law = rest_to_rest_law([blk.at(None) for blk in blocks_of(grid, b_ref)], theta, b_ref)
-    if law is None or not law.duration > 0 or not np.isfinite(law.duration):
+    if law is None:
         return None
     room = room_of(station_rho(robot, data, law), law)
-    return room, float(room.sum() / law.duration)
+    estimate = estimate_of(room, law)
+    return None if estimate is None else (room, estimate)
 
 
 def station_rho(robot, data, law) -> np.ndarray:

@@ -82,8 +82,7 @@ def at_stations(robot, path, theta, lams, scheme: str, old=None) -> tuple[np.nda
     src, new = order[pos[found]], ~found
     data = old[1]
     if not new.any():
-        return ths, PathData(robot, ths, data.q[src], data.dq[src], data.ddq[src],
-                             type(data.coefficients)(*(x[src] for x in data.coefficients)))
+        return ths, data.take(src)
     S = path.evaluate(ths[new])
     fresh = PathData(robot, ths[new], S.q, S.dq, S.ddq)
 
