@@ -8,9 +8,10 @@ speeds) only, so the same inputs give the same plan whatever was planned before 
 2. the limits' rows at the stations (`limits`), payload merged into the robot, impassable points ruled out;
 3. the rows that can bind, scaled and written into the compiled problem of this structure (`socp.stations`,
    `cache`) — nothing is compiled after the first plan of a structure;
-4. solve (`socp.solvers`) the tangent objective at the sweeps' profile on these rows (`socp.reachability`),
-   the rows far from binding there left out; add any row the solution breaks and solve again; weigh again
-   at the solution until its certificate (`socp.tangent`) is within `TANGENT_TOL`;
+4. solve (`socp.solvers`) the tangent objective at the sweeps' profile on these rows (`socp.reachability`; the
+   free stations on where it rides a bending limit, `refine.bent`), rows far from binding there left out; add
+   any row the solution breaks and solve again; weigh again until its certificate (`socp.tangent`) is within
+   `TANGENT_TOL`;
 5. viscous friction: re-solve on the tangent at the new profile while it moves a limit by > `VISCOUS_TOL`;
 6. check the exact time law between grid points (`verify`); where a limit is exceeded by more than
    `tol`, move a free station onto the worst point or lower the limit there (`refine`) and solve again
@@ -57,11 +58,9 @@ VISCOUS_TOL = 1e-4                 # re-linearise viscous friction while its tan
 TANGENT_TOL = 1e-4                 # solve the tangent objective again, weighted at the last solution, while
 MAX_TANGENT_ROUNDS = 3             # its duration may be further than this from the optimum (`tangent_bound`),
 TANGENT_SHRINK = 0.1               # and while it shrinks by this factor a solve, else the time cones (1)–(2) plan
-FAR_SLACK = 0.1                    # a solve (tangent objective) leaves out rows with more slack at the reference
-FAR_SLACK_SOLVED = 0.02            # (rows are scaled to ≤ 1 coefficients; the reference a solution: repairs move it
-SLACK_TOL = 1e-7                   # little, 2–8 % faster plans with one; not with a controller profile, whose passes
-                                   # hinge on its solutions: iiwa7/tiny-0 one pass fewer, 3.8 % longer), and solves
-                                   # again with them if it breaks one
+FAR_SLACK = 0.1                    # a solve (tangent objective) leaves out rows (scaled to ≤ 1 coefficients) with
+FAR_SLACK_SOLVED = 0.02            # more slack at the reference, at a last solution this (2–8 % faster plans; not for
+SLACK_TOL = 1e-7                   # a controller profile: iiwa7/tiny-0 3.8 % longer), and solves again if one breaks
 
 
 class TimeOptimalPlanner:
@@ -152,8 +151,8 @@ class TimeOptimalPlanner:
             data = self.data0 if robot is self.robot else self.data0.with_robot(robot)
         diagnose.check_holdable(robot, ths, data.coefficients.d)
         diagnose.warn_rest_margin(robot, theta, data.coefficients.d[:P], sd_start, sd_end, self.tol)
-        if np.isfinite(robot.tau_max).any():
-            self.sub.prefetch(robot)                           # the check's kinematics, during the solve
+        if np.isfinite(robot.tau_max).any():                   # the check's kinematics, during the solve
+            self.sub.prefetch(robot)
         b_ends = np.array([sd_start ** 2, sd_end ** 2])
         linear = self.linear and not self.all_stations and (not self.rated or P - 1 <= LINEAR_MAX_INTERVALS)
         scale_b = self.L ** 2 * self.Bbar                      # b = scale_b β
@@ -174,7 +173,7 @@ class TimeOptimalPlanner:
         rounds = viscous_rounds = tangent_rounds = iterations = 0
         last, cones, last_bound = None, False, np.inf          # last (β, δ); the time cones after all; certificate
         # reweigh: the same rows; bound: the rows that can bind, per station (`st.binding`)
-        refinements, excess, check, first, reweigh, bound = [], [np.inf], None, True, False, {}
+        refinements, excess, check, first, reweigh, bound, found = [], [np.inf], None, True, False, {}, None
         while True:
             t0 = time.perf_counter()
             tangent = self.tangent and not self.all_stations and not cones and not (ctrl is not None and linear)
@@ -187,17 +186,18 @@ class TimeOptimalPlanner:
                 rows, keep, values = st.packed(blocks, self.L, self.Bbar, theta, lams, self.scheme, on,
                                                b_ref / scale_b if self.prune else None, force, linear, caps,
                                                b_ends / scale_b, b_ref / scale_b if tangent else None, bound)
-                if tangent and iterations == 0:        # the first reference: the sweeps on these rows
+                if tangent and iterations == 0 and found is None:   # the first reference: the sweeps on these rows
                     found = packed_profile(values, P - 1, ref[0])
                     if found is not None:                  # its far rows are left out too (below)
                         ref, last = found, (found[0], st.delta_of(*found, dsig))
+                        if linear and refine.bent(rows, *found, theta, self.scheme, self.tol, moved, scales):
+                            continue                   # the rows again, with the stations the bends ask for
             reweigh = False
             # a solve leaves out the rows far from binding at the sweeps' profile or the last solution (repairs and
             # re-weighting move it little; 25–35 % fewer rows, the median plan 47 → 43 ms), again with them if broken
             far_at = FAR_SLACK if iterations == 0 or ctrl is not None else FAR_SLACK_SOLVED
             far = st.slack(values, *last) > far_at if tangent and last is not None else None
-            if ctrl is not None:
-                values.update(ctrl.values())
+            values.update(ctrl.values() if ctrl is not None else {})
             if tangent:
                 values["weights"] = time_weights(*ref, dsig)
             timings["build"] += time.perf_counter() - t0

@@ -25,6 +25,8 @@ from .placement import holding
 
 INNER_SLACK = 0.5                  # share of `tol` allowed at the stations inside the intervals
 ACTIVE = 1e-5                      # a viscous tangent row within this (× τ_max) of its limit binds
+BEND_SHARE = 0.3                   # `bent`: an interval's free stations on where its predicted bulge is above this × tol
+BEND_NEAR = 0.05                   # `bending`: rows within this (× their limit) of it at the reference's middle
 
 
 def tightening(ratio, tol: float):
@@ -170,3 +172,54 @@ def tangent_gap(robot, data, b_ref, law, lams, scheme: str, scales, on=None, con
     if on is not None:
         active &= on[..., None]
     return float(np.where(active, gap, 0.0).max(initial=0.0))
+
+
+def bending(rows, beta, beta_mid, theta, scheme: str) -> np.ndarray:
+    """(N,) the largest excess between stations that a plan with θ̈ linear per interval is predicted to have
+    in each interval, in units of the limits (`OneSided` rows), with only the stations u = 0, ½, 1 on.
+    Where the optimum rides a limit, the θ̈ that holds a row exactly at its limit, A(u) = (h − β b − γ √b)/α,
+    curves inside the interval; a linear θ̈ that meets it at u = ½ and 1 misses it at u = ¾ by
+    (A(½) + A(1))/2 − A(¾), which the row's α turns into an excess where A bends the wrong way (meeting it
+    at 0 and ½: at u = ¼). The reference profile (β at the grid points, β(½); e.g. the sweeps',
+    `packed_profile`) gives b and θ̈ at the stations and the rows it rides: those within `BEND_NEAR` of
+    their limit at both stations the linear θ̈ meets."""
+    P = theta.size
+    idx = st.station_index(P, scheme)
+    u = 1.0 - np.asarray(st.SCHEMES[scheme])                            # 0, ¼, ½, ¾, 1
+    dsig = np.diff(theta) / (theta[-1] - theta[0])
+    b0, bm, b1 = np.maximum(beta[:-1], 0.0), np.maximum(beta_mid, 0.0), np.maximum(beta[1:], 0.0)
+    b = (b0[:, None] * ((1 - u) * (1 - 2 * u)) + bm[:, None] * (4 * u * (1 - u)) + b1[:, None] * (u * (2 * u - 1)))
+    b = np.maximum(b, 0.0)[..., None]                                   # (N, S, 1): the quadratic through them
+    a = ((b1 - b0) / (2.0 * dsig))[:, None] + st.delta_of(beta, beta_mid, dsig)[:, None] * (u - 0.5)
+    al, be, ga, h = rows.al[idx], rows.be[idx], rows.ga[idx], rows.h[idx]     # (N, S, R)
+    rest = be * b + ga * np.sqrt(b) - h                                 # the row is al θ̈ + rest ≤ 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ride = -rest / np.where(al != 0, al, 1.0)                           # A(u)
+        # ridden: the reference's θ̈ within `BEND_NEAR` of A (a row only approached, or whose α is too small
+        # for θ̈ to hold it — where a joint's q′ crosses zero — has an A far from it) ...
+        near = (np.abs(ride - a[..., None]) <= BEND_NEAR * np.maximum(np.abs(ride), np.abs(a[..., None]))) & (al != 0)
+        # ... by a row whose α keeps its size in the interval
+        steady = np.abs(al) >= 0.5 * np.abs(al).max(axis=1, keepdims=True)
+        out = np.zeros(P - 1)
+        for k, (m0, m1) in ((3, (2, 4)), (1, (0, 2))):                  # at ¾ meeting at ½, 1; at ¼ at 0, ½
+            ex = al[:, k] * 0.5 * (ride[:, m0] + ride[:, m1]) + rest[:, k]
+            use = near[:, m0] & near[:, m1] & steady[:, m0] & steady[:, m1] & steady[:, k]
+            ex = np.where(use & np.isfinite(ex), ex, 0.0)
+            out = np.maximum(out, ex.max(axis=1, initial=0.0))
+    return out
+
+
+def bent(rows, beta, beta_mid, theta, scheme: str, tol: float, moved, scales) -> bool:
+    """Switch on the free stations of the intervals `bending` flags at `BEND_SHARE` × tol (`moved`, in place)
+    and hold every limit at their inner stations to the limit itself (`scales`, in place: between two
+    stations a quarter apart the value still bulges by a quarter of the bend, within the check's tol);
+    whether anything changed (the rows are then built again)."""
+    flag = (bending(rows, beta, beta_mid, theta, scheme) > BEND_SHARE * tol) & ~moved.all(axis=1)
+    if not flag.any():
+        return False
+    moved[flag] = True
+    idx = st.station_index(theta.size, scheme)[flag][:, st.inner_columns(scheme)].reshape(-1)
+    for kind, f in list(scales.items()):
+        scales[kind] = f = f.copy()
+        f[idx] = np.minimum(f[idx], 1.0)
+    return True
