@@ -181,7 +181,7 @@ def test_limits_peaking_at_spline_knots_inside_intervals_are_checked_there():
     r = dynamics.load_robot("iiwa7")
     path = JointPath.from_waypoints(W)
     planner = TimeOptimalPlanner(r, path, 300)
-    assert planner.grid_sub.knots is not None and planner.grid_sub.knots.j.size > 250
+    assert planner.grid.size == 301 and planner.sub.knots is not None and planner.sub.knots.j.size > 250
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")                  # (the gap estimate on this coarse user grid)
         plan = planner.plan()

@@ -1,4 +1,5 @@
-"""Planning again on a finer grid: where repairs stall, or for the gap estimate (`refine.for_the_gap`).
+"""Planning again on a finer grid: where repairs stall, or for the gap estimate (`refine.for_the_gap`; on a
+dense path at its first solution already, `split_early`).
 
 The planner halves the intervals marked bad (`grid.split_grid`: at the spline's knots inside them where
 there are any) and plans on that grid with a planner of the same options and one split fewer. That finer
@@ -8,6 +9,8 @@ another payload, end speed — that needs the same split reuses its grid, statio
 
 from __future__ import annotations
 
+from ..verify import gap_estimate
+from . import refine
 from .grid import split_grid
 from .options import LINEAR_MAX_INTERVALS
 from .result import with_earlier_work
@@ -33,3 +36,18 @@ def plan_finer(planner, bad, record: dict, payload, sd_start: float, sd_end: flo
             planner._finer[bad.tobytes()] = finer
     plan = finer.plan(payload=payload, sd_start=sd_start, sd_end=sd_end)
     return with_earlier_work(plan, refinements + [record], iterations, timings, t_all)
+
+
+def split_early(planner, robot, law, beta, allowed: float, factor: float, payload, sd_start: float, sd_end: float,
+                refinements: list, iterations: int, timings: dict, t_all: float):
+    """The first solution `law` (grid values `beta`) of a plan on a dense path, checked between grid points
+    (`refine.checked`, `allowed` over a limit): (None, the plan on a split grid, `plan_finer`) where its gap
+    estimate is above `factor` × the planner's `gap_target` — certifying the solution, re-linearising viscous
+    friction and repairs would not bring it below — else ((`beta`, check, over, points over), None), the
+    check the plan reuses if this solution is its last."""
+    check, over, n_over = refine.checked(robot, planner.sub, law, planner.limits, planner.all_stations, allowed)
+    estimate = gap_estimate(check, law)
+    if estimate is None or estimate <= factor * planner.gap_target:
+        return (beta, check, over, n_over), None
+    bad, record = refine.for_the_gap(check, law, estimate, refine.over_intervals(over, law.theta.size - 1))
+    return None, plan_finer(planner, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all)

@@ -16,7 +16,7 @@ speeds) only, so the same inputs give the same plan whatever was planned before 
 6. check the exact time law between grid points (`verify`); where a limit is exceeded by more than
    `tol`, move a free station onto the worst point or lower the limit there (`refine`) and solve again
    (`max_rounds`); when that stalls, or where the gap estimate is above `gap_target` (then at once, not
-   after repairs, which would not lower it), plan again on a split default grid (`max_splits`);
+   after repairs, which would not lower it; dense paths: at their first solution), split the grid (`finer`);
 7. warn where the plan still exceeds a limit or may be far from the optimum (`diagnose.warn_plan`).
 
 The options are checked, and turned into the robot, path and limits a plan uses, by `options`.
@@ -40,7 +40,7 @@ from ..verify import gap_estimate
 from . import diagnose, refine
 from .controller import controller_rows
 from .controller_linear import LinearControllerRows
-from .finer import plan_finer
+from .finer import plan_finer, split_early
 from .grid import MAX_INTERVALS, intervals_for, parse_grid, user_intervals
 from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, LINEAR_MAX_INTERVALS, REFINE_MAX_INTERVALS, choice,
                       controlled_robot, energy_terms, estimates_gap, joint_path, limit_list, linear_law, number,
@@ -48,12 +48,11 @@ from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, LINEAR_MAX_INTERVALS, REFIN
 from .prepare import at_stations, limit_blocks, prepare, reference_b
 from .result import TimeOptimalPlan, timed
 
-CHECK_SHARE = 0.9                  # of tol at the check's sub-samples (θ̈ linear: and the peaks between, `verify`):
-                                   # between two went up to +0.108 % on 1 ms resampling with the full tol
+CHECK_SHARE = 0.9                  # of tol at the check's points and peaks (`verify`; full tol: +0.108 % on 1 ms)
 REFINE_ABOVE = 0.01                # default `gap_target`: plan again on a finer default grid where
                                    # `verify.gap_estimate` exceeds it (`diagnose.WARN_ABOVE`: warn) ...
-DENSE_REFINE_ABOVE = 0.002         # ... on dense waypoint paths: iiwa7/dense-0 was +0.61 % from converged with
-                                   # an estimate of 0.97 %, the UR10's and UR5e's +0.11 % with 0.2–0.3 %
+DENSE_REFINE_ABOVE = 0.002         # ... on dense waypoint paths (θ̈ constant: iiwa7/dense-0 +0.61 % from converged
+EARLY_SPLIT = 3.0                  # at 0.97 %, the UR10's, UR5e's +0.11 % at 0.2–0.3 %), at once above this × it
 VISCOUS_TOL = 1e-4                 # re-linearise viscous friction while its tangent is off by more
 TANGENT_TOL = 1e-4                 # solve the tangent objective again, weighted at the last solution, while
 MAX_TANGENT_ROUNDS = 3             # its duration may be further than this from the optimum (`tangent_bound`),
@@ -120,12 +119,13 @@ class TimeOptimalPlanner:
                         scheme=self.scheme, substeps=self.substeps, tol=self.tol,
                         check_positions=self.check_position_limits, relocate=self.relocate,
                         gap_target=REFINE_ABOVE if self.gap_target is None else self.gap_target, linear=self.linear,
-                        may_refine=self.auto_grid and self.max_splits > 0 and self.estimates_gap)
+                        may_refine=self.auto_grid and self.max_splits > 0 and self.estimates_gap,
+                        dense_linear=self.linear and self.auto_grid and self.estimates_gap)
             self.theta, self.L, self.Bbar, self.law0, self.all_stations = s.theta, s.L, s.Bbar, s.law, s.all_stations
             self.sub, self.ths, self.data0, self.b_ref0 = s.sub, s.ths, s.data, s.b_ref
-            self.lams0, self.moved0, self.caps = s.lams, s.moved, s.caps
+            self.lams0, self.moved0, self.caps, self.dense = s.lams, s.moved, s.caps, s.dense
             if self.gap_target is None:
-                self.gap_target = DENSE_REFINE_ABOVE if self.all_stations else REFINE_ABOVE
+                self.gap_target = DENSE_REFINE_ABOVE if self.dense else REFINE_ABOVE
             self._ready = True
 
     @property
@@ -138,7 +138,6 @@ class TimeOptimalPlanner:
         return self.robot if payload is None else self.robot.with_payload(
             payload, frame=self.payload_frame, **({"allow_overload": True} if self.allow_overload else {}))
 
-    # ------------------------------------------------------------------ one plan
     def plan(self, payload=None, sd_start: float = 0.0, sd_end: float = 0.0) -> TimeOptimalPlan:
         """Plan (rest-to-rest unless sd_start/sd_end, the path speeds θ̇ at the ends, are given)."""
         t_all = time.perf_counter()
@@ -169,11 +168,12 @@ class TimeOptimalPlanner:
         viscous = bool((robot.viscous[np.isfinite(robot.tau_max)] > 0).any())
         estimating = self.estimates_gap and all(lim.headroom_checked for lim in self.limits)
         gap_split = estimating and self.auto_grid and self.max_splits > 0 and P - 1 < REFINE_MAX_INTERVALS \
-            and not linear                                     # over the gap target: a split grid (step 6)
+            and (not linear or self.dense)                     # over the gap target: a split grid (step 6)
         rounds = viscous_rounds = tangent_rounds = iterations = 0
-        last, cones, last_bound = None, False, np.inf          # last (β, δ); the time cones after all; certificate
-        # reweigh: the same rows; bound: the rows that can bind, per station (`st.binding`)
-        refinements, excess, check, first, reweigh, bound, found = [], [np.inf], None, True, False, {}, None
+        # last (β, δ); the time cones after all; certificate; reweigh: the same rows; bound: the rows that can bind
+        # per station (`st.binding`); found: the sweeps' profile; early: a dense path's first check (`split_early`)
+        last, cones, last_bound, found, early = None, False, np.inf, None, None
+        refinements, excess, check, first, reweigh, bound = [], [np.inf], None, True, False, {}
         while True:
             t0 = time.perf_counter()
             tangent = self.tangent and not self.all_stations and not cones and not (ctrl is not None and linear)
@@ -235,6 +235,11 @@ class TimeOptimalPlanner:
             b[0], b[-1] = b_ends                               # exact boundary speeds (the rows hold them: `with_ends`)
             law = TimeLaw(theta, b, None if delta is None else delta * (self.L * self.Bbar))
             prev, ref = ref, (law.b / scale_b, law.b_at(0.5 * (theta[:-1] + theta[1:])) / scale_b if linear else None)
+            if early is None and self.dense and gap_split:     # a dense path's first solution far over its gap
+                early, finer = split_early(self, robot, law, beta, CHECK_SHARE * self.tol, EARLY_SPLIT, payload,
+                                           sd_start, sd_end, refinements, iterations, timings, t_all)
+                if finer is not None:                          # target splits at once (`finer.split_early`)
+                    return finer
             if "weights" in values:                            # certified, or again, or the time cones
                 step, tangent_rounds, last_bound = next_step(tangent_bound(prev, ref, dsig), tangent_rounds,
                                                              last_bound, TANGENT_TOL, MAX_TANGENT_ROUNDS, TANGENT_SHRINK)
@@ -248,8 +253,8 @@ class TimeOptimalPlanner:
                 b_ref = np.maximum(b_st, 1e-8 * max(b_st.max(), 1e-300))
                 continue
             with timed(timings, "verify"):
-                check, over, n_over = refine.checked(robot, self.sub, law, self.limits, self.all_stations,
-                                                     CHECK_SHARE * self.tol)
+                check, over, n_over = early[1:] if early is not None and early[0] is beta else refine.checked(
+                    robot, self.sub, law, self.limits, self.all_stations, CHECK_SHARE * self.tol)
                 again = n_over == 0 and ctrl is not None and ctrl.after(robot, self.path, law)
             if n_over == 0:                                    # done, or another pass of the controller's rate rows
                 if again:
@@ -293,8 +298,3 @@ class TimeOptimalPlanner:
                                sd_start=sd_start, sd_end=sd_end, refinements=refinements,
                                energy_weight=self.energy_weight, energy_R=self.energy_R, rate_check=rate_check,
                                rate_info=rate_info, gap_estimate=estimate)
-
-    @property
-    def grid_sub(self):
-        self._prepare()
-        return self.sub

@@ -36,6 +36,7 @@ CAP_WITHIN = 2.0                   # speed caps where the bound on θ̇² is wit
 CAP_SUBSTEPS_LINEAR = 16           # speed caps at this many sub-samples per interval with θ̈ linear (else the
                                    # check's): θ̇² bends inside an interval, and between caps 1/8 apart the
                                    # joint speed rose up to 0.65 tol over them (0.17 tol at 1/16)
+DENSE_LINEAR_MAX = 1024           # `prepare(dense_linear=True)`: dense paths plan θ̈ linear up to this many intervals
 BULGE_SHARE = 0.5                  # θ̈ linear: the bulge of θ̇² above its chord between two caps ≤ this × tol × cap
 
 
@@ -46,7 +47,8 @@ class Setup:
     L: float                       # θ_end − θ_start
     Bbar: float                    # scale of b: the coarse profile's top speed (or the velocity limits') / L²
     law: TimeLaw | None            # the coarse rest-to-rest reachability profile (None: stops inside, or none)
-    all_stations: bool             # dense waypoint path: every station on from the start
+    all_stations: bool             # every station on from the start (dense waypoint paths, `dense_linear` aside)
+    dense: bool                    # a dense waypoint path (`grid.dense`)
     sub: SubSamples                # the between-grid check's sub-samples
     lams: np.ndarray               # (P − 1, stations) the stations' positions inside the intervals
     moved: np.ndarray              # (P − 1, 2) free stations already switched on
@@ -124,7 +126,8 @@ def speed_caps(robot, limits, sub, law, scale_b: float, tol: float, skip, near: 
 
 
 def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, substeps: int, tol: float,
-            check_positions: bool, relocate: bool, gap_target: float, may_refine: bool, linear: bool) -> Setup:
+            check_positions: bool, relocate: bool, gap_target: float, may_refine: bool, linear: bool,
+            dense_linear: bool = False) -> Setup:
     """The grid and stations of a planner (`grid_mode`, `grid_spec` from `grid.parse_grid`); `may_refine`:
     the planner may refine its default grid for the gap estimate (`options.estimates_gap`); `linear`: its
     plans have θ̈ linear per interval where the path is not dense (speed caps closer together)."""
@@ -145,8 +148,10 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
         place = (lambda k: time_grid(law, k)) if law is not None else (lambda k: default_grid(path, k))
         theta = with_knots(place, path.knots, grid_spec) \
             if takes_knots(len(path.knots) - 2, grid_spec) else place(grid_spec)
-    # dense waypoint paths: limits bend inside most intervals, every station on (3000 waypoints: 31 s, not 57)
-    all_stations = dense(path, theta.size - 1)
+    # dense waypoint paths: limits bend inside most intervals, every station on (3000 waypoints: 31 s, not 57);
+    # with `dense_linear` up to DENSE_LINEAR_MAX intervals they plan as other paths, θ̈ linear (`planner`)
+    dense_path = dense(path, theta.size - 1)
+    all_stations = dense_path and not (dense_linear and theta.size - 1 <= DENSE_LINEAR_MAX)
     stations0 = None
     if law is not None and grid_mode != "fixed" and not all_stations and relocate:
         # start on the grid refined by the predicted room only where the plan's gap estimate could ask
@@ -173,5 +178,6 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
         lin = linear and not all_stations
         at = SubSamples.build(path, theta, CAP_SUBSTEPS_LINEAR, knots=False) if lin else sub
         caps = speed_caps(robot, limits, at, law, L * L * Bbar, tol, lam if all_stations else lam[[0, 2, 4]], lin)
-    return Setup(theta=theta, L=L, Bbar=Bbar, law=law, all_stations=all_stations, sub=sub, lams=lams, moved=moved,
+    return Setup(theta=theta, L=L, Bbar=Bbar, law=law, all_stations=all_stations, dense=dense_path, sub=sub,
+                 lams=lams, moved=moved,
                  ths=ths, data=data, b_ref=reference_b(law, Bbar, L, ths), caps=caps)

@@ -78,9 +78,9 @@ def _law(theta, b, values):
 
 
 def _check(planner, robot, law):
-    check = check_time_law(robot, planner.grid_sub, law.b)
+    check = check_time_law(robot, planner.sub, law.b)
     for lim in planner.limits:
-        lim.check_time_law(robot, planner.grid_sub, law.b, check)
+        lim.check_time_law(robot, planner.sub, law.b, check)
     return check
 
 
