@@ -146,7 +146,9 @@ def _raise_point(robot, theta, i, name, blk, r, b, other=None):
 CONTROLLER_CLARABEL: dict = dict(iterative_refinement_enable=True, tol_gap_abs=1e-6, tol_gap_rel=1e-6,
                                  equilibrate_enable=True)
 CONTROLLER_PROBE: dict = dict(iterative_refinement_enable=False, tol_gap_abs=1e-6, tol_gap_rel=1e-6,
-                              equilibrate_enable=True)
+                              equilibrate_enable=True, max_iter=120)
+# (max_iter: probes that succeeded took ≤ 24 iterations on the controller suite's non-dense paths, 78–109 on its
+# dense ones; the two that failed ran 186–200 before giving up, 0.4 s each: capped, the same plans 0.15 s sooner)
 
 
 def solve_station_problem(N: int, R: int, values: dict, solver, sd_start: float, sd_end: float, K: int = 0,
