@@ -218,12 +218,16 @@ def start(cell, out):
 
 
 def wait_for_temporary(cell, proc, timeout=60.0):
-    """Until the run has its temporary directory, i.e. is writing (so the interrupt hits the writing)."""
+    """Until the run has its temporary directory, i.e. is writing (so the interrupt hits the writing); False
+    if it ended first — then it must have ended well (a run that fails early is no reason to skip)."""
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < timeout and proc.poll() is None:
         if leftovers(cell):
             return True
         time.sleep(0.01)
+    if proc.poll() is not None:
+        _, err = proc.communicate()
+        assert proc.returncode == 0, f"the run failed before it wrote anything: {err}"
     return False
 
 

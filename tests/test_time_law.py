@@ -4,9 +4,11 @@ constant law unchanged when d = 0, and the closed form's limit A → 0."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.integrate import quad
 
@@ -40,27 +42,35 @@ def random_law(seed: int, rest_start: bool, rest_end: bool):
     pytest.skip("no positive law drawn")
 
 
-def reference_time(b0, b1, d, dth):
-    """∫ dθ/√b over one interval by adaptive quadrature, with u = v² at an end at rest."""
+def reference_time(b0, b1, d, dth, with_error: bool = False):
+    """∫ dθ/√b over one interval by adaptive quadrature, with u = v² at an end at rest (and, `with_error`,
+    quadpack's estimate of its own absolute error)."""
     C, B, A = b0, (b1 - b0) / dth - d, d / dth
     Q = lambda v: max(C + B * v + A * v * v, 1e-300)                              # noqa: E731
-    if b0 == 0.0:
-        return quad(lambda w: 2.0 * w / np.sqrt(Q(w * w)), 0.0, np.sqrt(dth), epsabs=0, epsrel=1e-13, limit=200)[0]
-    if b1 == 0.0:
-        return quad(lambda w: 2.0 * w / np.sqrt(Q(dth - w * w)), 0.0, np.sqrt(dth), epsabs=0, epsrel=1e-13,
-                    limit=200)[0]
-    return quad(lambda v: 1.0 / np.sqrt(Q(v)), 0.0, dth, epsabs=0, epsrel=1e-13, limit=200)[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                  # (a near-stop: the error estimate says how far to trust it)
+        if b0 == 0.0:
+            out = quad(lambda w: 2.0 * w / np.sqrt(Q(w * w)), 0.0, np.sqrt(dth), epsabs=0, epsrel=1e-13, limit=200)
+        elif b1 == 0.0:
+            out = quad(lambda w: 2.0 * w / np.sqrt(Q(dth - w * w)), 0.0, np.sqrt(dth), epsabs=0, epsrel=1e-13,
+                       limit=200)
+        else:
+            out = quad(lambda v: 1.0 / np.sqrt(Q(v)), 0.0, dth, epsabs=0, epsrel=1e-13, limit=200)
+    return out if with_error else out[0]
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 10_000), st.booleans(), st.booleans())
+@example(679, False, False)
+@example(2704, True, True)
 def test_interval_times_equal_quadrature(seed, rest_start, rest_end):
     th, b, d, _ = random_law(seed, rest_start, rest_end)
     law = TimeLaw(th, b, d)
     for j in range(d.size):
-        ref = reference_time(b[j], b[j + 1], d[j], th[j + 1] - th[j])
-        # (where θ̇² dips to ~1e-6 inside an interval the two agree to ~5e-11: hypothesis drew seed 679)
-        assert law.dt[j] == pytest.approx(ref, rel=1e-10)
+        ref, err = reference_time(b[j], b[j + 1], d[j], th[j + 1] - th[j], with_error=True)
+        # (where θ̇² dips to ~1e-6 inside an interval the two agree to ~5e-11: hypothesis drew seed 679; where it
+        # comes to rest only just, the quadrature itself is uncertain to ~1e-9 and says so: seed 2704)
+        assert law.dt[j] == pytest.approx(ref, rel=max(1e-10, 10.0 * err / ref))
 
 
 @settings(max_examples=40, deadline=None)

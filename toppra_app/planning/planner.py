@@ -45,7 +45,7 @@ from .grid import MAX_INTERVALS, intervals_for, parse_grid, user_intervals
 from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, LINEAR_MAX_INTERVALS, REFINE_MAX_INTERVALS, choice,
                       controlled_robot, energy_terms, estimates_gap, joint_path, limit_list, linear_law, number,
                       rate_limits, whole)
-from .prepare import at_stations, limit_blocks, prepare, reference_b
+from .prepare import DENSE_REFINE_MAX, at_stations, limit_blocks, prepare, reference_b
 from .result import TimeOptimalPlan, timed
 
 CHECK_SHARE = 0.9                  # of tol at the check's points and peaks (`verify`; full tol: +0.108 % on 1 ms)
@@ -167,8 +167,8 @@ class TimeOptimalPlanner:
         lams, moved = self.lams0.copy(), self.moved0.copy()
         viscous = bool((robot.viscous[np.isfinite(robot.tau_max)] > 0).any())
         estimating = self.estimates_gap and all(lim.headroom_checked for lim in self.limits)
-        gap_split = estimating and self.auto_grid and self.max_splits > 0 and P - 1 < REFINE_MAX_INTERVALS \
-            and (not linear or self.dense)                     # over the gap target: a split grid (step 6)
+        gap_split = estimating and self.auto_grid and self.max_splits > 0 and (not linear or self.dense) and \
+            P - 1 < (DENSE_REFINE_MAX if linear else REFINE_MAX_INTERVALS)     # over the gap target: split (step 6)
         rounds = viscous_rounds = tangent_rounds = iterations = 0
         # last (β, δ); the time cones after all; certificate; reweigh: the same rows; bound: the rows that can bind
         # per station (`st.binding`); found: the sweeps' profile; early: a dense path's first check (`split_early`)

@@ -27,7 +27,7 @@ from ..socp import stations as st
 from ..trajectory import TimeLaw
 from ..verify import SubSamples
 from . import diagnose, refine
-from .grid import (COARSE_INTERVALS, default_grid, dense, rest_to_rest_law, split_grid, takes_knots,
+from .grid import (COARSE_INTERVALS, default_grid, dense, intervals_for, rest_to_rest_law, split_grid, takes_knots,
                    time_grid, with_knots)
 from .options import REFINE_MAX_INTERVALS, REFINE_SHARE
 from .placement import holding, relocated
@@ -36,7 +36,9 @@ CAP_WITHIN = 2.0                   # speed caps where the bound on θ̇² is wit
 CAP_SUBSTEPS_LINEAR = 16           # speed caps at this many sub-samples per interval with θ̈ linear (else the
                                    # check's): θ̇² bends inside an interval, and between caps 1/8 apart the
                                    # joint speed rose up to 0.65 tol over them (0.17 tol at 1/16)
-DENSE_LINEAR_MAX = 1024           # `prepare(dense_linear=True)`: dense paths plan θ̈ linear up to this many intervals
+DENSE_LINEAR_MAX = 2048           # `prepare(dense_linear=True)`: dense paths whose default grid has up to this many
+                                  # intervals plan θ̈ linear (3000 noisy waypoints on 4096: a zero-speed solution) ...
+DENSE_REFINE_MAX = 4096           # ... and are refined up to this many (1000 noisy waypoints, 2048 → 4096)
 BULGE_SHARE = 0.5                  # θ̈ linear: the bulge of θ̇² above its chord between two caps ≤ this × tol × cap
 
 
@@ -149,9 +151,11 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
         theta = with_knots(place, path.knots, grid_spec) \
             if takes_knots(len(path.knots) - 2, grid_spec) else place(grid_spec)
     # dense waypoint paths: limits bend inside most intervals, every station on (3000 waypoints: 31 s, not 57);
-    # with `dense_linear` up to DENSE_LINEAR_MAX intervals they plan as other paths, θ̈ linear (`planner`)
-    dense_path = dense(path, theta.size - 1)
-    all_stations = dense_path and not (dense_linear and theta.size - 1 <= DENSE_LINEAR_MAX)
+    # with `dense_linear`, where their default grid has up to DENSE_LINEAR_MAX intervals, they plan as other
+    # paths, θ̈ linear (`planner`) — judged by the default grid, so the finer grids split from it (`finer`) too
+    default = intervals_for(path, linear=True) if dense_linear else theta.size - 1
+    dense_path = dense(path, default)
+    all_stations = dense_path and not (dense_linear and default <= DENSE_LINEAR_MAX)
     stations0 = None
     if law is not None and grid_mode != "fixed" and not all_stations and relocate:
         # start on the grid refined by the predicted room only where the plan's gap estimate could ask
