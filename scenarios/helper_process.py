@@ -30,13 +30,18 @@ def section_html(index: int, sample, robot, plan, curves=None) -> str:
 
 
 # ------------------------------------------------------------------------------ run in the helper process
-def _captured(fn, args) -> tuple:
+def _captured(fn, args) -> bytes:
     """`fn(*args)` and the warnings it gave, (result, [(message, category, filename, lineno)]), so that the
-    first process shows them as its own."""
+    first process shows them as its own — pickled here, for `HelperProcess.show` to unpickle in the first
+    process's main thread: the executor would unpickle it in its own thread, while the main thread may still
+    be importing the modules the result's classes live in (the cell and its IK arrive while the planner is
+    imported), and an import from two threads at once can find a module half-initialised ("cannot import
+    name 'IKError' from partially initialized module 'dynamics.inverse_kinematics'", once in ten cold runs)."""
+    import pickle
     import warnings
     with warnings.catch_warnings(record=True) as caught:
         result = fn(*args)
-    return result, [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
+    return pickle.dumps((result, [(str(w.message), w.category, w.filename, w.lineno) for w in caught]))
 
 
 def _section(head: str, index: int, sample, robot, plan, path_samples) -> tuple[str, str]:
@@ -91,11 +96,12 @@ class HelperProcess:
         return self.pool.submit(_captured, fn, args)
 
     @staticmethod
-    def show(outcome):
-        """The value of a `run` future's result, its warnings shown here (`warnings.showwarning`: the command
-        line's one-line format)."""
+    def show(outcome: bytes):
+        """The value of a `run` future's result (unpickled here, `_captured`), its warnings shown here
+        (`warnings.showwarning`: the command line's one-line format)."""
+        import pickle
         import warnings
-        value, caught = outcome
+        value, caught = pickle.loads(outcome)
         for message, category, filename, lineno in caught:
             warnings.showwarning(category(message), category, filename, lineno)
         return value
