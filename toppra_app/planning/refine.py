@@ -10,7 +10,9 @@ of its headroom above the holding torque, so the robot can still stand still the
 numbers only, never the structure of the compiled problem. With θ̈ linear per interval the rows at a station
 are exact too, but an excess between stations mostly comes from a switch of the optimal θ̈ that a linear
 θ̈ cannot follow: there the interval that gets a station is also tightened (`repair`), and a joint speed
-over its limit lowers the interval's speed caps as well (`tighten_caps`).
+over its limit lowers the interval's speed caps as well (`tighten_caps`). Where the first reference rides a
+limit along a curved θ̈, the bulge between stations is predicted and the free stations switched on before
+the first solve (`bending`, `bent`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from .placement import holding
 INNER_SLACK = 0.5                  # share of `tol` allowed at the stations inside the intervals
 ACTIVE = 1e-5                      # a viscous tangent row within this (× τ_max) of its limit binds
 BEND_SHARE = 0.3                   # `bent`: an interval's free stations on where its predicted bulge is above this × tol
-BEND_NEAR = 0.05                   # `bending`: rows within this (× their limit) of it at the reference's middle
+BEND_NEAR = 0.05                   # `bending`: ridden where the reference's θ̈ is within this of A
 
 
 def tightening(ratio, tol: float):
@@ -181,8 +183,9 @@ def bending(rows, beta, beta_mid, theta, scheme: str) -> np.ndarray:
     curves inside the interval; a linear θ̈ that meets it at u = ½ and 1 misses it at u = ¾ by
     (A(½) + A(1))/2 − A(¾), which the row's α turns into an excess where A bends the wrong way (meeting it
     at 0 and ½: at u = ¼). The reference profile (β at the grid points, β(½); e.g. the sweeps',
-    `packed_profile`) gives b and θ̈ at the stations and the rows it rides: those within `BEND_NEAR` of
-    their limit at both stations the linear θ̈ meets."""
+    `packed_profile`) gives b and θ̈ at the stations and the rows it rides: its θ̈ within `BEND_NEAR`
+    (relative) of A at both stations the linear θ̈ meets, by a row whose α keeps at least half its size in
+    the interval. The interpolation scheme's five stations (u = 1 − λ = 0, ¼, ½, ¾, 1) are assumed."""
     P = theta.size
     idx = st.station_index(P, scheme)
     u = 1.0 - np.asarray(st.SCHEMES[scheme])                            # 0, ¼, ½, ¾, 1
@@ -197,7 +200,8 @@ def bending(rows, beta, beta_mid, theta, scheme: str) -> np.ndarray:
         ride = -rest / np.where(al != 0, al, 1.0)                           # A(u)
         # ridden: the reference's θ̈ within `BEND_NEAR` of A (a row only approached, or whose α is too small
         # for θ̈ to hold it — where a joint's q′ crosses zero — has an A far from it) ...
-        near = (np.abs(ride - a[..., None]) <= BEND_NEAR * np.maximum(np.abs(ride), np.abs(a[..., None]))) & (al != 0)
+        near = (np.abs(ride - a[..., None]) <= BEND_NEAR * np.maximum(np.abs(ride), np.abs(a[..., None])))
+        near &= al != 0
         # ... by a row whose α keeps its size in the interval
         steady = np.abs(al) >= 0.5 * np.abs(al).max(axis=1, keepdims=True)
         out = np.zeros(P - 1)
