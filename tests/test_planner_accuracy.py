@@ -194,6 +194,25 @@ def test_a_dense_path_far_over_its_gap_target_splits_at_its_first_solution(monke
     assert early.worst_ratio <= 1.001
 
 
+def test_a_tangent_profile_that_stops_falls_back_to_the_time_cones(monkeypatch):
+    """600 samples with 1e-3 rad of noise (iiwa 7): the tangent objective's solution on the dense path's
+    4096-interval grid stops on a whole interval (its weights do not price θ̇ → 0) and `TimeLaw` refuses it
+    (`MotionStops`); the planner then solves the time cones, which do. The plan is within its limits and
+    12 % shorter than the one the constant-law pipeline gave such paths (estimate 30 %)."""
+    from toppra_app.planning import planner as planner_module
+    from toppra_app.planning import prepare as prepare_module
+    from toppra_app.trajectory import MotionStops
+    r, path = smooth_samples("iiwa7", 600, 1e-3, 0)
+    plan = TimeOptimalPlanner(r, path).plan()
+    assert plan.worst_ratio <= 1.001 and plan.law.linear
+    with monkeypatch.context() as m:                          # without the fallback
+        m.setattr(planner_module, "MotionStops", type("Never", (Exception,), {}))
+        with pytest.raises(MotionStops):
+            TimeOptimalPlanner(r, path).plan()
+    monkeypatch.setattr(prepare_module, "DENSE_LINEAR_MAX", 0)   # the constant-law pipeline
+    assert plan.duration < 0.95 * TimeOptimalPlanner(r, path).plan().duration
+
+
 @pytest.mark.parametrize("name, n, seed, fine", [("iiwa7", 500, 8, 4000), ("ur5e", 500, 8, 4000),
                                                   ("ur5e", 1000, 5, 6000)])
 def test_hundreds_of_noisy_waypoints_plan_within_a_tenth_of_a_percent(name, n, seed, fine):

@@ -43,6 +43,10 @@ class TrajectorySample:
         return int(self.t.shape[0])
 
 
+class MotionStops(ValueError):
+    """A time law whose speed is zero on a whole interval (the motion would stop there for good)."""
+
+
 class TimeLaw:
     """θ(t) from grid values b_i = θ̇²(θ_i) (≥ 0), exact for θ̈ constant per interval (`d` None or 0) or
     linear and continuous per interval: with u = (θ − θ_j)/Δθ_j ∈ [0, 1] and ā_j = (b_{j+1} − b_j)/(2Δθ_j),
@@ -73,7 +77,7 @@ class TimeLaw:
             self.dt[on] = elapsed(*self._quadratic(np.flatnonzero(on)), dth[on], self.b[1:][on])
         if not np.isfinite(self.dt).all():
             j = int(np.flatnonzero(~np.isfinite(self.dt))[0])
-            raise ValueError(f"TimeLaw: the speed is zero on the whole interval {j} "
+            raise MotionStops(f"TimeLaw: the speed is zero on the whole interval {j} "
                              f"(θ ∈ [{self.theta[j]:.6g}, {self.theta[j + 1]:.6g}]): the motion stops there")
         self.t = np.concatenate(([0.0], np.cumsum(self.dt)))                     # time at grid points
 

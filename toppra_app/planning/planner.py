@@ -6,17 +6,14 @@ speeds) only, so the same inputs give the same plan whatever was planned before 
 1. once per planner (`prepare`): the grid (`grid`, `placement`), the scales L, B̄ of θ and θ̇², the path at
    the row stations and at the between-grid check's sub-samples;
 2. the limits' rows at the stations (`limits`), payload merged into the robot, impassable points ruled out;
-3. the rows that can bind, scaled and written into the compiled problem of this structure (`socp.stations`,
-   `cache`) — nothing is compiled after the first plan of a structure;
-4. solve (`socp.solvers`) the tangent objective at the sweeps' profile on these rows (`socp.reachability`; the
-   free stations on where it rides a bending limit, `refine.bent`), rows far from binding there left out; add
-   any row the solution breaks and solve again; weigh again until its certificate (`socp.tangent`) is within
-   `TANGENT_TOL`;
+3. the rows that can bind, scaled, into the problem compiled once per structure (`socp.stations`, `cache`);
+4. solve (`socp.solvers`) the tangent objective at the sweeps' profile (`socp.reachability`; free stations on
+   where it rides a bending limit, `refine.bent`), far rows left out, again with any it breaks, weighed again
+   until certified (`socp.tangent`, `TANGENT_TOL`) — the time cones where its profile stops on an interval;
 5. viscous friction: re-solve on the tangent at the new profile while it moves a limit by > `VISCOUS_TOL`;
-6. check the exact time law between grid points (`verify`); where a limit is exceeded by more than
-   `tol`, move a free station onto the worst point or lower the limit there (`refine`) and solve again
-   (`max_rounds`); when that stalls, or where the gap estimate is above `gap_target` (then at once, not
-   after repairs, which would not lower it; dense paths: at their first solution), split the grid (`finer`);
+6. check the exact time law between grid points (`verify`); over `tol`, move a free station onto the worst
+   point or lower the limit there (`refine`, `max_rounds`); split the grid (`finer`) when that stalls, or above
+   `gap_target` (at once: repairs would not lower it; a dense path at its first solution);
 7. warn where the plan still exceeds a limit or may be far from the optimum (`diagnose.warn_plan`).
 
 The options are checked, and turned into the robot, path and limits a plan uses, by `options`.
@@ -35,7 +32,7 @@ from ..socp.problem import OBJECTIVES
 from ..socp.reachability import packed_profile
 from ..socp.tangent import next_step, tangent_bound, time_weights
 from ..socp.solvers import SolverError, solver_chain
-from ..trajectory import TimeLaw
+from ..trajectory import MotionStops, TimeLaw
 from ..verify import gap_estimate
 from . import diagnose, refine
 from .controller import controller_rows
@@ -109,7 +106,6 @@ class TimeOptimalPlanner:
         self.check_position_limits = bool(check_position_limits)
         self._lock, self._ready, self._finer = threading.Lock(), False, {}
 
-    # ------------------------------------------------------------------ once per planner
     def _prepare(self) -> None:
         """The grid and stations (`prepare.prepare`), once and under the lock; their fields become attributes."""
         with self._lock:
@@ -170,18 +166,15 @@ class TimeOptimalPlanner:
         gap_split = estimating and self.auto_grid and self.max_splits > 0 and (not linear or self.dense) and \
             P - 1 < (DENSE_REFINE_MAX if linear else REFINE_MAX_INTERVALS)     # over the gap target: split (step 6)
         rounds = viscous_rounds = tangent_rounds = iterations = 0
-        # last (β, δ); the time cones after all; certificate; reweigh: the same rows; bound: the rows that can bind
-        # per station (`st.binding`); found: the sweeps' profile; early: a dense path's first check (`split_early`)
-        last, cones, last_bound, found, early = None, False, np.inf, None, None
-        refinements, excess, check, first, reweigh, bound = [], [np.inf], None, True, False, {}
+        last, cones, last_bound, found, early = None, False, np.inf, None, None   # (β, δ); the cones; certificate
+        refinements, excess, check, reweigh, bound = [], [np.inf], None, False, {}   # the same rows; `st.binding`'s
         while True:
             t0 = time.perf_counter()
             tangent = self.tangent and not self.all_stations and not cones and not (ctrl is not None and linear)
             if not (reweigh and tangent):
                 blocks = [blk.at(None) for blk in limit_blocks(self.limits, data, b_ref, scales)]
-                if first:
+                if iterations == 0 and found is None:  # the first rows
                     diagnose.check_boundaries(robot, theta, data.dq[:P], blocks, sd_start, sd_end)
-                    first = False
                 on = st.stations_on(moved | self.all_stations, self.scheme)
                 rows, keep, values = st.packed(blocks, self.L, self.Bbar, theta, lams, self.scheme, on,
                                                b_ref / scale_b if self.prune else None, force, linear, caps,
@@ -233,7 +226,13 @@ class TimeOptimalPlanner:
                 continue
             b = beta * scale_b
             b[0], b[-1] = b_ends                               # exact boundary speeds (the rows hold them: `with_ends`)
-            law = TimeLaw(theta, b, None if delta is None else delta * (self.L * self.Bbar))
+            try:
+                law = TimeLaw(theta, b, None if delta is None else delta * (self.L * self.Bbar))
+            except MotionStops:                                # the tangent's profile stops on an interval (its
+                if not tangent or cones:                       # weights do not price θ̇ → 0): the time cones
+                    raise
+                cones = True
+                continue
             prev, ref = ref, (law.b / scale_b, law.b_at(0.5 * (theta[:-1] + theta[1:])) / scale_b if linear else None)
             if early is None and self.dense and gap_split:     # a dense path's first solution far over its gap
                 early, finer = split_early(self, robot, law, beta, CHECK_SHARE * self.tol, EARLY_SPLIT, payload,
