@@ -179,7 +179,7 @@ def test_dense_waypoint_path_plans_with_theta_ddot_linear_within_a_tenth_of_a_pe
 def test_a_dense_path_far_over_its_gap_target_splits_at_its_first_solution(monkeypatch):
     """The Panda's 200 noisy waypoints (panda-urdf/dense-0): θ̈ linear on 400 intervals leaves a gap estimate of
     ~7 %, more than `EARLY_SPLIT` × the 0.2 % target, at the first solution already; the grid is split then
-    (`finer.split_early`) rather than after certifying that solution and re-linearising viscous friction: two
+    (`finer.split_for_gap`) rather than after certifying that solution and re-linearising viscous friction: two
     solves fewer for the same plan."""
     from benchmarks.cases import robot, suite
     from toppra_app.planning import planner as planner_module

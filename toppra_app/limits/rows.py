@@ -124,6 +124,13 @@ class RowBlock:
                         self.has_hi, self.uses_a, self.uses_r, self.points, self.equality)
 
 
+def tangent_point(b, top=None) -> np.ndarray:
+    """θ̇² values `b` floored at 1e-8 × the largest of them (or of `top`): a tangent point for the rows' √b
+    terms (viscous friction), away from the zero where √b has none."""
+    b = np.asarray(b, dtype=float)
+    return np.maximum(b, 1e-8 * max(np.max(b if top is None else top), 1e-300))
+
+
 def limit_scale(scales, kind: str, P: int, n: int) -> np.ndarray:
     """Per-point, per-joint factor (≤ 1) applied to a limit (used to tighten it between grid points)."""
     if scales is None or kind not in scales:

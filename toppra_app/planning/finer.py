@@ -1,5 +1,5 @@
-"""Planning again on a finer grid: where repairs stall, or for the gap estimate (`refine.for_the_gap`; on a
-dense path at its first solution already, `split_early`).
+"""Planning again on a finer grid: where repairs stall, or for the gap estimate (`split_for_gap`; on a
+dense path at its first solution already).
 
 The planner halves the intervals marked bad (`grid.split_grid`: at the spline's knots inside them where
 there are any) and plans on that grid with a planner of the same options and one split fewer. That finer
@@ -38,16 +38,16 @@ def plan_finer(planner, bad, record: dict, payload, sd_start: float, sd_end: flo
     return with_earlier_work(plan, refinements + [record], iterations, timings, t_all)
 
 
-def split_early(planner, robot, law, beta, allowed: float, factor: float, payload, sd_start: float, sd_end: float,
-                refinements: list, iterations: int, timings: dict, t_all: float):
-    """The first solution `law` (grid values `beta`) of a plan on a dense path, checked between grid points
-    (`refine.checked`, `allowed` over a limit): (None, the plan on a split grid, `plan_finer`) where its gap
-    estimate is above `factor` × the planner's `gap_target` — certifying the solution, re-linearising viscous
-    friction and repairs would not bring it below — else ((`beta`, check, over, points over), None), the
-    check the plan reuses if this solution is its last."""
-    check, over, n_over = refine.checked(robot, planner.sub, law, planner.limits, planner.all_stations, allowed)
+def split_for_gap(planner, check, law, over: dict, factor: float, payload, sd_start: float, sd_end: float,
+                  refinements: list, iterations: int, timings: dict, t_all: float):
+    """The plan on a split grid (`plan_finer`, the work so far counted in) where the gap estimate of `law`,
+    checked between grid points (`check`, `over` as `refine.checked` gives them), is above `factor` × the
+    planner's `gap_target` — the intervals holding the room and those over a limit halved
+    (`refine.for_the_gap`): repairs lower the profile and would not bring it below; else None. The planner
+    asks after its first check (factor 1), and on a dense path at its first solution already, before
+    certifying it, re-linearising viscous friction or repairing (factor `planner.EARLY_SPLIT`)."""
     estimate = gap_estimate(check, law)
     if estimate is None or estimate <= factor * planner.gap_target:
-        return (beta, check, over, n_over), None
+        return None
     bad, record = refine.for_the_gap(check, law, estimate, refine.over_intervals(over, law.theta.size - 1))
-    return None, plan_finer(planner, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all)
+    return plan_finer(planner, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all)

@@ -108,11 +108,11 @@ def dense(path: JointPath, intervals: int) -> bool:
     """Whether the path plans as a dense waypoint path on a grid of `intervals` (refined for a 0.2 % gap
     estimate; every station on and θ̈ constant per interval where it does not plan θ̈ linear, `prepare`,
     `planner`): with at least a quarter as many spline segments as intervals, unless it has at most a third
-    as many and is smooth (`roughness` ≤ `ROUGH`; docs/planner.md "Grid"). On 54 paths of 30–200 samples of smooth motions with
-    0, 1e-5 and 1e-4 rad noise, against 1600-interval plans: the dense pipeline from a quarter on ended up
-    to +0.243 % from converged (median plan 106 ms), this rule within +0.076 % (69 ms). With more knots
-    than a third of the grid too few points are left to place in time (79 segments on 160 intervals: up
-    to +0.41 %)."""
+    as many and is smooth (`roughness` ≤ `ROUGH`; docs/planner.md "Grid"). On 54 paths of 30–200 samples of
+    smooth motions with 0, 1e-5 and 1e-4 rad noise, against 1600-interval plans: the dense pipeline from a
+    quarter on ended up to +0.243 % from converged (median plan 106 ms), this rule within +0.076 % (69 ms).
+    With more knots than a third of the grid too few points are left to place in time (79 segments on 160
+    intervals: up to +0.41 %)."""
     segments = len(path.knots) - 1
     if segments < intervals / DENSE_SHARE:
         return False

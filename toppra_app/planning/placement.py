@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..limits.rows import tangent_point
 from ..socp import stations as st
 from ..verify import estimate_of, law_at, room_of
 from .grid import rest_to_rest_law
@@ -85,8 +86,7 @@ def relocated(robot, path, theta, law, data, blocks_of, target: float, larger=No
     on the grid refined by the predicted room and skips that solve; otherwise `theta` as it is. `law` is
     the coarse profile that placed the grid (tangent point of √b terms); `data` the path at the stations of
     `theta` (`predicted_room`)."""
-    b_ref = np.interp(theta, law.theta, law.b)
-    b_ref = np.maximum(b_ref, 1e-8 * max(b_ref.max(), 1e-300))
+    b_ref = tangent_point(np.interp(theta, law.theta, law.b))
     found = predicted_room(robot, theta, data, blocks_of, b_ref)
     if found is None:
         return theta

@@ -27,6 +27,7 @@ import time
 import numpy as np
 
 from ..errors import InfeasiblePathError
+from ..limits.rows import tangent_point
 from ..socp import stations as st
 from ..socp.problem import OBJECTIVES
 from ..socp.reachability import packed_profile
@@ -37,7 +38,7 @@ from ..verify import gap_estimate
 from . import diagnose, refine
 from .controller import controller_rows
 from .controller_linear import LinearControllerRows
-from .finer import plan_finer, split_early
+from .finer import plan_finer, split_for_gap
 from .grid import MAX_INTERVALS, intervals_for, parse_grid, user_intervals
 from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, LINEAR_MAX_INTERVALS, REFINE_MAX_INTERVALS, choice,
                       controlled_robot, energy_terms, estimates_gap, joint_path, limit_list, linear_law, number,
@@ -136,9 +137,8 @@ class TimeOptimalPlanner:
 
     def plan(self, payload=None, sd_start: float = 0.0, sd_end: float = 0.0) -> TimeOptimalPlan:
         """Plan (rest-to-rest unless sd_start/sd_end, the path speeds θ̇ at the ends, are given)."""
-        t_all = time.perf_counter()
+        t_all, timings = time.perf_counter(), dict(coefficients=0.0, build=0.0, compile=0.0, solve=0.0, verify=0.0)
         sd_start, sd_end = number(sd_start, "sd_start"), number(sd_end, "sd_end")
-        timings = dict(coefficients=0.0, build=0.0, compile=0.0, solve=0.0, verify=0.0)
         with timed(timings, "coefficients"):
             self._prepare()
             robot = self.payload_robot(payload)
@@ -168,6 +168,10 @@ class TimeOptimalPlanner:
         rounds = viscous_rounds = tangent_rounds = iterations = 0
         last, cones, last_bound, found, early = None, False, np.inf, None, None   # (β, δ); the cones; certificate
         refinements, excess, check, reweigh, bound = [], [np.inf], None, False, {}   # the same rows; `st.binding`'s
+
+        def split(check, law, over, factor):                   # the plan on a grid split for the gap, or None
+            return split_for_gap(self, check, law, over, factor, payload, sd_start, sd_end, refinements, iterations,
+                                 timings, t_all)
         while True:
             t0 = time.perf_counter()
             tangent = self.tangent and not self.all_stations and not cones and not (ctrl is not None and linear)
@@ -234,11 +238,11 @@ class TimeOptimalPlanner:
                 cones = True
                 continue
             prev, ref = ref, (law.b / scale_b, law.b_at(0.5 * (theta[:-1] + theta[1:])) / scale_b if linear else None)
-            if early is None and self.dense and gap_split:     # a dense path's first solution far over its gap
-                early, finer = split_early(self, robot, law, beta, CHECK_SHARE * self.tol, EARLY_SPLIT, payload,
-                                           sd_start, sd_end, refinements, iterations, timings, t_all)
-                if finer is not None:                          # target splits at once (`finer.split_early`)
-                    return finer
+            if early is None and self.dense and gap_split:     # a dense path's first solution, checked (reused
+                early = (beta,) + refine.checked(robot, self.sub, law, self.limits, self.all_stations,
+                                                 CHECK_SHARE * self.tol)
+                if (finer := split(early[1], law, early[2], EARLY_SPLIT)) is not None:   # if it stays the last one),
+                    return finer                               # far over its gap target splits at once
             if "weights" in values:                            # certified, or again, or the time cones
                 step, tangent_rounds, last_bound = next_step(tangent_bound(prev, ref, dsig), tangent_rounds,
                                                              last_bound, TANGENT_TOL, MAX_TANGENT_ROUNDS, TANGENT_SHRINK)
@@ -248,8 +252,7 @@ class TimeOptimalPlanner:
             if viscous and viscous_rounds < self.max_viscous_iterations and \
                     refine.tangent_gap(robot, data, b_ref, law, lams, self.scheme, scales, on, tangent) > VISCOUS_TOL:
                 viscous_rounds += 1
-                b_st = law.b_at(ths)
-                b_ref = np.maximum(b_st, 1e-8 * max(b_st.max(), 1e-300))
+                b_ref = tangent_point(law.b_at(ths))
                 continue
             with timed(timings, "verify"):
                 check, over, n_over = early[1:] if early is not None and early[0] is beta else refine.checked(
@@ -260,10 +263,8 @@ class TimeOptimalPlanner:
                     continue
                 break
             excess.append(check.worst_ratio - 1.0)
-            estimate = gap_estimate(check, law) if rounds == 0 and gap_split else None
-            if estimate is not None and estimate > self.gap_target:     # refined anyway: split now, not repair
-                bad, record = refine.for_the_gap(check, law, estimate, refine.over_intervals(over, P - 1))
-                return plan_finer(self, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all)
+            if rounds == 0 and gap_split and (finer := split(check, law, over, 1.0)) is not None:
+                return finer                                   # refined anyway: split now, not repair
             if rounds >= self.max_rounds or (rounds >= 3 and excess[-1] > 0.7 * excess[-2]):
                 if self.auto_grid and self.max_splits > 0 and P <= MAX_INTERVALS:
                     bad = refine.over_intervals(over, P - 1)
@@ -277,7 +278,7 @@ class TimeOptimalPlanner:
             if refinements[-1]["moved"]:                       # rows at the moved stations
                 with timed(timings, "coefficients"):
                     ths, data = at_stations(robot, self.path, theta, lams, self.scheme, (ths, data))
-                    b_ref = np.maximum(law.b_at(ths), 1e-8 * max(law.b.max(), 1e-300)) if viscous \
+                    b_ref = tangent_point(law.b_at(ths), law.b) if viscous \
                         else reference_b(self.law0, self.Bbar, self.L, ths)
         estimate = gap_estimate(check, law) if estimating else None
         if gap_split and estimate is not None and estimate > self.gap_target and check.worst_ratio <= 1.0 + self.tol:

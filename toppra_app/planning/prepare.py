@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..limits.joint import JointVelocityLimit
-from ..limits.rows import PathData
+from ..limits.rows import PathData, tangent_point
 from ..socp import stations as st
 from ..trajectory import TimeLaw
 from ..verify import SubSamples
@@ -68,7 +68,7 @@ def limit_blocks(limits, data, b_ref, scales) -> list:
 def reference_b(law, Bbar: float, L: float, ths) -> np.ndarray:
     """b at the stations on the coarse reachability profile (tangent point of viscous rows, pruning)."""
     ref = np.interp(ths, law.theta, law.b) if law is not None else np.full(ths.size, Bbar * L * L)
-    return np.maximum(ref, 1e-8 * max(ref.max(), 1e-300))
+    return tangent_point(ref)
 
 
 def at_stations(robot, path, theta, lams, scheme: str, old=None) -> tuple[np.ndarray, PathData]:

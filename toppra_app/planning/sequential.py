@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from ..limits.joint import BoundaryVelocity
-from ..limits.rows import PathData
+from ..limits.rows import PathData, tangent_point
 from ..errors import InfeasiblePathError
 from ..socp.general import GeneralProblem, bindable_rows
 from ..socp.solvers import solve_with_chain
@@ -33,7 +33,7 @@ def _setup(planner, robot, plan):
     data = PathData(robot, theta, S.q, S.dq, S.ddq)
     b_ref = None
     if (robot.viscous[np.isfinite(robot.tau_max)] > 0).any():
-        b_ref = np.maximum(plan.law.b, 1e-8 * max(plan.law.b.max(), 1e-300))
+        b_ref = tangent_point(plan.law.b)
     energy = None
     if planner.energy_weight > 0:
         co, w = data.coefficients, np.sqrt(planner.energy_R)
@@ -139,7 +139,7 @@ def plan_rates(planner, robot, plan, timings):
     for _ in range(planner.max_rate_iterations):
         t0 = time.perf_counter()
         b_ref = np.maximum(law.b, 0.0)
-        visc = None if b_ref_visc is None else np.maximum(b_ref, 1e-8 * max(b_ref.max(), 1e-300))
+        visc = None if b_ref_visc is None else tangent_point(b_ref)
         G, lo, hi = bindable_rows(*rates.rows(coeffs, theta, b_ref, rscales, 2 * P + 2 * (P - 1), rest_start,
                                               rest_end), 10.0 * max(b_ref.max(), np.abs(law.sdd_grid).max(), 1.0))
         problem = GeneralProblem(theta, grid_blocks(planner, data, visc, scales), "interpolation", energy=energy,
