@@ -14,6 +14,8 @@ import numpy as np
 from scipy.interpolate import CubicSpline, PPoly
 
 from .errors import InputError
+from .limits.rows import per_joint_positive
+from .waypoint_fit import fit_within
 
 
 class PathSamples(NamedTuple):
@@ -26,6 +28,10 @@ class PathSamples(NamedTuple):
 
 class DuplicateWaypointWarning(UserWarning):
     """Consecutive identical waypoints were merged."""
+
+
+class WaypointFitWarning(UserWarning):
+    """No spline with fewer knots than a third of the waypoints stays within ``tolerance``: interpolated."""
 
 
 def _domain(spline) -> tuple[float, float]:
@@ -77,12 +83,19 @@ class JointPath:
         return cls(spline)
 
     @classmethod
-    def from_waypoints(cls, waypoints, s=None, bc_type="not-a-knot") -> "JointPath":
+    def from_waypoints(cls, waypoints, s=None, bc_type="not-a-knot", tolerance=None) -> "JointPath":
         """Cubic spline through ``waypoints`` (m, n) at path parameters ``s`` (default uniform on [0, 1]).
 
+        With ``tolerance`` (a number or one per joint, in the waypoints' units), a cubic spline with as
+        few knots as it takes to pass within it of every waypoint (and exactly through the first and
+        last; `toppra_app.waypoint_fit`; ``bc_type`` is then unused): for recorded or dense noisy
+        waypoints, whose noise would otherwise become curvature that slows the motion (docs/planner.md).
+        Where no such spline has fewer knot intervals than a third of the waypoints, the waypoints are
+        interpolated, with a `WaypointFitWarning`.
+
         Consecutive duplicate waypoints are merged (with a warning); two waypoints give a straight
-        line. Raises `InputError` (a ValueError) naming the field for NaN, too few waypoints or a
-        non-increasing ``s``.
+        line. Raises `InputError` (a ValueError) naming the field for NaN, too few waypoints, a
+        non-increasing ``s`` or a tolerance that is not positive and finite.
         """
         try:
             if isinstance(waypoints, (str, bytes, dict)) or np.iscomplexobj(waypoints):
@@ -99,6 +112,8 @@ class JointPath:
             raise InputError(f"waypoints: row {bad[0][0]}, joint {bad[0][1]}: not a finite number ({W[tuple(bad[0])]})")
         if W.shape[0] < 2:
             raise InputError(f"waypoints: need at least 2 waypoints, got {W.shape[0]}")
+        tol = None if tolerance is None else per_joint_positive(tolerance, W.shape[1], "tolerance",
+                                                                allow_inf=False)
         if s is None:
             S = None
         else:
@@ -141,6 +156,15 @@ class JointPath:
             coeffs[3, 0] = W[0]
             spline = PPoly(coeffs, S)
         else:
+            fitted, miss = (None, None) if tol is None else fit_within(S, W, tol)
+            if fitted is not None:
+                return cls(fitted, waypoints=W)
+            if miss is not None:
+                K, i, j, d = miss
+                warnings.warn(f"tolerance: no cubic spline with at most {K} knot intervals (a third of the "
+                              f"{W.shape[0]} waypoints) passes within {_short(tol)} of them all (that fit misses "
+                              f"waypoint {i}, joint {j} by {d:.3g}); interpolating them", WaypointFitWarning,
+                              stacklevel=2)
             try:
                 spline = CubicSpline(S, W, axis=0, bc_type=bc_type)
             except ValueError as exc:
@@ -191,6 +215,10 @@ class JointPath:
 
     def __repr__(self) -> str:
         return f"JointPath(dof={self.dof}, s=[{self.s_start:g}, {self.s_end:g}], knots={len(self.knots)})"
+
+
+def _short(tol: np.ndarray) -> str:
+    return f"{tol[0]:g}" if np.all(tol == tol[0]) else "[" + ", ".join(f"{x:g}" for x in tol) + "]"
 
 
 def as_joint_path(path) -> JointPath:

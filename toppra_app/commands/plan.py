@@ -36,6 +36,9 @@ def add_parser(sub):
     p.add_argument("--force", action="store_true",
                    help="write into an existing directory holding other files (never overwriting or deleting them)")
     p.add_argument("--degrees", action="store_true", help="waypoints are in degrees")
+    p.add_argument("--waypoint-tolerance", type=float, default=None, metavar="TOL",
+                   help="fit a path with few knots within TOL of every waypoint (the waypoints' units), instead of "
+                        "interpolating them: for recorded or noisy waypoints (docs/planner.md)")
     p.add_argument("--payload-mass", type=float, default=None, metavar="KG", help="carried object's mass")
     p.add_argument("--payload-com", type=float, nargs=3, default=None, metavar=("X", "Y", "Z"),
                    help="object's centre of mass in the payload frame [m] (default 0 0 0)")
@@ -219,8 +222,12 @@ def run(args) -> int:
     if vs != 1.0 or accs != 1.0:
         robot = robot.with_limits(qd_max=vs * np.asarray(robot.qd_max), qdd_max=accs * np.asarray(robot.qdd_max))
     waypoints, s, _ = read_waypoints(args.waypoints, robot.n, args.degrees)
+    tol = args.waypoint_tolerance
+    if tol is not None and not (math.isfinite(tol) and tol > 0):
+        raise InputError(f"--waypoint-tolerance: must be a positive number, got {tol:g}")
     try:
-        path = JointPath.from_waypoints(waypoints, s=s)
+        path = JointPath.from_waypoints(waypoints, s=s, tolerance=None if tol is None else
+                                        (math.radians(tol) if args.degrees else tol))
     except InputError as exc:
         raise InputError(f"{args.waypoints}: {exc}") from None
     if not (math.isfinite(args.dt) and 1e-6 <= args.dt <= 10.0):
@@ -242,7 +249,9 @@ def run(args) -> int:
         files = write_outputs(str(tmp), plan, sample, args.waypoints, plots=not args.no_plots, formats=formats,
                               report=not args.no_report)
     worst = ", ".join(f"{k} {100 * w.ratio:.2f} %" for k, w in plan.worst.items() if w.joint >= 0)
-    print(f"{robot.name}: {len(waypoints)} waypoints, duration {plan.duration:.4f} s, worst value/limit: {worst}")
+    fitted = "" if tol is None else f" (a path on {len(path.knots) - 1} knot intervals within {tol:g} of them)"
+    print(f"{robot.name}: {len(waypoints)} waypoints{fitted}, duration {plan.duration:.4f} s, "
+          f"worst value/limit: {worst}")
     if plan.rate_check:
         print("controller profile, on the controller's samples: " + ", ".join(
             f"{k} {100 * w.ratio:.2f} % of the limit" for k, w in plan.rate_check.items()))

@@ -178,9 +178,10 @@ def solve_station_problem(N: int, R: int, values: dict, solver, sd_start: float,
         f"reached or left within the limits on the {N}-interval grid")
 
 
-def warn_plan(robot, check, estimate, rounds: int, tol: float, intervals: int) -> None:
+def warn_plan(robot, check, estimate, rounds: int, tol: float, intervals: int, dense: bool = False) -> None:
     """Warn (a `RuntimeWarning` at the caller of `TimeOptimalPlanner.plan`) where the plan still exceeds a limit
-    by more than `tol` after `rounds` repairs, or else where its gap estimate exceeds `WARN_ABOVE`."""
+    by more than `tol` after `rounds` repairs, or else where its gap estimate exceeds `WARN_ABOVE` (on a `dense`
+    waypoint path, pointing to the waypoint fit: noise there is curvature that caps the speed)."""
     if check.worst_ratio > 1.0 + tol:
         w = max(check.worst.values(), key=lambda x: x.ratio)
         which = f" of joint {robot.joint_names[w.joint]}" if w.joint >= 0 else ""
@@ -191,5 +192,7 @@ def warn_plan(robot, check, estimate, rounds: int, tol: float, intervals: int) -
         warnings.warn(f"the plan may be up to {100 * estimate:.2g} % slower than the time-optimal motion: the "
                       f"limits leave room inside intervals of the {intervals}-interval grid that its time law (θ̈ "
                       f"constant or linear per interval) cannot use (plan.gap_estimate; it over-states the gap, "
-                      f"1.5–15× on our benchmark suite); a finer grid (grid=...) plans closer to the optimum",
+                      f"1.5–15× on our benchmark suite); a finer grid (grid=...) plans closer to the optimum"
+                      + ("; if the waypoints are recorded or noisy, JointPath.from_waypoints(..., tolerance=...) "
+                         "fits a path with far fewer knots within that tolerance (docs/planner.md)" if dense else ""),
                       RuntimeWarning, stacklevel=3)
