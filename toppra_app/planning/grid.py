@@ -33,9 +33,10 @@ MAX_INTERVALS = 20_000            # documented bound (docs/planner.md): more wou
 MAX_AUTO_INTERVALS = 4096         # the default grid's largest size (refinement may go further, to MAX_INTERVALS),
                                   # unless the path has more knots than it holds (`intervals_for`)
 PER_SEGMENT = 2                   # default intervals per spline segment on dense waypoint paths
-PER_TURN = 24                     # θ̈ linear: at least this many intervals per stretch between `turns`, each a
-                                  # motion of its own (10–30 random waypoints on four robots: +0.08 … +2.05 % from
-                                  # converged at 160 intervals, +0.02 … +0.07 % with 24 per segment, 20: +0.14 %)
+PER_TURN = 26                     # θ̈ linear: at least this many intervals per stretch between `turns`, each a
+                                  # motion of its own (8–50 random waypoints on four robots: +0.08 … +3.8 % from
+                                  # converged at 160–200 intervals, +0.02 … +0.07 % now; 24: 9 of them +0.095 %,
+                                  # 20: up to +0.14 %)
 TURN_ANGLE = np.pi / 4            # a knot where the chords between waypoints turn by more is a turn
 # grid sizes for paths with more spline segments than DEFAULT_INTERVALS (each a compiled structure)
 SIZES = (200, 256, 320, 400, 512, 640, 800, 1024, 1280, 1600, 2048, 2560, 3200, 4096, 5120, 6400, 8192, 10240,
