@@ -134,6 +134,9 @@ def test_command_line_waypoint_tolerance(tmp_path, capsys):
     assert main(["plan", str(f), "--out", str(tmp_path / "out"), "--no-plots", "--no-report",
                  "--waypoint-tolerance", "5e-4"]) == 0
     assert "knot intervals within 0.0005" in capsys.readouterr().out
+    import json
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["waypoint_tolerance"] == [5e-4] * 7 and summary["knot_intervals"] < 20
     for bad in ("0", "-1", "nan"):
         assert main(["plan", str(f), "--out", str(tmp_path / "bad"), "--waypoint-tolerance", bad]) == 2
         err = capsys.readouterr().err.strip()

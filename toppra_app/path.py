@@ -53,7 +53,7 @@ class JointPath:
     (``spline(θ, nu)``). Use `from_waypoints` to interpolate waypoints.
     """
 
-    def __init__(self, spline, *, waypoints=None, knots=None):
+    def __init__(self, spline, *, waypoints=None, knots=None, tolerance=None):
         if not callable(spline):
             raise InputError(f"path: expected a scipy spline, got {type(spline).__name__}")
         self.spline = spline
@@ -72,6 +72,7 @@ class JointPath:
                                           self.s_start, self.s_end))
         self.knots = np.asarray(knots, dtype=float)
         self.waypoints = None if waypoints is None else np.asarray(waypoints, dtype=float)
+        self.tolerance = tolerance            # (n,): fitted within it of the waypoints (`from_waypoints`); None
         probe_all = self.q(np.linspace(self.s_start, self.s_end, 16))
         if not np.isfinite(probe_all).all():
             raise InputError("path: the spline gives non-finite joint positions")
@@ -158,7 +159,7 @@ class JointPath:
         else:
             fitted, miss = (None, None) if tol is None else fit_within(S, W, tol)
             if fitted is not None:
-                return cls(fitted, waypoints=W)
+                return cls(fitted, waypoints=W, tolerance=tol)
             if miss is not None:
                 K, i, j, d = miss
                 warnings.warn(f"tolerance: no cubic spline with at most {K} knot intervals (a third of the "

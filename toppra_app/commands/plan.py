@@ -202,6 +202,8 @@ def write_outputs(directory: str, plan, sample, source: str, plots: bool = True,
     summary = plan.summary()
     summary.update(waypoints_file=os.path.abspath(source), sample_time=float(sample.t[1] - sample.t[0]) if len(sample) > 1 else None,
                    samples=len(sample), files=files, joint_names=names, tool="toppra-app", version=_version(),
+                   waypoint_tolerance=None if plan.path.tolerance is None else plan.path.tolerance.tolist(),
+                   knot_intervals=len(plan.path.knots) - 1,
                    units=dict(time="s", position="rad or m", velocity="rad/s or m/s",
                               acceleration="rad/s² or m/s²", effort="N·m or N"))
     with open(os.path.join(directory, "summary.json"), "w", encoding="utf-8") as fh:
