@@ -7,9 +7,13 @@ Only the Python and numpy call overhead of a 3-D step, which dominates the one-p
 Same method, same arithmetic: every array operation here is the one `nicolato._sweeps` applies to a
 single problem, element by element (4×4 products, z × r, the paper's step eq. 21 or the exact sinusoid
 step, the penalty eq. 23–24, the stall and slow tests), so each result is bit for bit `track_path`'s or
-`solve_ik`'s (tests/test_ik_batch.py). The few problems the sweeps leave outside the tolerance are
-finished one by one, by the same Newton steps. Covered: pose targets, no velocity bound (and the penalty
-with the paper's step only); anything else is handed to `track_path` / `solve_ik` one by one.
+`solve_ik`'s (tests/test_ik_batch.py), on any CPU: both sides use only +, −, ×, ÷ and √ (correctly
+rounded), the same libm calls (`_each`, not numpy's own SIMD arctan2, sin, cos) and the same BLAS matrix
+products (numpy's matmul calls gemm / gemv once per matrix of a stack); dot products and norms of
+3-vectors are written out (`common._dot3`), as BLAS's ddot fuses multiply-adds on some CPUs only. The few
+problems the sweeps leave outside the tolerance are finished one by one, by the same Newton steps.
+Covered: pose targets, no velocity bound (and the penalty with the paper's step only); anything else is
+handed to `track_path` / `solve_ik` one by one.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ import math
 
 import numpy as np
 
-from .common import _EYE4, TWO_PI, IKResult, TrackResult, _as_q, _Chain, _end_pose, _parse_target, _rot_angle
+from .common import (_EYE4, TWO_PI, IKResult, TrackResult, _as_q, _Chain, _end_pose, _norm3, _parse_target,
+                     _rot_angle)
 from .dls import _dls_steps
 from .nicolato import _sweeps, _weight
 from .tracking import SWEEPS_BEFORE_POLISH, track_path
@@ -130,7 +135,8 @@ def _transforms(chain: _Chain, k: int, qk: np.ndarray) -> np.ndarray:
     """`_Chain.joint_transform` of joint k at every value of qk (B,): (B, 4, 4)."""
     if chain.prismatic[k]:
         return _EYE4 + qk[:, None, None] * chain._K[k]
-    return _EYE4 + np.sin(qk)[:, None, None] * chain._K[k] + (1.0 - np.cos(qk))[:, None, None] * chain._K2[k]
+    return (_EYE4 + _each(math.sin, qk)[:, None, None] * chain._K[k]
+            + (1.0 - _each(math.cos, qk))[:, None, None] * chain._K2[k])
 
 
 def _tails(chain: _Chain, q: np.ndarray) -> list:
@@ -145,13 +151,19 @@ def _tails(chain: _Chain, q: np.ndarray) -> list:
     return S
 
 
+def _each(f, *xs: np.ndarray) -> np.ndarray:
+    """The `math` function f (libm, as the one-problem code calls it) of every element of xs. Not numpy's
+    ufunc: numpy has its own SIMD loops (its arctan2 on AVX-512 CPUs differs from libm's in the last bit)."""
+    return np.array(list(map(f, *map(np.ndarray.tolist, xs))), dtype=float)
+
+
 def _rot_angles(Ra: np.ndarray, Rb: np.ndarray) -> np.ndarray:
     """`common._rot_angle` of every pair (B, 3, 3): the squares by Python's ** as there (libm's pow, which
     is not always x·x)."""
     M = Ra.transpose(0, 2, 1) @ Rb
     a, b, c = (M[:, 2, 1] - M[:, 1, 2]).tolist(), (M[:, 0, 2] - M[:, 2, 0]).tolist(), (M[:, 1, 0] - M[:, 0, 1]).tolist()
     s = np.array([0.5 * math.sqrt(x ** 2 + y ** 2 + z ** 2) for x, y, z in zip(a, b, c)])
-    return np.arctan2(s, 0.5 * (M[:, 0, 0] + M[:, 1, 1] + M[:, 2, 2] - 1.0))
+    return _each(math.atan2, s, 0.5 * (M[:, 0, 0] + M[:, 1, 1] + M[:, 2, 2] - 1.0))
 
 
 def _rot_logs(R: np.ndarray) -> np.ndarray:
@@ -160,7 +172,7 @@ def _rot_logs(R: np.ndarray) -> np.ndarray:
     x, y, z = 0.5 * (R[:, 2, 1] - R[:, 1, 2]), 0.5 * (R[:, 0, 2] - R[:, 2, 0]), 0.5 * (R[:, 1, 0] - R[:, 0, 1])
     s = np.sqrt(x * x + y * y + z * z)
     small = s < 1e-9
-    f = np.arctan2(s, 0.5 * (R[:, 0, 0] + R[:, 1, 1] + R[:, 2, 2] - 1.0)) / np.where(small, 1.0, s)
+    f = _each(math.atan2, s, 0.5 * (R[:, 0, 0] + R[:, 1, 1] + R[:, 2, 2] - 1.0)) / np.where(small, 1.0, s)
     out = np.stack([x * f, y * f, z * f], axis=1)
     for i in np.flatnonzero(small):
         out[i] = _rot_log(R[i])
@@ -168,7 +180,7 @@ def _rot_logs(R: np.ndarray) -> np.ndarray:
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise dot product of (B, 3) arrays, summed in np.dot's order."""
+    """Row-wise dot product of (B, 3) arrays, rounded as `common._dot3`."""
     return a[:, 0] * b[:, 0] + a[:, 1] * b[:, 1] + a[:, 2] * b[:, 2]
 
 
@@ -190,15 +202,19 @@ def _sinusoid(z, o, p, R, p_d, R_d, L2: float):
 
 def _sinusoid_mins(k1, k2, lo, hi) -> np.ndarray:
     """`nicolato._sinusoid_min` row-wise: the minimiser nearest to 0 inside [lo, hi], else the better end."""
-    star = np.arctan2(-k2, -k1)
+    star = _each(math.atan2, -k2, -k1)
     best = np.full(len(star), np.nan)
     for cand in (star, star - TWO_PI, star + TWO_PI):            # in this order; a later one only if nearer
         take = (lo <= cand) & (cand <= hi) & (np.isnan(best) | (np.abs(cand) < np.abs(best)))
         best = np.where(take, cand, best)
-    ends = np.where(k1 * np.cos(lo) + k2 * np.sin(lo) <= k1 * np.cos(hi) + k2 * np.sin(hi), lo, hi)
-    best = np.where(np.isnan(best), ends, best)
-    flat = np.hypot(k1, k2) < 1e-300
+    out = np.flatnonzero(np.isnan(best))                          # no minimiser inside: the better end
+    if out.size:
+        a, b, l, h = k1[out], k2[out], lo[out], hi[out]
+        best[out] = np.where(a * _each(math.cos, l) + b * _each(math.sin, l)
+                             <= a * _each(math.cos, h) + b * _each(math.sin, h), l, h)
+    flat = (np.abs(k1) < 1e-300) & (np.abs(k2) < 1e-300)           # hypot(k₁, k₂) < 1e-300 needs both
     if flat.any():
+        flat &= _each(math.hypot, k1, k2) < 1e-300
         best = np.where(flat, np.where((lo <= 0.0) & (0.0 <= hi), 0.0, np.where(np.abs(lo) < np.abs(hi), lo, hi)), best)
     return best
 
@@ -230,7 +246,8 @@ def _sweeps_batch(chain: _Chain, q: np.ndarray, p_d, R_d, L2: float, tol, max_sw
             z = F[:, :3, :3] @ chain.axes[k]
             Te = F @ tails[k]
             if n_sweep == 0 and k == 0:                       # already there: 0 sweeps
-                ep0 = np.linalg.norm(pa - Te[:, :3, 3], axis=1)
+                e0 = pa - Te[:, :3, 3]
+                ep0 = np.sqrt(_dot(e0, e0))
                 er0 = _rot_angles(Ra, Te[:, :3, :3])
                 there = (ep0 <= tol_pos) & (er0 <= tol_rot)
                 e_p[act[there]], e_r[act[there]] = ep0[there], er0[there]
@@ -293,12 +310,13 @@ def _sweeps_batch(chain: _Chain, q: np.ndarray, p_d, R_d, L2: float, tol, max_sw
         n_sweep += 1
         sweeps[act] = n_sweep
         Te = Tw @ chain.T_end
-        ep = np.linalg.norm(pa - Te[:, :3, 3], axis=1)
+        e = pa - Te[:, :3, 3]
+        ep = np.sqrt(_dot(e, e))
         er = _rot_angles(Ra, Te[:, :3, :3])
         done = (ep <= tol_pos) & (er <= tol_rot)
         e_p[act[done]], e_r[act[done]] = ep[done], er[done]
         status[act[done]] = "converged"
-        h = ep * ep + L2 * 2.0 * (1.0 - np.cos(er))
+        h = ep * ep + L2 * 2.0 * (1.0 - _each(math.cos, er))
         ph = prev_h[act]
         stalls = (moved < 1e-15) | (h >= ph * (1.0 - 1e-12))
         stall[act] = np.where(stalls, stall[act] + 1, 0)
@@ -314,6 +332,6 @@ def _sweeps_batch(chain: _Chain, q: np.ndarray, p_d, R_d, L2: float, tol, max_sw
         act = act[~done & ~stop]
     for i in ended:                                           # the end pose anew, as `_sweeps` does
         Te = _end_pose(chain, q[i])
-        e_p[i] = float(np.linalg.norm(p_d[i] - Te[:3, 3]))
+        e_p[i] = _norm3(p_d[i] - Te[:3, 3])
         e_r[i] = _rot_angle(R_d[i], Te[:3, :3])
     return q, e_p, e_r, sweeps, status

@@ -71,6 +71,20 @@ def _parse_target(target):
     return p, R
 
 
+def _dot3(a: np.ndarray, b: np.ndarray) -> float:
+    """a·b of two 3-vectors, rounded as (a₀b₀ + a₁b₁) + a₂b₂ like `batch._dot` row by row. Not np.dot:
+    BLAS's ddot may fuse the multiply-adds (OpenBLAS picks an FMA kernel on some CPUs, not on others), and
+    the batched solvers must do the very same operations to give the same results bit for bit."""
+    a0, a1, a2 = a.tolist()
+    b0, b1, b2 = b.tolist()
+    return a0 * b0 + a1 * b1 + a2 * b2
+
+
+def _norm3(v: np.ndarray) -> float:
+    """|v| of a 3-vector, as √(v·v) by `_dot3` (np.linalg.norm sums by BLAS too)."""
+    return math.sqrt(_dot3(v, v))
+
+
 def _rot_angle(Ra: np.ndarray, Rb: np.ndarray) -> float:
     """Angle of the relative rotation Raᵀ Rb (robust near 0 and π)."""
     M = Ra.T @ Rb

@@ -39,8 +39,8 @@ import math
 import numpy as np
 
 from ..model import RobotModel
-from .common import (TWO_PI, IKError, IKResult, _as_q, _Chain, _end_pose, _parse_target, _rot_angle,
-                     _rot_log, _velocity_bound)
+from .common import (TWO_PI, IKError, IKResult, _as_q, _Chain, _dot3, _end_pose, _norm3, _parse_target,
+                     _rot_angle, _rot_log, _velocity_bound)
 from .dls import _dls_steps
 
 
@@ -98,32 +98,32 @@ def _step_problem(z, o, p, R, p_d, R_d, L2, prismatic: bool, step: str) -> tuple
     h = k₀ + k₁ cos Δ + k₂ sin Δ (the exact step). Made once per joint move, minimised on any interval
     (`_minimise`: the penalty of eq. 23–24 asks for two)."""
     if prismatic:                               # h = |e − Δ z|², quadratic: Δ* = e·z
-        return "vertex", float(np.dot(p_d - p, z))
+        return "vertex", _dot3(p_d - p, z)
     r = p - o                                   # ^{i−1}p_n in world axes (eq. 17)
     z0, z1, z2 = z.tolist()
     r0, r1, r2 = r.tolist()
     u = np.array((z1 * r2 - z2 * r1, z2 * r0 - z0 * r2, z0 * r1 - z1 * r0))   # z × r: ∂p/∂Δ at Δ = 0 (eq. 15–16)
     if step == "paper":
         # eq. 18–21 with R_z(Δ) ≈ 1 + Δ[z]× (eq. 15): h ≈ |e_p − Δu|² + L²|φ − Δz|² = k₀Δ² + k₁Δ + k₂
-        k0 = float(np.dot(u, u))               # eq. 19: c_x² + c_y², the part of r normal to z
-        k1 = -2.0 * float(np.dot(p_d - p, u))
+        k0 = _dot3(u, u)                        # eq. 19: c_x² + c_y², the part of r normal to z
+        k1 = -2.0 * _dot3(p_d - p, u)
         if R_d is not None:
             phi = _rot_log(R_d @ R.T)           # world-frame rotation still to do
             k0 += L2
-            k1 += -2.0 * L2 * float(np.dot(phi, z))
+            k1 += -2.0 * L2 * _dot3(phi, z)
         if k0 <= 1e-300:                        # end frame on the axis: no contribution (Section 5.2)
             return "vertex", 0.0
         return "vertex", -k1 / (2.0 * k0)      # eq. 21 (the limits, eq. 22, by `_minimise`)
     # exact: h(Δ) = k₀ + k₁ cos Δ + k₂ sin Δ.  Position part: with d = p_d − o,
     # |d − R_z(Δ) r|² = |d|² + |r|² − 2[(d·z)(z·r) + cos Δ d·r⊥ + sin Δ d·(z × r)]
     d = p_d - o
-    k1 = -2.0 * float(np.dot(d, r - np.dot(z, r) * z))
-    k2 = -2.0 * float(np.dot(d, u))
+    k1 = -2.0 * _dot3(d, r - _dot3(z, r) * z)
+    k2 = -2.0 * _dot3(d, u)
     if R_d is not None:
         # orientation part L²(3 − tr(R_dᵀ R_z(Δ) R)) = L²(3 − tr(R_z(Δ) M)), M = R R_dᵀ, with
         # tr(R_z M) = zᵀMz + cos Δ (tr M − zᵀMz) + sin Δ tr([z]× M)
         M = R @ R_d.T
-        zMz = float(z @ M @ z)
+        zMz = _dot3(z @ M, z)
         Ao = float(M[0, 0] + M[1, 1] + M[2, 2]) - zMz
         Bo = float(z[0] * (M[1, 2] - M[2, 1]) + z[1] * (M[2, 0] - M[0, 2]) + z[2] * (M[0, 1] - M[1, 0]))
         k1 -= L2 * Ao
@@ -168,7 +168,7 @@ def _sweeps(chain: _Chain, q: np.ndarray, p_d, R_d, L2, *, tol_pos, tol_rot, max
             z = F[:3, :3] @ chain.axes[k]
             Te = F @ tails[k]                              # end pose (eq. 16 at Δθ = 0)
             if sweeps == 0 and k == 0:
-                e_p0 = float(np.linalg.norm(p_d - Te[:3, 3]))
+                e_p0 = _norm3(p_d - Te[:3, 3])
                 e_r0 = 0.0 if R_d is None else _rot_angle(R_d, Te[:3, :3])
                 if e_p0 <= tol_pos and e_r0 <= tol_rot:
                     return q, e_p0, e_r0, 0, "converged"
@@ -195,7 +195,7 @@ def _sweeps(chain: _Chain, q: np.ndarray, p_d, R_d, L2, *, tol_pos, tol_rot, max
             break
         sweeps += 1
         Te = Tw @ chain.T_end
-        e_p = float(np.linalg.norm(p_d - Te[:3, 3]))
+        e_p = _norm3(p_d - Te[:3, 3])
         e_r = 0.0 if R_d is None else _rot_angle(R_d, Te[:3, :3])
         if e_p <= tol_pos and e_r <= tol_rot:
             return q, e_p, e_r, sweeps, "converged"
@@ -216,7 +216,7 @@ def _sweeps(chain: _Chain, q: np.ndarray, p_d, R_d, L2, *, tol_pos, tol_rot, max
         if sweeps >= max_sweeps:
             break
     Te = _end_pose(chain, q)
-    e_p = float(np.linalg.norm(p_d - Te[:3, 3]))
+    e_p = _norm3(p_d - Te[:3, 3])
     e_r = 0.0 if R_d is None else _rot_angle(R_d, Te[:3, :3])
     return q, e_p, e_r, sweeps, status
 
