@@ -38,6 +38,9 @@ PER_TURN = 26                     # θ̈ linear: at least this many intervals pe
                                   # converged at 160–200 intervals, +0.02 … +0.07 % now; 24: 9 of them +0.095 %,
                                   # 20: up to +0.14 %)
 TURN_ANGLE = np.pi / 4            # a knot where the chords between waypoints turn by more is a turn
+PER_STOP = 64                     # ... and this many per stretch that ends where the path turns back (by more than
+STOP_ANGLE = 17 * np.pi / 18      # this: a cusp, q′ → 0); 8 reversals: up to +0.38 % at 32 per stretch, +0.068 %
+                                  # at 64 (2 reversals on 160 intervals: up to +0.22 %)
 # grid sizes for paths with more spline segments than DEFAULT_INTERVALS (each a compiled structure)
 SIZES = (200, 256, 320, 400, 512, 640, 800, 1024, 1280, 1600, 2048, 2560, 3200, 4096, 5120, 6400, 8192, 10240,
          12800, 16384, 20000)
@@ -130,23 +133,25 @@ def takes_knots(inner: int, intervals: int) -> bool:
     return inner <= intervals - intervals // 4
 
 
-def turns(path: JointPath) -> int:
+def turns(path: JointPath, angle: float = TURN_ANGLE) -> int:
     """How many interior knots the path turns at: where the chords to and from the neighbouring knots (in
-    joint space) meet at more than `TURN_ANGLE`. Random waypoints turn at almost every knot (each segment a
-    motion of its own, whose speed rises and falls); samples of a smooth motion, noisy or not, at few."""
+    joint space) meet at more than `angle`. Random waypoints turn at almost every knot (each segment a
+    motion of its own, whose speed rises and falls); samples of a smooth motion, noisy or not, at few. With
+    `STOP_ANGLE`: the knots where it turns back (a cusp: the joint speeds stop while θ̇ need not)."""
     q = path.q(np.asarray(path.knots, dtype=float))
     d = np.diff(q, axis=0)
     if d.shape[0] < 2:
         return 0
     size = np.linalg.norm(d, axis=1)
     cos = np.einsum("ij,ij->i", d[:-1], d[1:]) / np.maximum(size[:-1] * size[1:], 1e-300)
-    return int(np.sum(cos < np.cos(TURN_ANGLE)))
+    return int(np.sum(cos < np.cos(angle)))
 
 
 def intervals_for(path: JointPath, linear: bool = False) -> int:
     """Default number of intervals: `DEFAULT_INTERVALS` (`LINEAR_INTERVALS` for plans with θ̈ linear per
     interval on a path that is not dense on them, at least `PER_TURN` per stretch between its `turns`
-    — or on one that turns at most of its knots (random waypoints: not dense however many); a smooth path of many waypoints: the smallest size of `SIZES` it is not dense on, `dense`), or for other paths of many spline segments the next size of
+    (`PER_STOP` before a stop) — or on one that turns at most of its knots (random waypoints: not dense
+    however many); a smooth path of many waypoints: the smallest size of `SIZES` it is not dense on, `dense`), or for other paths of many spline segments the next size of
     `SIZES` with at least `PER_SEGMENT` intervals per segment (one compiled structure per size). A dense
     waypoint path bends at every knot, and θ̈ constant per interval cannot follow it with fewer (measured
     on 200-waypoint paths with 1e-4 rad noise: +0.38 % at N = 200, +0.07 % at 400, +0.01 % at 800).
@@ -157,7 +162,7 @@ def intervals_for(path: JointPath, linear: bool = False) -> int:
     segments = max(len(path.knots) - 1, 1)
     stretches = turns(path) + 1
     if linear and (segments < LINEAR_INTERVALS / DENSE_SHARE or roughness(path) <= ROUGH or 2 * stretches > segments):
-        need = PER_TURN * stretches if stretches > 1 else 0
+        need = PER_TURN * stretches + (PER_STOP - PER_TURN) * turns(path, STOP_ANGLE) if stretches > 1 else 0
         for n in (LINEAR_INTERVALS,) + tuple(k for k in SIZES if LINEAR_INTERVALS < k <= MAX_AUTO_INTERVALS):
             if n >= need and not dense(path, n):        # the smallest size a smooth path is not dense on
                 return n
