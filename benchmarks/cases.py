@@ -42,7 +42,7 @@ class Case:
         return f"{self.robot}/{self.family}-{self.seed}"
 
 
-FAMILIES = ("random", "tiny", "out-and-back", "dense", "end-speed", "accel")
+FAMILIES = ("random", "tiny", "out-and-back", "dense", "end-speed", "accel", "many")
 
 
 def erd_path(relative: str) -> str | None:
@@ -124,7 +124,8 @@ def _draw(r, make, tries: int = 50):
 def suite(robots=None, quick: bool = False) -> list[Case]:
     """Deterministic cases: per robot 3 random paths (3–8 waypoints over 20–80 % of each joint range), a tiny
     motion (±1e-3 rad), an out-and-back path (full stop in the middle), a dense path (200 samples of a
-    smooth motion with 1e-4 rad noise), a non-zero end speed and acceleration limits."""
+    smooth motion with 1e-4 rad noise), a non-zero end speed, acceleration limits and 20 random waypoints
+    ("many")."""
     from toppra_app import JointPath
     robots = available_robots() if robots is None else list(robots)
     cases = []
@@ -147,6 +148,9 @@ def suite(robots=None, quick: bool = False) -> list[Case]:
         vmax = float(np.min(r.qd_max[dq > 1e-9] / dq[dq > 1e-9]))
         cases.append(Case(name, "end-speed", 0, W, sd_end=0.3 * vmax))
         cases.append(Case(name + "+accel", "accel", 0, _draw(r, lambda: rng.uniform(lo, hi, size=(5, r.n)))))
+        # (added in the twelfth session, drawn apart so the cases above stay as they were): 20 random waypoints
+        many = np.random.default_rng(3000 + k)
+        cases.append(Case(name, "many", 0, _draw(r, lambda: many.uniform(lo, hi, size=(20, r.n)))))
     return cases
 
 
