@@ -150,3 +150,17 @@ def test_absurd_sizes_are_refused_at_once(tmp_path, capsys, args, message):
     assert main(["plan", f, "--out", str(tmp_path / "out"), "--no-plots", *args]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1 and time.perf_counter() - t0 < 10
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--dt", "abc"], "argument --dt: invalid float value"), (["--waypoint-tolerance", "x"], "--waypoint-tolerance"),
+    (["--mimic", "sometimes"], "argument --mimic: invalid choice"), ([], "the following arguments are required"),
+])
+def test_malformed_arguments_are_one_line(tmp_path, capsys, args, message):
+    """argparse's own errors (a number that is not one, a bad choice, a missing argument) in one line naming
+    the argument, not after its whole usage text."""
+    f = write_csv(tmp_path / "wp.csv", BENCH_PATHS["iiwa7"]["straight"])
+    with pytest.raises(SystemExit) as exc:
+        main(["plan", f, *args] if args else ["plan"])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and message in err and len(err.splitlines()) == 1

@@ -30,8 +30,15 @@ def command_modules() -> dict[str, str]:
     return {**dict(sorted(found.items())), **BUILTIN_COMMANDS}
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Bad arguments in one line (argparse prints its whole usage first), naming the argument."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (--help for usage)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="toppra-app", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="toppra-app", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module_path in command_modules().values():
         module = importlib.import_module(module_path)
