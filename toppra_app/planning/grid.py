@@ -151,10 +151,11 @@ def intervals_for(path: JointPath, linear: bool = False) -> int:
     """Default number of intervals: `DEFAULT_INTERVALS` (`LINEAR_INTERVALS` for plans with θ̈ linear per
     interval on a path that is not dense on them, at least `PER_TURN` per stretch between its `turns`
     (`PER_STOP` before a stop) — or on one that turns at most of its knots (random waypoints: not dense
-    however many); a smooth path of many waypoints: the smallest size of `SIZES` it is not dense on, `dense`), or for other paths of many spline segments the next size of
-    `SIZES` with at least `PER_SEGMENT` intervals per segment (one compiled structure per size). A dense
-    waypoint path bends at every knot, and θ̈ constant per interval cannot follow it with fewer (measured
-    on 200-waypoint paths with 1e-4 rad noise: +0.38 % at N = 200, +0.07 % at 400, +0.01 % at 800).
+    however many); a smooth path of many waypoints: the smallest size of `SIZES` it is not dense on,
+    `dense`), or for other paths of many spline segments the next size of `SIZES` with at least
+    `PER_SEGMENT` intervals per segment (one compiled structure per size). A dense waypoint path bends at
+    every knot, and θ̈ constant per interval cannot follow it with fewer (measured on 200-waypoint paths
+    with 1e-4 rad noise: +0.38 % at N = 200, +0.07 % at 400, +0.01 % at 800).
     Beyond `MAX_AUTO_INTERVALS` only as many as put a point on every knot (`takes_knots`): with
     2–3 knots inside an interval the limits peak at kinks no station follows, and repairs stall (10 000
     waypoints with 1e-4 rad noise on the iiwa 7: 1.6 % over the torque limit at 6400 intervals after two
