@@ -125,15 +125,11 @@ def test_plans_with_the_tangent_equal_those_with_the_time_cones(seed, law):
     assert all(p.worst_ratio <= 1.001 for p in plans.values())
 
 
-def test_solves_may_leave_out_far_rows(monkeypatch):
-    """Every solve of the tangent objective leaves out the rows far from binding at its reference (the
-    sweeps' profile, then the last solution, with a smaller slack: `FAR_SLACK_SOLVED`); solving with every row gives the same plan (to the solver's
-    tolerance), and it did leave rows out, in the first solve and in the one that certifies again."""
+def counted_solves(monkeypatch):
+    """(the iiwa 7, 5 random waypoints, a list that receives the number of rows of every solve)."""
     import toppra_app.planning.diagnose as diagnose
-    import toppra_app.planning.planner as planner_module
-    rng = np.random.default_rng(4)
     robot = dynamics.load_robot("iiwa7")
-    W = random_waypoints(robot, rng, 5)
+    W = random_waypoints(robot, np.random.default_rng(4), 5)
     used = []
     real = diagnose.solve_station_problem
 
@@ -141,13 +137,28 @@ def test_solves_may_leave_out_far_rows(monkeypatch):
         used.append(int((values["h"] < UNUSED).sum()))
         return real(N, R, values, *args, **kw)
     monkeypatch.setattr(diagnose, "solve_station_problem", spy)
-    monkeypatch.setattr(planner_module, "TANGENT_TOL", 1e-12)          # (certify again whatever the first bound)
-    fewer = plan_time_optimal(robot, JointPath.from_waypoints(W))
-    left_out = list(used)
+    return robot, W, used
+
+
+def with_every_row(monkeypatch, robot, W, used):
+    """The plan with no row left out of any solve, `used` counting its solves afresh."""
+    import toppra_app.planning.planner as planner_module
     monkeypatch.setattr(planner_module, "FAR_SLACK", np.inf)
     monkeypatch.setattr(planner_module, "FAR_SLACK_SOLVED", np.inf)
     used.clear()
-    full = plan_time_optimal(robot, JointPath.from_waypoints(W))
+    return plan_time_optimal(robot, JointPath.from_waypoints(W))
+
+
+def test_solves_may_leave_out_far_rows(monkeypatch):
+    """Every solve of the tangent objective leaves out the rows far from binding at its reference (the
+    sweeps' profile, then the last solution, with a smaller slack: `FAR_SLACK_SOLVED`); solving with every row gives the same plan (to the solver's
+    tolerance), and it did leave rows out, in the first solve and in the one that certifies again."""
+    import toppra_app.planning.planner as planner_module
+    robot, W, used = counted_solves(monkeypatch)
+    monkeypatch.setattr(planner_module, "TANGENT_TOL", 1e-12)          # (certify again whatever the first bound)
+    fewer = plan_time_optimal(robot, JointPath.from_waypoints(W))
+    left_out = list(used)
+    full = with_every_row(monkeypatch, robot, W, used)
     assert len(left_out) >= 2 and len(used) >= 2 and used[1] == used[0]
     assert left_out[0] < 0.9 * used[0] and left_out[1] < 0.9 * used[1]
     assert fewer.duration == pytest.approx(full.duration, rel=1e-6)
@@ -217,26 +228,13 @@ def test_rows_a_solve_broke_are_added_not_all(monkeypatch):
     those (`pinned` in the planner), each solve with fewer rows than all of them, until none is broken; the
     plan equals the one solved with every row (to the solver's tolerance). Before, a broken far row meant a
     solve with every row (ur10-urdf/many-0: 12 520 rows, 65 ms, against ~10 000)."""
-    import toppra_app.planning.diagnose as diagnose
     import toppra_app.planning.planner as planner_module
-    rng = np.random.default_rng(4)
-    robot = dynamics.load_robot("iiwa7")
-    W = random_waypoints(robot, rng, 5)
-    used = []
-    real = diagnose.solve_station_problem
-
-    def spy(N, R, values, *args, **kw):
-        used.append(int((values["h"] < UNUSED).sum()))
-        return real(N, R, values, *args, **kw)
-    monkeypatch.setattr(diagnose, "solve_station_problem", spy)
+    robot, W, used = counted_solves(monkeypatch)
     monkeypatch.setattr(planner_module, "FAR_SLACK", 1e-4)             # far: almost every row not binding
     monkeypatch.setattr(planner_module, "FAR_SLACK_SOLVED", 1e-4)
     fewer = plan_time_optimal(robot, JointPath.from_waypoints(W))
     tight = list(used)
-    monkeypatch.setattr(planner_module, "FAR_SLACK", np.inf)
-    monkeypatch.setattr(planner_module, "FAR_SLACK_SOLVED", np.inf)
-    used.clear()
-    full = plan_time_optimal(robot, JointPath.from_waypoints(W))
+    full = with_every_row(monkeypatch, robot, W, used)
     assert len(tight) >= 2 and tight[1] > tight[0]                     # the broken rows added ...
     assert max(tight) < 0.9 * max(used)                                # ... never all of them
     assert fewer.duration == pytest.approx(full.duration, rel=1e-6)
