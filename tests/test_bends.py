@@ -68,6 +68,37 @@ def test_a_row_only_approached_or_with_a_vanishing_coefficient_predicts_nothing(
     assert refine.bending(_one_row(al, 0.3, bent, b), beta, beta_mid, theta, "interpolation")[0] == 0.0
 
 
+def test_a_row_ridden_in_b_predicts_its_own_excess_between_the_stations():
+    """A joint's acceleration limit where its q′ turns (α crossing zero) holds θ̇² alone: a reference that meets
+    it at u = ½ and 1 (stations on) and passes it by ε at ¾ is predicted to exceed by ε there; not where it
+    only approaches the limit at one of the meeting stations."""
+    beta, beta_mid, b, a = _reference(0.5, 2.0, 4.0)
+    theta = np.array([0.0, 1.0])
+    al = np.array([-0.02, -0.01, 0.0, 0.01, 0.02])
+    be = np.array([0.30, 0.31, 0.33, 0.36, 0.40])
+    eps = 2e-3
+
+    def row(h):
+        rows = _one_row(1.0, 0.0, np.zeros(5), b)
+        idx = st.station_index(2, "interpolation")[0]
+        rows.al[idx, 0], rows.be[idx, 0], rows.h[idx, 0] = al, be, h
+        return rows
+    exact = al * a + be * b
+    at = exact - eps * (U == 0.75)                                # the reference ε past the limit at ¾ only
+    assert refine.bending(row(at), beta, beta_mid, theta, "interpolation")[0] == pytest.approx(eps, rel=1e-9)
+    loose = at + 0.1 * exact * (U == 0.5)                         # 10 % below the limit at ½: not ridden
+    assert refine.bending(row(loose), beta, beta_mid, theta, "interpolation")[0] == 0.0
+
+
+def test_acceleration_limited_path_plans_in_one_solve():
+    """The suite's acceleration-limited Panda path repaired its first plan where joint 1's q′ turns (the
+    acceleration row ridden in b); predicted, it plans in one solve, within the limits."""
+    from benchmarks.cases import suite
+    case = next(c for c in suite(["panda-urdf"]) if c.family == "accel")
+    plan = TimeOptimalPlanner(suite_robot(case.robot), JointPath.from_waypoints(case.waypoints)).plan()
+    assert plan.iterations == 1 and not plan.refinements and plan.worst_ratio <= 1.001
+
+
 def _tiny_paths(count):
     out = []
     for name in ("iiwa7", "ur5e"):

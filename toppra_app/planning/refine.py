@@ -185,7 +185,10 @@ def bending(rows, beta, beta_mid, theta, scheme: str) -> np.ndarray:
     at 0 and ½: at u = ¼). The reference profile (β at the grid points, β(½); e.g. the sweeps',
     `packed_profile`) gives b and θ̈ at the stations and the rows it rides: its θ̈ within `BEND_NEAR`
     (relative) of A at both stations the linear θ̈ meets, by a row whose α keeps at least half its size in
-    the interval. The interpolation scheme's five stations (u = 1 − λ = 0, ¼, ½, ¾, 1) are assumed."""
+    the interval. A row ridden in b instead (α not steady: a joint's acceleration where its q′ turns) that
+    the reference holds within `BEND_NEAR` of its limit at both meeting stations: its value at the reference
+    at the station between. The interpolation scheme's five stations (u = 1 − λ = 0, ¼, ½, ¾, 1) are
+    assumed."""
     P = theta.size
     idx = st.station_index(P, scheme)
     u = 1.0 - np.asarray(st.SCHEMES[scheme])                            # 0, ¼, ½, ¾, 1
@@ -204,11 +207,17 @@ def bending(rows, beta, beta_mid, theta, scheme: str) -> np.ndarray:
         near &= al != 0
         # ... by a row whose α keeps its size in the interval
         steady = np.abs(al) >= 0.5 * np.abs(al).max(axis=1, keepdims=True)
+        # a row ridden in b (its α crossing zero: a joint's acceleration where its q′ turns, held by θ̇² alone):
+        # tight at both meeting stations, the reference's own value at the one between
+        value = al * a[..., None] + rest
+        tight = (value >= -BEND_NEAR * np.abs(h)) & np.isfinite(h)
         out = np.zeros(P - 1)
         for k, (m0, m1) in ((3, (2, 4)), (1, (0, 2))):                  # at ¾ meeting at ½, 1; at ¼ at 0, ½
             ex = al[:, k] * 0.5 * (ride[:, m0] + ride[:, m1]) + rest[:, k]
             use = near[:, m0] & near[:, m1] & steady[:, m0] & steady[:, m1] & steady[:, k]
             ex = np.where(use & np.isfinite(ex), ex, 0.0)
+            in_b = tight[:, m0] & tight[:, m1] & ~(steady[:, m0] & steady[:, m1] & steady[:, k])
+            ex = np.maximum(ex, np.where(in_b & np.isfinite(value[:, k]), value[:, k], 0.0))
             out = np.maximum(out, ex.max(axis=1, initial=0.0))
     return out
 
