@@ -138,13 +138,14 @@ def turns(path: JointPath, angle: float = TURN_ANGLE) -> int:
     joint space) meet at more than `angle`. Random waypoints turn at almost every knot (each segment a
     motion of its own, whose speed rises and falls); samples of a smooth motion, noisy or not, at few. With
     `STOP_ANGLE`: the knots where it turns back (a cusp: the joint speeds stop while θ̇ need not)."""
-    q = path.q(np.asarray(path.knots, dtype=float))
-    d = np.diff(q, axis=0)
-    if d.shape[0] < 2:
-        return 0
+    return int(np.sum(_turn_cosines(path) < np.cos(angle)))
+
+
+def _turn_cosines(path: JointPath) -> np.ndarray:
+    """(knots − 2,) the cosine of the angle between the chords to and from each interior knot."""
+    d = np.diff(path.q(np.asarray(path.knots, dtype=float)), axis=0)
     size = np.linalg.norm(d, axis=1)
-    cos = np.einsum("ij,ij->i", d[:-1], d[1:]) / np.maximum(size[:-1] * size[1:], 1e-300)
-    return int(np.sum(cos < np.cos(angle)))
+    return np.einsum("ij,ij->i", d[:-1], d[1:]) / np.maximum(size[:-1] * size[1:], 1e-300)
 
 
 def intervals_for(path: JointPath, linear: bool = False) -> int:
@@ -161,9 +162,10 @@ def intervals_for(path: JointPath, linear: bool = False) -> int:
     waypoints with 1e-4 rad noise on the iiwa 7: 1.6 % over the torque limit at 6400 intervals after two
     splits in 52 s; within 0.09 % at 16 384 with every knot, in about a minute)."""
     segments = max(len(path.knots) - 1, 1)
-    stretches = turns(path) + 1
+    cos = _turn_cosines(path) if linear else np.zeros(0)
+    stretches, stops = int(np.sum(cos < np.cos(TURN_ANGLE))) + 1, int(np.sum(cos < np.cos(STOP_ANGLE)))
     if linear and (segments < LINEAR_INTERVALS / DENSE_SHARE or roughness(path) <= ROUGH or 2 * stretches > segments):
-        need = PER_TURN * stretches + (PER_STOP - PER_TURN) * turns(path, STOP_ANGLE) if stretches > 1 else 0
+        need = PER_TURN * stretches + (PER_STOP - PER_TURN) * stops if stretches > 1 else 0
         for n in (LINEAR_INTERVALS,) + tuple(k for k in SIZES if LINEAR_INTERVALS < k <= MAX_AUTO_INTERVALS):
             if n >= need and not dense(path, n):        # the smallest size a smooth path is not dense on
                 return n
