@@ -21,6 +21,7 @@ import os
 import numpy as np
 
 from toppra_app.errors import InputError
+from toppra_app.limits.rows import per_joint_positive
 from toppra_app.output import atomic_directory
 from toppra_app.waypoints import read_waypoints
 
@@ -224,9 +225,8 @@ def run(args) -> int:
     if vs != 1.0 or accs != 1.0:
         robot = robot.with_limits(qd_max=vs * np.asarray(robot.qd_max), qdd_max=accs * np.asarray(robot.qdd_max))
     waypoints, s, _ = read_waypoints(args.waypoints, robot.n, args.degrees)
-    tol = args.waypoint_tolerance
-    if tol is not None and not (math.isfinite(tol) and tol > 0):
-        raise InputError(f"--waypoint-tolerance: must be a positive number, got {tol:g}")
+    tol = None if args.waypoint_tolerance is None else float(
+        per_joint_positive(args.waypoint_tolerance, 1, "--waypoint-tolerance", allow_inf=False)[0])
     try:
         path = JointPath.from_waypoints(waypoints, s=s, tolerance=None if tol is None else
                                         (math.radians(tol) if args.degrees else tol))
