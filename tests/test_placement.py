@@ -83,5 +83,5 @@ def test_a_grid_predicted_too_coarse_is_refined_before_the_first_solve():
         linear = TimeOptimalPlanner(r, path)
         linear.plan()
     assert planner.grid.size - 1 > 200                     # started finer than the default size
-    assert linear.grid.size - 1 == 160
+    assert linear.grid.size - 1 == 128
     assert plan.duration / _converged(r, path) - 1 < 1e-3

@@ -72,7 +72,7 @@ def test_tiny_motion_is_refined_to_within_a_tenth_of_a_percent():
 
 
 def test_default_law_is_linear_and_within_a_twentieth_of_a_percent():
-    """time_law="auto" (the default) plans θ̈ linear per interval, free to jump at grid points, on 160
+    """time_law="auto" (the default) plans θ̈ linear per interval, free to jump at grid points, on 128
     intervals: on a tiny motion (where the constant law is first order, its allowed θ̈ drifting along the
     whole path) and on a random path it is within 0.05 % of a linear plan on 1600 intervals and at least as
     fast as the constant law's plan on its refined grid; its 1 ms samples keep every limit."""
@@ -84,7 +84,7 @@ def test_default_law_is_linear_and_within_a_twentieth_of_a_percent():
             warnings.simplefilter("error", RuntimeWarning)
             planner = TimeOptimalPlanner(r, path)
             plan = planner.plan()
-        assert plan.law.linear and planner.grid.size == 161
+        assert plan.law.linear and planner.grid.size == 129
         ref = TimeOptimalPlanner(r, path, grid=1600, max_splits=0).plan()
         assert ref.law.linear and abs(plan.duration / ref.duration - 1.0) < 5e-4
         const = TimeOptimalPlanner(r, path, time_law="constant").plan()
@@ -180,7 +180,8 @@ def test_a_dense_path_far_over_its_gap_target_splits_at_its_first_solution(monke
     """The Panda's 200 noisy waypoints (panda-urdf/dense-0): θ̈ linear on 400 intervals leaves a gap estimate of
     ~7 %, more than `EARLY_SPLIT` × the 0.2 % target, at the first solution already; the grid is split then
     (`finer.split_for_gap`) rather than after certifying that solution and re-linearising viscous friction: two
-    solves fewer for the same plan."""
+    solves fewer for the same plan (to 1e-5: the split is chosen from the first solution's room, not the
+    certified one's)."""
     from benchmarks.cases import robot, suite
     from toppra_app.planning import planner as planner_module
     c = next(c for c in suite() if c.name == "panda-urdf/dense-0")
@@ -190,7 +191,7 @@ def test_a_dense_path_far_over_its_gap_target_splits_at_its_first_solution(monke
     late = TimeOptimalPlanner(r, path).plan()
     assert [x["action"] for x in early.refinements][:2] == ["refine", "refine"]
     assert early.iterations <= late.iterations - 2
-    assert early.duration == pytest.approx(late.duration, rel=1e-9)
+    assert early.duration == pytest.approx(late.duration, rel=1e-5)
     assert early.worst_ratio <= 1.001
 
 
@@ -202,7 +203,8 @@ def test_a_tangent_profile_that_stops_falls_back_to_the_time_cones(monkeypatch):
     from toppra_app.planning import planner as planner_module
     from toppra_app.planning import prepare as prepare_module
     from toppra_app.trajectory import MotionStops
-    r, path = smooth_samples("iiwa7", 600, 1e-3, 0)
+    monkeypatch.setattr(prepare_module, "PROFILE_SHARE", 0.0)   # on the grid placed by time and θ alone (the
+    r, path = smooth_samples("iiwa7", 600, 1e-3, 0)             # profile's share moves the points: no stop)
     plan = TimeOptimalPlanner(r, path).plan()
     assert plan.worst_ratio <= 1.001 and plan.law.linear
     with monkeypatch.context() as m:                          # without the fallback
@@ -310,4 +312,23 @@ def test_back_and_forth_plans_within_a_tenth_of_a_percent():
     ref = min(fine(r, path, 3200).duration,
               TimeOptimalPlanner(r, path, 3200, time_law="constant", max_splits=0).plan().duration)
     assert ref * (1 - 1e-4) <= plan.duration <= ref * 1.001
+    assert plan.worst_ratio <= 1.001
+
+
+def test_a_joint_turning_back_while_the_others_barely_move_plans_within_a_fifteenth_of_a_percent():
+    """One joint carries the motion back and forth, the others move a thousandth of it: where that joint
+    turns, θ̇² rises ~50× and falls again within 3 % of θ, crossed in ~20 ms — a stretch that uniform time
+    and θ both give three intervals, on which the quadratic θ̇² of θ̈ linear cannot follow the swing
+    (+0.101 % from converged on 320 intervals, 1.2 ms lost at each of the four turns). The grid's share of
+    the profile's own variation (`grid.PROFILE_SHARE`) puts points there: +0.048 %."""
+    from benchmarks.cases import _span, robot
+    r = robot("iiwa7")
+    lo, hi = _span(r)
+    W = np.random.default_rng(71).uniform(lo, hi, size=(6, r.n))
+    W[:, 1:] = W[0, 1:] + 1e-3 * (W[:, 1:] - W[0, 1:])
+    path = JointPath.from_waypoints(W)
+    plan = TimeOptimalPlanner(r, path).plan()
+    ref = min(fine(r, path, 3200).duration,
+              TimeOptimalPlanner(r, path, 3200, time_law="constant", max_splits=0).plan().duration)
+    assert ref * (1 - 1e-4) <= plan.duration <= ref * 1.0007
     assert plan.worst_ratio <= 1.001

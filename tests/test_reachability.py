@@ -78,7 +78,8 @@ def test_grid_placement_with_viscous_friction():
     path = JointPath.from_waypoints(BENCH_PATHS["iiwa7"]["straight"])
     planner = TimeOptimalPlanner(robot, path)
     plan = planner.plan()
-    assert planner.grid.size == 161 and not np.allclose(np.diff(planner.grid), np.diff(planner.grid)[0])
+    from toppra_app.planning.grid import LINEAR_INTERVALS
+    assert planner.grid.size == LINEAR_INTERVALS + 1 and not np.allclose(np.diff(planner.grid), np.diff(planner.grid)[0])
     assert plan.law.linear                                   # (the default: θ̈ linear per interval)
     fine = TimeOptimalPlanner(robot, path, grid=1600).plan()
     assert plan.duration == pytest.approx(fine.duration, rel=2e-3)

@@ -7,6 +7,15 @@ accelerating, and the duration error concentrates there (measured on random Pand
 N = 200 uniform, +0.08 % with points uniform in time). So the final grid is uniform in a blend of
 time (weight 1 − `THETA_SHARE`) and θ (`THETA_SHARE`, so that fast stretches keep some points), with
 the time taken from a quick reachability profile on a coarse grid (`socp.reachability`).
+
+With θ̈ linear per interval (the default law) the blend has a third part, `PROFILE_SHARE`: the profile's
+own variation, ∫ |d ln(θ̇² + `PROFILE_FLOOR` · max θ̇²)|. Where θ̇² swings by a large factor over a short,
+fast stretch (a joint that carries the motion turning back while the others barely move: θ̇² rises 50×
+and falls again within 3 % of θ, crossed in 20 ms) neither time nor θ puts points, and the quadratic θ̇²
+of an interval cannot follow the swing (measured: 1.2 ms lost at each of four such places, +0.10 % in
+all). With a share of 0.3 the 72 paths of the planner suite and of the families in planner.md ("Grid")
+came within +0.057 % of converged (median +0.013 %), where they were within +0.10 % (median +0.026 %) —
+none worse; 0.2–0.4 gave the same, 0.5 put one path at +0.28 %.
 """
 
 from __future__ import annotations
@@ -20,15 +29,19 @@ from ..trajectory import TimeLaw
 from ..errors import short_repr
 
 DEFAULT_INTERVALS = 200           # intervals of the final grid (one compiled structure per process)
-LINEAR_INTERVALS = 160            # ... with θ̈ linear per interval (planner.md "θ̈ linear per interval": on the
-                                  # planner suite every non-dense duration within +0.06 % of converged at
-                                  # 160, +0.01 % at 200 for ~20 % more time, up to +0.1 % at 128)
+LINEAR_INTERVALS = 128            # ... with θ̈ linear per interval (planner.md "θ̈ linear per interval": with
+                                  # the profile's share in the placement (`time_grid`) every duration of the
+                                  # planner suite within +0.018 % of converged at 128 where most are 13–16 %
+                                  # faster than at 160; before it: +0.06 % at 160, up to +0.1 % at 128)
+LINEAR_GATE = 160 // 4            # θ̈ linear: paths of fewer spline segments take the sizes below (`intervals_for`)
 DENSE_SHARE = 4                   # a path with ≥ N/4 spline segments may be "dense" (all stations on) ...
 SMOOTH_SHARE = 3                  # ... unless it has at most N/3 and is smooth (`dense`)
 ROUGH = 1.0                       # `roughness` above which many knots are noise (measured: 1e-4 rad noise on 200
                                   # samples 2.1–3.5, 80 IK samples of a palletizing move 0.3–0.8, smooth samples 0)
 COARSE_INTERVALS = 100            # intervals of the reachability profile that places it
-THETA_SHARE = 0.25                # weight of uniform-θ spacing in the blend (the rest: uniform time)
+THETA_SHARE = 0.25                # weight of uniform-θ spacing in the blend (the rest: uniform time) ...
+PROFILE_SHARE = 0.3               # ... θ̈ linear: this weight on the variation of ln θ̇² (`time_grid`), off time
+PROFILE_FLOOR = 1e-3              # θ̇² below this share of its largest value counts as this (rest ends: finite)
 MAX_INTERVALS = 20_000            # documented bound (docs/planner.md): more would not fit the solver
 MAX_AUTO_INTERVALS = 4096         # the default grid's largest size (refinement may go further, to MAX_INTERVALS),
                                   # unless the path has more knots than it holds (`intervals_for`)
@@ -44,6 +57,7 @@ STOP_ANGLE = 17 * np.pi / 18      # this: a cusp, q′ → 0); 8 reversals: up t
 # grid sizes for paths with more spline segments than DEFAULT_INTERVALS (each a compiled structure)
 SIZES = (200, 256, 320, 400, 512, 640, 800, 1024, 1280, 1600, 2048, 2560, 3200, 4096, 5120, 6400, 8192, 10240,
          12800, 16384, 20000)
+LINEAR_SIZES = (LINEAR_INTERVALS, 160) + tuple(k for k in SIZES if k <= MAX_AUTO_INTERVALS)   # θ̈ linear
 
 
 def default_grid(path: JointPath, intervals: int) -> np.ndarray:
@@ -59,14 +73,20 @@ def default_grid(path: JointPath, intervals: int) -> np.ndarray:
     return grid
 
 
-def time_grid(law: TimeLaw, intervals: int, theta_share: float = THETA_SHARE) -> np.ndarray:
-    """`intervals` + 1 points uniform in theta_share·θ/L + (1 − theta_share)·t/T along `law`."""
+def time_grid(law: TimeLaw, intervals: int, theta_share: float = THETA_SHARE,
+              profile_share: float = 0.0) -> np.ndarray:
+    """`intervals` + 1 points uniform in theta_share·θ/L + profile_share·V/V_L + (rest)·t/T along `law`,
+    V(θ) the variation of ln(θ̇² + `PROFILE_FLOOR` max θ̇²) up to θ."""
     th = law.theta
     fine = np.linspace(th[0], th[-1], 8 * intervals + 1)
     _, _, t = law.at_theta(fine)                    # exact time law inside each coarse interval (t ∝ √θ at rest)
     t = np.maximum.accumulate(t)
     u = (fine - th[0]) / (th[-1] - th[0])
-    cum = theta_share * u + (1.0 - theta_share) * (t / t[-1] if t[-1] > 0 else u)
+    cum = theta_share * u + (1.0 - theta_share - profile_share) * (t / t[-1] if t[-1] > 0 else u)
+    if profile_share > 0:
+        b = np.maximum(law.b_at(fine), 0.0)
+        v = np.concatenate(([0.0], np.cumsum(np.abs(np.diff(np.log(b + PROFILE_FLOOR * b.max()))))))
+        cum = cum + profile_share * (v / v[-1] if v[-1] > 0 else u)
     grid = np.interp(np.linspace(0.0, 1.0, intervals + 1), cum, fine)
     grid[0], grid[-1] = th[0], th[-1]
     if (np.diff(grid) <= 0).any():                  # (flat stretches of cum: fall back to θ)
@@ -164,9 +184,9 @@ def intervals_for(path: JointPath, linear: bool = False) -> int:
     segments = max(len(path.knots) - 1, 1)
     cos = _turn_cosines(path) if linear else np.zeros(0)
     stretches, stops = int(np.sum(cos < np.cos(TURN_ANGLE))) + 1, int(np.sum(cos < np.cos(STOP_ANGLE)))
-    if linear and (segments < LINEAR_INTERVALS / DENSE_SHARE or roughness(path) <= ROUGH or 2 * stretches > segments):
+    if linear and (segments < LINEAR_GATE or roughness(path) <= ROUGH or 2 * stretches > segments):
         need = PER_TURN * stretches + (PER_STOP - PER_TURN) * stops if stretches > 1 else 0
-        for n in (LINEAR_INTERVALS,) + tuple(k for k in SIZES if LINEAR_INTERVALS < k <= MAX_AUTO_INTERVALS):
+        for n in LINEAR_SIZES:
             if n >= need and not dense(path, n):        # the smallest size a smooth path is not dense on
                 return n
     need = PER_SEGMENT * segments

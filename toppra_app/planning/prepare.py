@@ -27,8 +27,8 @@ from ..socp import stations as st
 from ..trajectory import TimeLaw
 from ..verify import SubSamples
 from . import diagnose, refine
-from .grid import (COARSE_INTERVALS, default_grid, dense, intervals_for, rest_to_rest_law, split_grid, takes_knots,
-                   time_grid, with_knots)
+from .grid import (COARSE_INTERVALS, PROFILE_SHARE, default_grid, dense, intervals_for, rest_to_rest_law, split_grid,
+                   takes_knots, time_grid, with_knots)
 from .options import REFINE_MAX_INTERVALS, REFINE_SHARE
 from .placement import holding, relocated
 
@@ -147,7 +147,9 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
     if grid_mode == "fixed":
         theta = coarse
     else:
-        place = (lambda k: time_grid(law, k)) if law is not None else (lambda k: default_grid(path, k))
+        share = PROFILE_SHARE if linear else 0.0          # (θ̈ linear: `grid.time_grid`)
+        place = (lambda k: time_grid(law, k, profile_share=share)) if law is not None \
+            else (lambda k: default_grid(path, k))
         theta = with_knots(place, path.knots, grid_spec) \
             if takes_knots(len(path.knots) - 2, grid_spec) else place(grid_spec)
     # dense waypoint paths: limits bend inside most intervals, every station on (3000 waypoints: 31 s, not 57);
