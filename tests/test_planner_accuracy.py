@@ -215,6 +215,31 @@ def test_a_tangent_profile_that_stops_falls_back_to_the_time_cones(monkeypatch):
     assert plan.duration < 0.95 * TimeOptimalPlanner(r, path).plan().duration
 
 
+def test_a_linear_profile_that_stops_between_stations_plans_with_theta_ddot_constant(monkeypatch):
+    """One UR5e joint moving over 12 random waypoints, the others a hundredth of it: on the grid placed by time
+    and θ alone, θ̇² of θ̈ linear — a quadratic on each interval, held ≥ 0 at the stations only — reached 0
+    inside an interval (b 0.817 → 0.034, δ 209 over 0.0057 in θ) with the tangent objective and the time cones
+    alike, and the plan failed with `MotionStops`, a false "cannot plan". It now plans θ̈ constant on that grid
+    (`finer.plan_constant`, split for its gap estimate), within the limits and 0.1 % of converged."""
+    from benchmarks.cases import _span, robot
+    from toppra_app.planning import grid as grid_module
+    from toppra_app.planning import prepare as prepare_module
+    monkeypatch.setattr(prepare_module, "PROFILE_SHARE", 0.0)
+    monkeypatch.setattr(grid_module, "LINEAR_SIZES", (160,) + grid_module.LINEAR_SIZES[2:])
+    r = robot("ur5e")
+    lo, hi = _span(r)
+    rng = np.random.default_rng(2011)
+    W = rng.uniform(lo, hi, size=(12, r.n))
+    others = np.setdiff1d(np.arange(r.n), [rng.integers(r.n)])
+    W[:, others] = W[0, others] + 1e-2 * (W[:, others] - W[0, others])
+    path = JointPath.from_waypoints(W)
+    plan = TimeOptimalPlanner(r, path).plan()
+    assert plan.refinements[0]["action"] == "constant law" and not plan.law.linear
+    assert plan.worst_ratio <= 1.001
+    ref = fine(r, path, 3200).duration
+    assert ref * (1 - 1e-4) <= plan.duration <= ref * 1.001
+
+
 @pytest.mark.parametrize("name, n, seed, fine", [("iiwa7", 500, 8, 4000), ("ur5e", 500, 8, 4000),
                                                   ("ur5e", 1000, 5, 6000)])
 def test_hundreds_of_noisy_waypoints_plan_within_a_tenth_of_a_percent(name, n, seed, fine):

@@ -1,5 +1,6 @@
 """Planning again on a finer grid: where repairs stall, or for the gap estimate (`split_for_gap`; on a
-dense path at its first solution already).
+dense path at its first solution already); or on the same grid with θ̈ constant (`plan_constant`), where θ̇² of
+θ̈ linear would stop inside an interval.
 
 The planner halves the intervals marked bad (`grid.split_grid`: at the spline's knots inside them where
 there are any) and plans on that grid with a planner of the same options and one split fewer. That finer
@@ -51,3 +52,23 @@ def split_for_gap(planner, check, law, over: dict, factor: float, payload, sd_st
         return None
     bad, record = refine.for_the_gap(check, law, estimate, refine.over_intervals(over, law.theta.size - 1))
     return plan_finer(planner, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all)
+
+
+def plan_constant(planner, payload, sd_start: float, sd_end: float, refinements: list, iterations: int,
+                  timings: dict, t_all: float):
+    """The plan of `planner`'s path on its grid with θ̈ constant per interval, the work so far counted in. For a
+    θ̈-linear solution whose θ̇², a quadratic held ≥ 0 only at the stations, reaches zero inside an interval
+    (`MotionStops`) after the time cones too: with θ̈ constant θ̇² is linear between grid points, so it stops
+    only where the path must; that planner may still split its grid for the gap estimate (`split_for_gap`)."""
+    with planner._lock:
+        other = planner._finer.get(b"constant")
+        if other is None:
+            other = type(planner)(planner.drive_robot, planner.path, planner.theta, **{
+                **planner._options, "time_law": "constant", "gap_target": planner.gap_target})
+            other.auto_grid = planner.auto_grid
+            if len(planner._finer) >= KEPT:
+                planner._finer.pop(next(iter(planner._finer)))
+            planner._finer[b"constant"] = other
+    plan = other.plan(payload=payload, sd_start=sd_start, sd_end=sd_end)
+    return with_earlier_work(plan, refinements + [dict(action="constant law", points=0)], iterations, timings,
+                             t_all)

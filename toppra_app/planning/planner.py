@@ -9,7 +9,7 @@ speeds) only, so the same inputs give the same plan whatever was planned before 
 3. the rows that can bind, scaled, into the problem compiled once per structure (`socp.stations`, `cache`);
 4. solve (`socp.solvers`) the tangent objective at the sweeps' profile (`socp.reachability`; free stations on
    where it rides a bending limit, `refine.bent`), far rows left out, again with any it breaks, weighed again
-   until certified (`socp.tangent`, `TANGENT_TOL`) — the time cones where its profile stops on an interval;
+   until certified (`socp.tangent`, `TANGENT_TOL`) — the time cones where it stops on an interval, then θ̈ constant;
 5. viscous friction: re-solve on the tangent at the new profile while it moves a limit by > `VISCOUS_TOL`;
 6. check the exact time law between grid points (`verify`); over `tol`, move a free station onto the worst
    point or lower the limit there (`refine`, `max_rounds`); split the grid (`finer`) when that stalls, or above
@@ -38,7 +38,7 @@ from ..verify import gap_estimate
 from . import diagnose, refine
 from .controller import controller_rows
 from .controller_linear import LinearControllerRows
-from .finer import plan_finer, split_for_gap
+from .finer import plan_constant, plan_finer, split_for_gap
 from .grid import MAX_INTERVALS, intervals_for, parse_grid, user_intervals
 from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, LINEAR_MAX_INTERVALS, REFINE_MAX_INTERVALS, choice,
                       controlled_robot, energy_terms, estimates_gap, joint_path, limit_list, linear_law, number,
@@ -148,9 +148,8 @@ class TimeOptimalPlanner:
         diagnose.warn_rest_margin(robot, theta, data.coefficients.d[:P], sd_start, sd_end, self.tol)
         if np.isfinite(robot.tau_max).any():                   # the check's kinematics, during the solve
             self.sub.prefetch(robot)
-        b_ends = np.array([sd_start ** 2, sd_end ** 2])
         linear = self.linear and not self.all_stations and (not self.rated or P - 1 <= LINEAR_MAX_INTERVALS)
-        scale_b = self.L ** 2 * self.Bbar                      # b = scale_b β
+        b_ends, scale_b = np.array([sd_start ** 2, sd_end ** 2]), self.L ** 2 * self.Bbar    # b = scale_b β
         with timed(timings, "coefficients"):
             ctrl = controller_rows(self.controller, robot, self.path, self.theta, self.L, self.Bbar, self.law0,
                                    sd_start, sd_end, self.tol, LinearControllerRows if linear else None) \
@@ -233,10 +232,12 @@ class TimeOptimalPlanner:
             try:
                 law = TimeLaw(theta, b, None if delta is None else delta * (self.L * self.Bbar))
             except MotionStops:                                # the tangent's profile stops on an interval (its
-                if not tangent or cones:                       # weights do not price θ̇ → 0): the time cones
-                    raise
-                cones = True
-                continue
+                if tangent and not cones:                      # weights do not price θ̇ → 0): the time cones;
+                    cones = True                               # θ̇² of θ̈ linear still 0 between stations: θ̈
+                    continue                                   # constant on this grid (`finer.plan_constant`)
+                if linear:
+                    return plan_constant(self, payload, sd_start, sd_end, refinements, iterations, timings, t_all)
+                raise
             prev, ref = ref, (law.b / scale_b, law.b_at(0.5 * (theta[:-1] + theta[1:])) / scale_b if linear else None)
             if early is None and self.dense and gap_split:     # a dense path's first solution, checked (reused
                 early = (beta,) + refine.checked(robot, self.sub, law, self.limits, self.all_stations,
@@ -251,8 +252,7 @@ class TimeOptimalPlanner:
                     continue
             if viscous and viscous_rounds < self.max_viscous_iterations and \
                     refine.tangent_gap(robot, data, b_ref, law, lams, self.scheme, scales, on, tangent) > VISCOUS_TOL:
-                viscous_rounds += 1
-                b_ref = tangent_point(law.b_at(ths))
+                viscous_rounds, b_ref = viscous_rounds + 1, tangent_point(law.b_at(ths))
                 continue
             with timed(timings, "verify"):
                 check, over, n_over = early[1:] if early is not None and early[0] is beta else refine.checked(
