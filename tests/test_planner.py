@@ -176,9 +176,14 @@ def test_plan_time_optimal_keeps_its_planner():
     r = robot("iiwa7")
     path = JointPath.from_waypoints(BENCH_PATHS["iiwa7"]["straight"])
     plan_time_optimal(r, path)
-    again = plan_time_optimal(r, path, payload=3.0)
+    again = plan_time_optimal(r, path, payload=1.0)
     assert again.reused_problem and again.timings["compile"] == 0.0
-    assert again.payload == 3.0 and again.robot.masses[-1] == pytest.approx(r.masses[-1] + 3.0)
+    assert again.payload == 1.0 and again.robot.masses[-1] == pytest.approx(r.masses[-1] + 1.0)
+    # with 3 kg θ̇² swings more across the first intervals: the grid is split for it (`refine.for_the_swing`),
+    # the finer sizes compiled once (~20 ms each); the finer planners are kept with the planner
+    heavy = plan_time_optimal(r, path, payload=3.0)
+    assert heavy.s.size > again.s.size and any(x["action"] == "refine" for x in heavy.refinements)
+    assert plan_time_optimal(r, path, payload=2.9).reused_problem
 
 
 # ---------------------------------------------------------------------------------- viscous friction

@@ -1,6 +1,6 @@
 """Planning again on a finer grid: where repairs stall, or for the gap estimate (`split_for_gap`; on a
-dense path at its first solution already); or on the same grid with θ̈ constant (`plan_constant`), where θ̇² of
-θ̈ linear would stop inside an interval.
+dense path at its first solution already; θ̈ linear: for the swing estimate, `split_when_done`); or on the
+same grid with θ̈ constant (`plan_constant`), where θ̇² of θ̈ linear would stop inside an interval.
 
 The planner halves the intervals marked bad (`grid.split_grid`: at the spline's knots inside them where
 there are any) and plans on that grid with a planner of the same options and one split fewer. That finer
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..verify import gap_estimate
 from . import refine
-from .grid import split_grid
+from .grid import LINEAR_SIZES, split_grid
 from .options import LINEAR_MAX_INTERVALS
 from .result import with_earlier_work
 
@@ -52,6 +52,23 @@ def split_for_gap(planner, check, law, over: dict, factor: float, payload, sd_st
         return None
     bad, record = refine.for_the_gap(check, law, estimate, refine.over_intervals(over, law.theta.size - 1))
     return plan_finer(planner, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all)
+
+
+def split_when_done(planner, check, law, estimate, gap: bool, swing: bool, payload, sd_start: float, sd_end: float,
+                    refinements: list, iterations: int, timings: dict, t_all: float):
+    """The plan on a split grid (`plan_finer`) for a finished plan within tol: with `gap`, where its gap
+    `estimate` is above the planner's `gap_target` (the intervals holding the room halved, `refine.for_the_gap`);
+    with `swing` (θ̈ linear), where its swing estimate is above `refine.SWING_TARGET` (the grid taken to the next
+    of `grid.LINEAR_SIZES`, `refine.for_the_swing`); else None."""
+    if check.worst_ratio > 1.0 + planner.tol or not planner.auto_grid or planner.max_splits <= 0:
+        return None
+    if gap:
+        found = refine.for_the_gap(check, law, estimate) if estimate is not None and estimate > planner.gap_target \
+            else None
+    else:
+        found = refine.for_the_swing(check, law, LINEAR_SIZES) if swing else None
+    return None if found is None else plan_finer(planner, *found, payload, sd_start, sd_end, refinements, iterations,
+                                                 timings, t_all)
 
 
 def plan_constant(planner, payload, sd_start: float, sd_end: float, refinements: list, iterations: int,

@@ -13,7 +13,7 @@ speeds) only, so the same inputs give the same plan whatever was planned before 
 5. viscous friction: re-solve on the tangent at the new profile while it moves a limit by > `VISCOUS_TOL`;
 6. check the exact time law between grid points (`verify`); over `tol`, move a free station onto the worst
    point or lower the limit there (`refine`, `max_rounds`); split the grid (`finer`) when that stalls, or above
-   `gap_target` (at once: repairs would not lower it; a dense path at its first solution);
+   `gap_target` (at once: repairs would not lower it; a dense path at its first solution; θ̈ linear: the swing);
 7. warn where the plan still exceeds a limit or may be far from the optimum (`diagnose.warn_plan`).
 
 The options are checked, and turned into the robot, path and limits a plan uses, by `options`.
@@ -38,7 +38,7 @@ from ..verify import gap_estimate
 from . import diagnose, refine
 from .controller import controller_rows
 from .controller_linear import LinearControllerRows
-from .finer import plan_constant, plan_finer, split_for_gap
+from .finer import plan_constant, plan_finer, split_for_gap, split_when_done
 from .grid import MAX_INTERVALS, intervals_for, parse_grid, user_intervals
 from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, LINEAR_MAX_INTERVALS, REFINE_MAX_INTERVALS, choice,
                       controlled_robot, energy_terms, estimates_gap, joint_path, limit_list, linear_law, number,
@@ -281,9 +281,9 @@ class TimeOptimalPlanner:
                     b_ref = tangent_point(law.b_at(ths), law.b) if viscous \
                         else reference_b(self.law0, self.Bbar, self.L, ths)
         estimate = gap_estimate(check, law) if estimating else None
-        if gap_split and estimate is not None and estimate > self.gap_target and check.worst_ratio <= 1.0 + self.tol:
-            bad, record = refine.for_the_gap(check, law, estimate)
-            return plan_finer(self, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all)
+        if (finer := split_when_done(self, check, law, estimate, gap_split, estimating and linear and not self.dense,
+                                     payload, sd_start, sd_end, refinements, iterations, timings, t_all)) is not None:
+            return finer
         rate_check, rate_info = ctrl.finished(robot) if ctrl is not None else (None, None)
         if self.energy_weight > 0 or self.rates is not None:
             from .sequential import plan_sequential

@@ -21,13 +21,14 @@ import numpy as np
 
 from ..socp import stations as st
 from ..trajectory import inside
-from ..verify import check_time_law, interval_room
+from ..verify import check_time_law, estimate_of, interval_room, swing_room
 from .options import REFINE_SHARE
 from .placement import holding
 
 INNER_SLACK = 0.5                  # share of `tol` allowed at the stations inside the intervals
 ACTIVE = 1e-5                      # a viscous tangent row within this (× τ_max) of its limit binds
 BEND_SHARE = 0.3                   # `bent`: an interval's free stations on where its predicted bulge is above this × tol
+SWING_TARGET = 1e-3                # θ̈ linear: split the grid where the swing estimate is above it (`for_the_swing`)
 BEND_NEAR = 0.05                   # `bending`: ridden where the reference's θ̈ is within this of A
 
 
@@ -134,6 +135,21 @@ def tighten_caps(caps, over: dict, check, tol: float) -> None:
     f = tightening(check.ratios["velocity"][js].max(axis=1), tol) ** 2
     caps[1][js] *= f[:, None]                                           # (b ∝ speed²)
     caps[2][js] *= f
+
+
+def for_the_swing(check, law, sizes) -> tuple[np.ndarray, dict] | None:
+    """(intervals to halve (N,) bool, refinement record) for a θ̈-linear plan whose `verify.swing_estimate` is
+    above `SWING_TARGET`, or None: the intervals with the most swing room, as many as take the grid to the next
+    size of `sizes` (`grid.LINEAR_SIZES`: a compiled structure other paths share) — none past twice the grid."""
+    room = swing_room(check, law)
+    estimate = estimate_of(room, law)
+    N = law.theta.size - 1
+    larger = [k for k in sizes if N < k <= 2 * N]
+    if estimate is None or estimate <= SWING_TARGET or not larger:
+        return None
+    bad = np.zeros(N, bool)
+    bad[np.argsort(-room, kind="stable")[:larger[0] - N]] = True
+    return bad, dict(action="refine", points=int(bad.sum()), swing_estimate=estimate)
 
 
 def for_the_gap(check, law, estimate: float, over=None) -> tuple[np.ndarray, dict]:
