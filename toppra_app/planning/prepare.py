@@ -132,7 +132,9 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
             dense_linear: bool = False) -> Setup:
     """The grid and stations of a planner (`grid_mode`, `grid_spec` from `grid.parse_grid`); `may_refine`:
     the planner may refine its default grid for the gap estimate (`options.estimates_gap`); `linear`: its
-    plans have θ̈ linear per interval where the path is not dense (speed caps closer together)."""
+    plans have θ̈ linear per interval where the path is not dense (speed caps closer together);
+    `dense_linear`: θ̈ linear on the default grid, estimating the gap (not a controller profile's rates or an
+    energy term) — dense paths plan like others, and the grid takes the profile's variation into account."""
     coarse = grid_spec if grid_mode == "fixed" else default_grid(path, COARSE_INTERVALS)
     S = path.evaluate(coarse)
     if check_positions:
@@ -147,7 +149,7 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
     if grid_mode == "fixed":
         theta = coarse
     else:
-        share = PROFILE_SHARE if linear else 0.0          # (θ̈ linear: `grid.time_grid`)
+        share = PROFILE_SHARE if dense_linear else 0.0    # (plain θ̈-linear plans: `grid.time_grid`)
         place = (lambda k: time_grid(law, k, profile_share=share)) if law is not None \
             else (lambda k: default_grid(path, k))
         theta = with_knots(place, path.knots, grid_spec) \
