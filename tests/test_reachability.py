@@ -172,3 +172,27 @@ def test_the_first_solve_is_certified_on_most_random_paths():
         assert plan.duration == pytest.approx(cone.duration, rel=1e-4)
         one += plan.iterations == 1 and not plan.refinements
     assert one >= 4
+
+
+def test_a_point_the_forward_sweep_starves_is_raised_to_its_neighbours():
+    """`reachability._unstarved`: an interior β below `STARVED` × both neighbours (near the profile's top) takes
+    the lower of them (a row u β_j + w β_{j+1} ≤ h with w ≪ u, met exactly by the greedy forward sweep, leaves
+    β_{j+1} = 0); ends and a stop the path must make (its neighbours low) are kept."""
+    from toppra_app.socp.reachability import STARVED, _unstarved
+    beta = np.array([0.0, 0.13, 0.1304, 0.0, 0.1305, 0.128, 0.0])
+    out = _unstarved(beta)
+    assert out[3] == pytest.approx(0.1304) and np.array_equal(np.delete(out, 3), np.delete(beta, 3))
+    stop = np.array([0.0, 0.2, 1e-2, 0.0, 2e-2, 0.3, 0.0])            # a stop: its neighbours are low
+    assert np.array_equal(_unstarved(stop), stop)
+    edge = np.array([0.0, 0.4, 0.4 * STARVED * 1.01, 0.6, 0.0])      # just above the threshold: kept
+    assert np.array_equal(_unstarved(edge), edge)
+    assert _unstarved(edge * np.array([1, 1, 0.98, 1, 1]))[2] == pytest.approx(0.4)
+
+
+def test_the_out_and_back_path_plans_in_one_solve():
+    """The suite's iiwa out-and-back path: the sweeps' first reference stopped at the cusp (β 0.13 → 0 → 0.13,
+    starved by a station's row next to it) and the tangent objective needed three solves; raised, one."""
+    from benchmarks.cases import robot, suite
+    case = next(c for c in suite() if c.name == "iiwa7/out-and-back-0")
+    plan = TimeOptimalPlanner(robot(case.robot), JointPath.from_waypoints(case.waypoints)).plan()
+    assert plan.iterations == 1 and not plan.refinements and plan.worst_ratio <= 1.001

@@ -30,7 +30,7 @@ from ..errors import InfeasiblePathError
 from ..limits.rows import tangent_point
 from ..socp import stations as st
 from ..socp.problem import OBJECTIVES
-from ..socp.reachability import packed_profile
+from ..socp.reachability import reference_profile
 from ..socp.tangent import next_step, tangent_bound, time_weights
 from ..socp.solvers import SolverError, solver_chain
 from ..trajectory import MotionStops, TimeLaw
@@ -183,7 +183,7 @@ class TimeOptimalPlanner:
                                                b_ref / scale_b if self.prune else None, force, linear, caps,
                                                b_ends / scale_b, b_ref / scale_b if tangent else None, bound)
                 if tangent and iterations == 0 and found is None:   # the first reference: the sweeps on these rows
-                    found = packed_profile(values, P - 1, ref[0])
+                    found = reference_profile(values, P - 1, ref[0])
                     if found is not None:                  # its far rows are left out too (below)
                         ref, last = found, (found[0], st.delta_of(*found, dsig))
                         if linear and refine.bent(rows, *found, theta, self.scheme, self.tol, moved, scales):

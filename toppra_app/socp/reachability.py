@@ -26,7 +26,8 @@ coarse convex solve.
 
 `packed_profile` runs the same sweeps on the rows of the planner's own problem, as packed for the solver
 (every station of an interval folded onto its two grid points, θ̈ linear: its δ eliminated): the first
-reference of the tangent objective (`tangent`), close enough that most plans are certified by one solve.
+reference of the tangent objective (`tangent`, through `reference_profile`), close enough that most plans are
+certified by one solve.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import numpy as np
 from .facets import half_planes, prunable, unit_rows
 from .problem import UNUSED
 
+STARVED = 1e-3             # `reference_profile`: an interior β below this × both neighbours is raised (`_unstarved`)
 NEAREST = 16                # θ̈ linear: the eliminated rows per interval kept for the sweeps (`packed_profile`)
 
 
@@ -174,6 +176,36 @@ def packed_profile(values: dict, N: int, near: np.ndarray | None = None):
     delta = np.where(np.isfinite(lo), np.minimum(lo, hi), np.where(np.isfinite(hi), np.minimum(hi, 0.0), 0.0))
     mids = 0.5 * (beta[:-1] + beta[1:]) - 0.25 * delta * values["dsig"]
     return (beta, np.maximum(mids, 0.0)) if np.isfinite(mids).all() else None
+
+
+def reference_profile(values: dict, N: int, near: np.ndarray | None = None):
+    """`packed_profile` as the tangent objective's first reference: each interior point the forward sweep
+    starved raised (`_unstarved`), the middles β(½) of its two intervals then on their chords. Not always
+    feasible (`packed_profile` is): a linearisation point, the solve keeps every row."""
+    found = packed_profile(values, N, near)
+    if found is None:
+        return None
+    beta, mids = found
+    raised = _unstarved(beta)
+    if mids is not None:
+        moved = raised != beta
+        mids = np.where(moved[:-1] | moved[1:], 0.5 * (raised[:-1] + raised[1:]), mids)
+    return raised, mids
+
+
+def _unstarved(beta: np.ndarray) -> np.ndarray:
+    """β with each interior point the forward sweep starved — below `STARVED` × both its neighbours, which are
+    near the profile's top (above a tenth of it) — raised to the lower of them. A row u β_j + w β_{j+1} ≤ h
+    with w ≪ u (a station's row, δ eliminated, next to a cusp of the path) is a bound on β_j that the sweep
+    meets exactly, leaving β_{j+1} ≤ (h − u β_j)/w = 0: a stop the optimum does not make (the suite's iiwa
+    out-and-back path: β 0.13 → 0 → 0.13 at the cusp, top 0.131, and the tangent objective's first weights
+    30 % off, two more solves). Next to a stop the path must make the profile is low (θ̇² ∝ the distance to
+    it), so that is kept."""
+    inner = np.minimum(beta[:-2], beta[2:])
+    out = beta.copy()
+    low = (beta[1:-1] < STARVED * inner) & (inner > 0.1 * beta.max())
+    out[1:-1][low] = inner[low]
+    return out
 
 
 def _sweeps(U, W, H, live, ends):
