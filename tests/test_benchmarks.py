@@ -74,3 +74,24 @@ def test_bench_ik_cells_are_scaled_to_the_robot_and_reachable(name):
     r = cell.robot
     for q in [cell.q_pick, *cell.q_place.values()]:
         assert np.all(q >= r.q_min) and np.all(q <= r.q_max)
+
+
+def test_study_families_draws_every_family_within_the_joint_ranges():
+    """`benchmarks.study_families`: each family draws the same waypoints for the same seed, inside 5–95 % of
+    every joint range, with the keywords and payload it names (a robot without a rated payload has no
+    payload cases)."""
+    from benchmarks.study_families import FAMILIES, ROBOTS, case, draw
+    from benchmarks.cases import robot
+    for family in FAMILIES:
+        seed, got = case(family, "iiwa7", 0)
+        assert seed == 1000 * FAMILIES.index(family) + 10 * ROBOTS.index("iiwa7")
+        assert got is not None, family
+        r, W, kw, payload, replan = got
+        r0 = robot("iiwa7")
+        lo, hi = r0.q_min + 0.05 * (r0.q_max - r0.q_min), r0.q_min + 0.95 * (r0.q_max - r0.q_min)
+        assert W.ndim == 2 and W.shape[1] == r.n and len(W) >= 2
+        assert np.all(W >= lo - 1e-2) and np.all(W <= hi + 1e-2), family
+        assert (payload is not None) == family.startswith("heavy-payload") and replan == family.endswith("replan")
+        assert ("sd_start" in kw) == (family == "both-speeds")
+        np.testing.assert_array_equal(case(family, "iiwa7", 0)[1][1], W)
+    assert draw("heavy-payload", robot("panda-urdf"), np.random.default_rng(0)) is None
