@@ -14,6 +14,14 @@ from toppra_app import JointPath
 from toppra_app.planner import TimeOptimalPlanner
 
 
+def _mixed(name: str, seed_index: int):
+    """(robot, path): one joint over 12 random waypoints, the others a hundredth of it
+    (`benchmarks.study_families`, family "mixed-1e-2-12")."""
+    from benchmarks.study_families import case
+    _, (r, W, _, _, _) = case("mixed-1e-2-12", name, seed_index)
+    return r, JointPath.from_waypoints(W)
+
+
 def fine(robot, path, N=3200):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -45,18 +53,11 @@ def test_a_linear_profile_that_stops_between_stations_plans_with_theta_ddot_cons
     inside an interval (b 0.817 → 0.034, δ 209 over 0.0057 in θ) with the tangent objective and the time cones
     alike, and the plan failed with `MotionStops`, a false "cannot plan". It now plans θ̈ constant on that grid
     (`finer.plan_constant`, split for its gap estimate), within the limits and 0.1 % of converged."""
-    from benchmarks.cases import _span, robot
     from toppra_app.planning import grid as grid_module
     from toppra_app.planning import prepare as prepare_module
     monkeypatch.setattr(prepare_module, "PROFILE_SHARE", 0.0)
     monkeypatch.setattr(grid_module, "LINEAR_SIZES", (160,) + grid_module.LINEAR_SIZES[2:])
-    r = robot("ur5e")
-    lo, hi = _span(r)
-    rng = np.random.default_rng(2011)
-    W = rng.uniform(lo, hi, size=(12, r.n))
-    others = np.setdiff1d(np.arange(r.n), [rng.integers(r.n)])
-    W[:, others] = W[0, others] + 1e-2 * (W[:, others] - W[0, others])
-    path = JointPath.from_waypoints(W)
+    r, path = _mixed("ur5e", 1)
     plan = TimeOptimalPlanner(r, path).plan()
     assert plan.refinements[0]["action"] == "constant law" and not plan.law.linear
     assert plan.worst_ratio <= 1.001
@@ -86,14 +87,7 @@ def test_a_plan_whose_theta_dot_squared_swings_on_few_intervals_is_refined_to_a_
     θ̈ linear: tiny motions sit at ~1 % with gaps of 0.01 %). The swing estimate (`verify.swing_room`: the room
     where θ̇² changes by a large factor across an interval) was 0.30 % and the grid goes to 400, then 640:
     within 0.1 %."""
-    from benchmarks.cases import _span, robot
-    r = robot("panda-urdf")
-    lo, hi = _span(r)
-    rng = np.random.default_rng(2024)
-    W = rng.uniform(lo, hi, size=(12, r.n))
-    others = np.setdiff1d(np.arange(r.n), [rng.integers(r.n)])
-    W[:, others] = W[0, others] + 1e-2 * (W[:, others] - W[0, others])
-    path = JointPath.from_waypoints(W)
+    r, path = _mixed("panda-urdf", 4)
     plan = TimeOptimalPlanner(r, path).plan()
     assert [x["action"] for x in plan.refinements].count("refine") >= 1 and plan.s.size - 1 >= 400
     ref = min(fine(r, path, 3200).duration,
