@@ -105,3 +105,17 @@ def test_tiny_motions_are_not_refined_for_their_swing(name):
     case = next(c for c in suite() if c.name == f"{name}/tiny-0")
     plan = TimeOptimalPlanner(robot(name), JointPath.from_waypoints(case.waypoints)).plan()
     assert not any(x["action"] == "refine" for x in plan.refinements) and plan.gap_estimate > 0.003
+
+
+def test_a_gap_target_below_the_swing_target_refines_linear_plans_further():
+    """`gap_target` (by default 1 %, the constant law's) did nothing for θ̈-linear plans; below `SWING_TARGET`
+    (0.1 %) it is their swing target: the suite's iiwa7/random-0 (swing estimate 0.044 %) stays on 160 intervals
+    by default and goes to 256 with gap_target=3e-4, no longer."""
+    from benchmarks.cases import robot, suite
+    case = next(c for c in suite() if c.name == "iiwa7/random-0")
+    r, path = robot(case.robot), JointPath.from_waypoints(case.waypoints)
+    default = TimeOptimalPlanner(r, path).plan()
+    tight = TimeOptimalPlanner(r, path, gap_target=3e-4).plan()
+    assert not default.refinements and default.s.size - 1 == 160
+    assert tight.refinements[0]["action"] == "refine" and tight.s.size - 1 == 256
+    assert tight.duration < default.duration and tight.worst_ratio <= 1.001

@@ -58,15 +58,15 @@ def split_when_done(planner, check, law, estimate, gap: bool, swing: bool, paylo
                     refinements: list, iterations: int, timings: dict, t_all: float):
     """The plan on a split grid (`plan_finer`) for a finished plan within tol: with `gap`, where its gap
     `estimate` is above the planner's `gap_target` (the intervals holding the room halved, `refine.for_the_gap`);
-    with `swing` (θ̈ linear), where its swing estimate is above `refine.SWING_TARGET` (the grid taken to the next
-    of `grid.LINEAR_SIZES`, `refine.for_the_swing`); else None."""
+    with `swing` (θ̈ linear), where its swing estimate is above `refine.SWING_TARGET` or a lower `gap_target`
+    (the grid taken to the next of `grid.LINEAR_SIZES`, `refine.for_the_swing`); else None."""
     if check.worst_ratio > 1.0 + planner.tol or not planner.auto_grid or planner.max_splits <= 0:
         return None
     if gap:
         found = refine.for_the_gap(check, law, estimate) if estimate is not None and estimate > planner.gap_target \
             else None
     else:
-        found = refine.for_the_swing(check, law, LINEAR_SIZES) if swing else None
+        found = refine.for_the_swing(check, law, LINEAR_SIZES, planner.gap_target) if swing else None
     return None if found is None else plan_finer(planner, *found, payload, sd_start, sd_end, refinements, iterations,
                                                  timings, t_all)
 

@@ -137,15 +137,16 @@ def tighten_caps(caps, over: dict, check, tol: float) -> None:
     caps[2][js] *= f
 
 
-def for_the_swing(check, law, sizes) -> tuple[np.ndarray, dict] | None:
-    """(intervals to halve (N,) bool, refinement record) for a θ̈-linear plan whose `verify.swing_estimate` is
-    above `SWING_TARGET`, or None: the intervals with the most swing room, as many as take the grid to the next
-    size of `sizes` (`grid.LINEAR_SIZES`: a compiled structure other paths share) — none past twice the grid."""
+def for_the_swing(check, law, sizes, gap_target: float = np.inf) -> tuple[np.ndarray, dict] | None:
+    """(intervals to halve (N,) bool, refinement record) for a θ̈-linear plan whose swing estimate (the
+    `verify.swing_room` over the duration) is above `SWING_TARGET` or a lower `gap_target`, or None: the
+    intervals with the most swing room, as many as take the grid to the next size of `sizes`
+    (`grid.LINEAR_SIZES`: a compiled structure other paths share) — none past twice the grid."""
     room = swing_room(check, law)
     estimate = estimate_of(room, law)
     N = law.theta.size - 1
     larger = [k for k in sizes if N < k <= 2 * N]
-    if estimate is None or estimate <= SWING_TARGET or not larger:
+    if estimate is None or estimate <= min(SWING_TARGET, gap_target) or not larger:
         return None
     bad = np.zeros(N, bool)
     bad[np.argsort(-room, kind="stable")[:larger[0] - N]] = True
