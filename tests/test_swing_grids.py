@@ -5,13 +5,12 @@ the shorter of 3200-interval plans under both laws."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
 from toppra_app import JointPath
 from toppra_app.planner import TimeOptimalPlanner
+from test_planner_accuracy import fine
 
 
 def _mixed(name: str, seed_index: int):
@@ -20,12 +19,6 @@ def _mixed(name: str, seed_index: int):
     from benchmarks.study_families import case
     _, (r, W, _, _, _) = case("mixed-1e-2-12", name, seed_index)
     return r, JointPath.from_waypoints(W)
-
-
-def fine(robot, path, N=3200):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return TimeOptimalPlanner(robot, path, grid=N, max_splits=0).plan()
 
 
 def test_a_joint_turning_back_while_the_others_barely_move_plans_within_a_fifteenth_of_a_percent():

@@ -23,50 +23,59 @@ def plan_finer(planner, bad, record: dict, payload, sd_start: float, sd_end: flo
                iterations: int, timings: dict, t_all: float):
     """The plan of `planner`'s path on its grid with the intervals `bad` (N,) bool halved, the work so far
     (`refinements` and this split's `record`, solver `iterations`, `timings` since `t_all`) counted in."""
-    with planner._lock:
-        finer = planner._finer.get(bad.tobytes())
-        if finer is None:                              # the robot as given: the options apply the profile
-            grid = split_grid(planner.theta, bad, planner.path.knots)
-            linear = planner.linear and (grid.size <= LINEAR_MAX_INTERVALS + 1 or not planner.rated)
-            finer = type(planner)(planner.drive_robot, planner.path, grid, **{
-                **planner._options, "max_splits": planner.max_splits - 1,
-                "time_law": "linear" if linear else "constant", "gap_target": planner.gap_target})
-            finer.auto_grid = True
-            if len(planner._finer) >= KEPT:
-                planner._finer.pop(next(iter(planner._finer)))
-            planner._finer[bad.tobytes()] = finer
-    plan = finer.plan(payload=payload, sd_start=sd_start, sd_end=sd_end)
+    def make():                                        # the robot as given: the options apply the profile
+        grid = split_grid(planner.theta, bad, planner.path.knots)
+        linear = planner.linear and (grid.size <= LINEAR_MAX_INTERVALS + 1 or not planner.rated)
+        return type(planner)(planner.drive_robot, planner.path, grid, **{
+            **planner._options, "max_splits": planner.max_splits - 1,
+            "time_law": "linear" if linear else "constant", "gap_target": planner.gap_target})
+    plan = _kept(planner, bad.tobytes(), make, True).plan(payload=payload, sd_start=sd_start, sd_end=sd_end)
     return with_earlier_work(plan, refinements + [record], iterations, timings, t_all)
 
 
-def split_for_gap(planner, check, law, over: dict, factor: float, payload, sd_start: float, sd_end: float,
+def _kept(planner, key: bytes, make, auto_grid: bool):
+    """The planner kept on `planner` under `key` (`KEPT` of them, the oldest dropped for a new one), made by
+    `make()` with `auto_grid` (it may refine its grid as the default one) where there is none yet."""
+    with planner._lock:
+        other = planner._finer.get(key)
+        if other is None:
+            other = make()
+            other.auto_grid = auto_grid
+            if len(planner._finer) >= KEPT:
+                planner._finer.pop(next(iter(planner._finer)))
+            planner._finer[key] = other
+    return other
+
+
+def split_for_gap(planner, check, law, over: dict | None, factor: float, payload, sd_start: float, sd_end: float,
                   refinements: list, iterations: int, timings: dict, t_all: float):
     """The plan on a split grid (`plan_finer`, the work so far counted in) where the gap estimate of `law`,
-    checked between grid points (`check`, `over` as `refine.checked` gives them), is above `factor` × the
-    planner's `gap_target` — the intervals holding the room and those over a limit halved
+    checked between grid points (`check`, `over` as `refine.checked` gives them, or None), is above `factor` ×
+    the planner's `gap_target` — the intervals holding the room and those over a limit halved
     (`refine.for_the_gap`): repairs lower the profile and would not bring it below; else None. The planner
-    asks after its first check (factor 1), and on a dense path at its first solution already, before
-    certifying it, re-linearising viscous friction or repairing (factor `planner.EARLY_SPLIT`)."""
+    asks after its first check (factor 1), on a dense path at its first solution already, before certifying
+    it, re-linearising viscous friction or repairing (factor `planner.EARLY_SPLIT`), and when it is done
+    (`split_when_done`)."""
     estimate = gap_estimate(check, law)
     if estimate is None or estimate <= factor * planner.gap_target:
         return None
-    bad, record = refine.for_the_gap(check, law, estimate, refine.over_intervals(over, law.theta.size - 1))
+    bad, record = refine.for_the_gap(check, law, estimate,
+                                     None if over is None else refine.over_intervals(over, law.theta.size - 1))
     return plan_finer(planner, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all)
 
 
-def split_when_done(planner, check, law, estimate, gap: bool, swing: bool, payload, sd_start: float, sd_end: float,
+def split_when_done(planner, check, law, gap: bool, swing: bool, payload, sd_start: float, sd_end: float,
                     refinements: list, iterations: int, timings: dict, t_all: float):
-    """The plan on a split grid (`plan_finer`) for a finished plan within tol: with `gap`, where its gap
-    `estimate` is above the planner's `gap_target` (the intervals holding the room halved, `refine.for_the_gap`);
-    with `swing` (θ̈ linear), where its swing estimate is above `refine.SWING_TARGET` or a lower `gap_target`
-    (the grid taken to the next of `grid.LINEAR_SIZES`, `refine.for_the_swing`); else None."""
+    """The plan on a split grid (`plan_finer`) for a finished plan within tol: with `gap`, where its gap estimate
+    is above the planner's `gap_target` (`split_for_gap`); with `swing` (θ̈ linear), where its swing estimate is
+    above `refine.SWING_TARGET` or a lower `gap_target` (the grid taken to the next of `grid.LINEAR_SIZES`,
+    `refine.for_the_swing`); else None."""
     if check.worst_ratio > 1.0 + planner.tol or not planner.auto_grid or planner.max_splits <= 0:
         return None
     if gap:
-        found = refine.for_the_gap(check, law, estimate) if estimate is not None and estimate > planner.gap_target \
-            else None
-    else:
-        found = refine.for_the_swing(check, law, LINEAR_SIZES, planner.gap_target) if swing else None
+        return split_for_gap(planner, check, law, None, 1.0, payload, sd_start, sd_end, refinements, iterations,
+                             timings, t_all)
+    found = refine.for_the_swing(check, law, LINEAR_SIZES, planner.gap_target) if swing else None
     return None if found is None else plan_finer(planner, *found, payload, sd_start, sd_end, refinements, iterations,
                                                  timings, t_all)
 
@@ -77,15 +86,8 @@ def plan_constant(planner, payload, sd_start: float, sd_end: float, refinements:
     θ̈-linear solution whose θ̇², a quadratic held ≥ 0 only at the stations, reaches zero inside an interval
     (`MotionStops`) after the time cones too: with θ̈ constant θ̇² is linear between grid points, so it stops
     only where the path must; that planner may still split its grid for the gap estimate (`split_for_gap`)."""
-    with planner._lock:
-        other = planner._finer.get(b"constant")
-        if other is None:
-            other = type(planner)(planner.drive_robot, planner.path, planner.theta, **{
-                **planner._options, "time_law": "constant", "gap_target": planner.gap_target})
-            other.auto_grid = planner.auto_grid
-            if len(planner._finer) >= KEPT:
-                planner._finer.pop(next(iter(planner._finer)))
-            planner._finer[b"constant"] = other
+    other = _kept(planner, b"constant", lambda: type(planner)(planner.drive_robot, planner.path, planner.theta, **{
+        **planner._options, "time_law": "constant", "gap_target": planner.gap_target}), planner.auto_grid)
     plan = other.plan(payload=payload, sd_start=sd_start, sd_end=sd_end)
     return with_earlier_work(plan, refinements + [dict(action="constant law", points=0)], iterations, timings,
                              t_all)

@@ -281,8 +281,8 @@ class TimeOptimalPlanner:
                     b_ref = tangent_point(law.b_at(ths), law.b) if viscous \
                         else reference_b(self.law0, self.Bbar, self.L, ths)
         estimate = gap_estimate(check, law) if estimating else None
-        if (finer := split_when_done(self, check, law, estimate, gap_split, estimating and linear and not self.dense,
-                                     payload, sd_start, sd_end, refinements, iterations, timings, t_all)) is not None:
+        if (finer := split_when_done(self, check, law, gap_split, estimating and linear and not self.dense, payload,
+                                     sd_start, sd_end, refinements, iterations, timings, t_all)) is not None:
             return finer
         rate_check, rate_info = ctrl.finished(robot) if ctrl is not None else (None, None)
         if self.energy_weight > 0 or self.rates is not None:
