@@ -52,12 +52,12 @@ def _over_limit(r, q, qd, qdd) -> float:
     return worst - 1.0
 
 
-def converged(r, W, sd_end: float, payload=None):
+def converged(r, W, sd_end: float, payload=None, sd_start: float = 0.0):
     """(the reference, [θ̈ constant, θ̈ linear]): our plans on 3200 intervals under both laws, the reference the
     shorter of those within the limits (checked between grid points)."""
     from toppra_app import JointPath, plan_time_optimal
-    fines = [plan_time_optimal(r, JointPath.from_waypoints(W), grid=3200, sd_end=sd_end, time_law=law,
-                               payload=payload) for law in ("constant", "linear")]
+    fines = [plan_time_optimal(r, JointPath.from_waypoints(W), grid=3200, sd_start=sd_start, sd_end=sd_end,
+                               time_law=law, payload=payload) for law in ("constant", "linear")]
     return min((f for f in fines if f.worst_ratio <= 1.001), key=lambda f: f.duration, default=fines[0]), fines
 
 
