@@ -51,7 +51,7 @@ REFINE_ABOVE = 0.01                # default `gap_target`: plan again on a finer
                                    # `verify.gap_estimate` exceeds it (`diagnose.WARN_ABOVE`: warn) ...
 DENSE_REFINE_ABOVE = 0.002         # ... on dense waypoint paths (θ̈ constant: iiwa7/dense-0 +0.61 % from converged
 EARLY_SPLIT = 3.0                  # at 0.97 %, the UR10's, UR5e's +0.11 % at 0.2–0.3 %), at once above this × it
-VISCOUS_TOL = 1e-4                 # re-linearise viscous friction while its tangent is off by more
+VISCOUS_TOL = 1e-3                 # re-linearise viscous friction while its tangent is off by more
 TANGENT_TOL = 1e-4                 # solve the tangent objective again, weighted at the last solution, while
 MAX_TANGENT_ROUNDS = 3             # its duration may be further than this from the optimum (`tangent_bound`),
 TANGENT_SHRINK = 0.1               # and while it shrinks by this factor a solve, else the time cones (1)–(2) plan
