@@ -20,16 +20,18 @@ KEPT = 2                           # finer planners kept per planner
 
 
 def plan_finer(planner, bad, record: dict, payload, sd_start: float, sd_end: float, refinements: list,
-               iterations: int, timings: dict, t_all: float):
+               iterations: int, timings: dict, t_all: float, law=None):
     """The plan of `planner`'s path on its grid with the intervals `bad` (N,) bool halved, the work so far
-    (`refinements` and this split's `record`, solver `iterations`, `timings` since `t_all`) counted in."""
+    (`refinements` and this split's `record`, solver `iterations`, `timings` since `t_all`) counted in; `law`,
+    the last solution on the coarser grid, is where it starts (`TimeOptimalPlanner.plan`'s `start`)."""
     def make():                                        # the robot as given: the options apply the profile
         grid = split_grid(planner.theta, bad, planner.path.knots)
         linear = planner.linear and (grid.size <= LINEAR_MAX_INTERVALS + 1 or not planner.rated)
         return type(planner)(planner.drive_robot, planner.path, grid, **{
             **planner._options, "max_splits": planner.max_splits - 1,
             "time_law": "linear" if linear else "constant", "gap_target": planner.gap_target})
-    plan = _kept(planner, bad.tobytes(), make, True).plan(payload=payload, sd_start=sd_start, sd_end=sd_end)
+    plan = _kept(planner, bad.tobytes(), make, True).plan(payload=payload, sd_start=sd_start, sd_end=sd_end,
+                                                           start=law)
     return with_earlier_work(plan, refinements + [record], iterations, timings, t_all)
 
 
@@ -61,7 +63,7 @@ def split_for_gap(planner, check, law, over: dict | None, factor: float, payload
         return None
     bad, record = refine.for_the_gap(check, law, estimate,
                                      None if over is None else refine.over_intervals(over, law.theta.size - 1))
-    return plan_finer(planner, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all)
+    return plan_finer(planner, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all, law)
 
 
 def split_when_done(planner, check, law, gap: bool, swing: bool, payload, sd_start: float, sd_end: float,
@@ -77,7 +79,7 @@ def split_when_done(planner, check, law, gap: bool, swing: bool, payload, sd_sta
                              timings, t_all)
     found = refine.for_the_swing(check, law, LINEAR_SIZES, planner.gap_target) if swing else None
     return None if found is None else plan_finer(planner, *found, payload, sd_start, sd_end, refinements, iterations,
-                                                 timings, t_all)
+                                                 timings, t_all, law)
 
 
 def plan_constant(planner, payload, sd_start: float, sd_end: float, refinements: list, iterations: int,

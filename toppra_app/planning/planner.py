@@ -119,8 +119,8 @@ class TimeOptimalPlanner:
                         may_refine=self.auto_grid and self.max_splits > 0 and self.estimates_gap,
                         dense_linear=self.linear and self.auto_grid and self.estimates_gap)
             self.theta, self.L, self.Bbar, self.law0, self.all_stations = s.theta, s.L, s.Bbar, s.law, s.all_stations
-            self.sub, self.ths, self.data0, self.b_ref0 = s.sub, s.ths, s.data, s.b_ref
-            self.lams0, self.moved0, self.caps, self.dense = s.lams, s.moved, s.caps, s.dense
+            self.sub, self.ths, self.data0, self.b_ref0, self.lams0 = s.sub, s.ths, s.data, s.b_ref, s.lams
+            self.moved0, self.caps, self.dense = s.moved, s.caps, s.dense
             if self.gap_target is None:
                 self.gap_target = DENSE_REFINE_ABOVE if self.dense else REFINE_ABOVE
             self._ready = True
@@ -135,14 +135,15 @@ class TimeOptimalPlanner:
         return self.robot if payload is None else self.robot.with_payload(
             payload, frame=self.payload_frame, **({"allow_overload": True} if self.allow_overload else {}))
 
-    def plan(self, payload=None, sd_start: float = 0.0, sd_end: float = 0.0) -> TimeOptimalPlan:
-        """Plan (rest-to-rest unless sd_start/sd_end, the path speeds θ̇ at the ends, are given)."""
+    def plan(self, payload=None, sd_start: float = 0.0, sd_end: float = 0.0, start=None) -> TimeOptimalPlan:
+        """Plan (rest-to-rest unless sd_start/sd_end, the path speeds θ̇ at the ends, are given); viscous friction
+        first on its tangent at `start`, a `TimeLaw` on the path (a coarser grid's plan, `finer`), if given."""
         t_all, timings = time.perf_counter(), dict(coefficients=0.0, build=0.0, compile=0.0, solve=0.0, verify=0.0)
         sd_start, sd_end = number(sd_start, "sd_start"), number(sd_end, "sd_end")
         with timed(timings, "coefficients"):
             self._prepare()
             robot = self.payload_robot(payload)
-            theta, P, ths = self.theta, self.theta.size, self.ths
+            theta, P, ths, dsig = self.theta, self.theta.size, self.ths, np.diff(self.theta) / self.L
             data = self.data0 if robot is self.robot else self.data0.with_robot(robot)
         diagnose.check_holdable(robot, ths, data.coefficients.d)
         diagnose.warn_rest_margin(robot, theta, data.coefficients.d[:P], sd_start, sd_end, self.tol)
@@ -151,12 +152,11 @@ class TimeOptimalPlanner:
         linear = self.linear and not self.all_stations and (not self.rated or P - 1 <= LINEAR_MAX_INTERVALS)
         b_ends, scale_b = np.array([sd_start ** 2, sd_end ** 2]), self.L ** 2 * self.Bbar    # b = scale_b β
         with timed(timings, "coefficients"):
-            ctrl = controller_rows(self.controller, robot, self.path, self.theta, self.L, self.Bbar, self.law0,
-                                   sd_start, sd_end, self.tol, LinearControllerRows if linear else None) \
-                if self.rated else None
-        b_ref, force, caps = self.b_ref0, None, None if self.caps is None else tuple(x.copy() for x in self.caps)
+            ctrl = None if not self.rated else controller_rows(self.controller, robot, self.path, self.theta, self.L,
+                self.Bbar, self.law0, sd_start, sd_end, self.tol, LinearControllerRows if linear else None)
+        b_ref = tangent_point(start.b_at(ths)) if start is not None and robot.viscous.any() else self.b_ref0
+        force, caps = None, None if self.caps is None else tuple(x.copy() for x in self.caps)
         # the tangent objective's reference (β; θ̈ linear: β(½)), the coarse profile's until the sweeps' below
-        dsig = np.diff(theta) / self.L
         ref = (self.b_ref0[:P] / scale_b, st.middles(self.b_ref0, P, self.scheme) / scale_b if linear else None)
         scales = refine.base_scales(self.limits, P, ths.size, robot.n, self.tol)
         lams, moved = self.lams0.copy(), self.moved0.copy()
@@ -270,7 +270,7 @@ class TimeOptimalPlanner:
                     bad = refine.over_intervals(over, P - 1)
                     return plan_finer(self, bad, dict(action="split", points=int(bad.sum()),
                                                       worst_ratio=check.worst_ratio),
-                                      payload, sd_start, sd_end, refinements, iterations, timings, t_all)
+                                      payload, sd_start, sd_end, refinements, iterations, timings, t_all, law)
                 break
             rounds += 1
             refinements.append(refine.repaired(lams, moved, scales, caps, over, check, self.scheme, self.tol,
