@@ -75,6 +75,23 @@ class JointTorqueLimit(Limit):
                         np.concatenate(has_lo), np.concatenate(has_hi), uses_a=True, uses_r=bool(visc.any()))
 
 
+def viscous_speed(data: PathData) -> np.ndarray:
+    """(P,) the θ̇² at which viscous friction F_v q′ θ̇ alone takes the whole torque margin τ_max − |d̃| of some
+    joint (inf where no torque-limited joint has viscous friction): a cap for the tangent point b_ref of the
+    friction rows. Their tangent √b ≤ √b_ref/2 + b/(2√b_ref) holds the friction at F_v q′ √b_ref/2 even at
+    rest, so a b_ref above this curve (a reachability profile that knows nothing of the friction, on a robot
+    whose friction can use the whole torque at top speed) leaves no profile at all (a false "infeasible")."""
+    robot = data.robot
+    lim = np.flatnonzero(np.isfinite(robot.tau_max) & (robot.viscous > 0))
+    if lim.size == 0:
+        return np.full(data.size, np.inf)
+    tau = robot.tau_max[lim]
+    v = np.abs(robot.viscous[lim] * data.dq[:, lim]) / tau
+    margin = np.maximum(1.0 - np.abs(data.coefficients.d[:, lim]) / tau, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(v > 0, (margin / np.where(v > 0, v, 1.0)) ** 2, np.inf).min(axis=1)
+
+
 class JointVelocityLimit(Limit):
     """|q′_k θ̇| ≤ q̇_max,k for all k, i.e. one row per point: b / b_max ≤ 1 with b_max = min_k q̇_max,k²/q′_k²."""
     kind = "velocity"

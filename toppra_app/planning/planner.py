@@ -43,7 +43,7 @@ from .grid import MAX_INTERVALS, intervals_for, parse_grid, user_intervals
 from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, LINEAR_MAX_INTERVALS, REFINE_MAX_INTERVALS, choice,
                       controlled_robot, energy_terms, estimates_gap, joint_path, limit_list, linear_law, number,
                       rate_limits, whole)
-from .prepare import DENSE_REFINE_MAX, at_stations, limit_blocks, prepare, reference_b
+from .prepare import DENSE_REFINE_MAX, at_boundary_speeds, at_stations, limit_blocks, prepare, reference_b
 from .result import TimeOptimalPlan, timed
 
 CHECK_SHARE = 0.9                  # of tol at the check's points and peaks (`verify`; full tol: +0.108 % on 1 ms)
@@ -147,14 +147,14 @@ class TimeOptimalPlanner:
             data = self.data0 if robot is self.robot else self.data0.with_robot(robot)
         diagnose.check_holdable(robot, ths, data.coefficients.d)
         diagnose.warn_rest_margin(robot, theta, data.coefficients.d[:P], sd_start, sd_end, self.tol)
-        if np.isfinite(robot.tau_max).any():                   # the check's kinematics, during the solve
-            self.sub.prefetch(robot)
+        self.sub.prefetch(robot)                               # the check's kinematics, during the solve
         linear = self.linear and not self.all_stations and (not self.rated or P - 1 <= LINEAR_MAX_INTERVALS)
         b_ends, scale_b = np.array([sd_start ** 2, sd_end ** 2]), self.L ** 2 * self.Bbar    # b = scale_b β
         with timed(timings, "coefficients"):
             ctrl = None if not self.rated else controller_rows(self.controller, robot, self.path, self.theta, self.L,
                 self.Bbar, self.law0, sd_start, sd_end, self.tol, LinearControllerRows if linear else None)
-        b_ref = tangent_point(start.b_at(ths)) if start is not None and robot.viscous.any() else self.b_ref0
+        b_ref = tangent_point(start.b_at(ths)) if start is not None and robot.viscous.any() else \
+            at_boundary_speeds(self.b_ref0, ths, self.law0, sd_start, sd_end)
         force, caps = None, None if self.caps is None else tuple(x.copy() for x in self.caps)
         # the tangent objective's reference (β; θ̈ linear: β(½)), the coarse profile's until the sweeps' below
         ref = (self.b_ref0[:P] / scale_b, st.middles(self.b_ref0, P, self.scheme) / scale_b if linear else None)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..limits.joint import JointVelocityLimit
+from ..limits.joint import JointVelocityLimit, viscous_speed
 from ..limits.rows import PathData, tangent_point
 from ..socp import stations as st
 from ..trajectory import TimeLaw
@@ -65,10 +65,31 @@ def limit_blocks(limits, data, b_ref, scales) -> list:
     return [blk for blk in (lim.rows(data, b_ref=b_ref, scales=scales) for lim in limits) if blk is not None]
 
 
-def reference_b(law, Bbar: float, L: float, ths) -> np.ndarray:
-    """b at the stations on the coarse reachability profile (tangent point of viscous rows, pruning)."""
+def reference_b(law, Bbar: float, L: float, ths, cap=None) -> np.ndarray:
+    """b at the stations on the coarse reachability profile (tangent point of viscous rows, pruning), at most
+    `cap` (`limits.joint.viscous_speed` at the stations)."""
     ref = np.interp(ths, law.theta, law.b) if law is not None else np.full(ths.size, Bbar * L * L)
-    return tangent_point(ref)
+    return tangent_point(ref if cap is None else np.minimum(ref, cap))
+
+
+def at_boundary_speeds(b_ref, ths, law, sd_start: float, sd_end: float) -> np.ndarray:
+    """The tangent points `b_ref` (at the stations `ths`) raised to the boundary speeds' θ̇² from each moving end
+    up to where the rest-to-rest profile `law` (the coarse one, which `b_ref` follows) first reaches it: that
+    profile is ~0 at the ends, and a tangent of √b there over-states the friction at θ̇ = sd 100–1000× (a
+    Panda URDF path refused sd_end = 0.96 × its speed limit; the friction allows 2×)."""
+    out = np.array(b_ref, dtype=float)
+    for sd, first in ((sd_start, True), (sd_end, False)):
+        b = float(sd) ** 2
+        if b <= 0.0:
+            continue
+        if law is None:
+            near = np.ones(out.size, bool)
+        else:
+            above = np.flatnonzero(law.b >= b)
+            edge = law.theta[above[0] if first else above[-1]] if above.size else law.theta[-1 if first else 0]
+            near = ths <= edge if first else ths >= edge
+        out[near] = np.maximum(out[near], b)
+    return out
 
 
 def at_stations(robot, path, theta, lams, scheme: str, old=None) -> tuple[np.ndarray, PathData]:
@@ -143,7 +164,8 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
     data = PathData(robot, coarse, S.q, S.dq, S.ddq)
     diagnose.check_holdable(robot, coarse, data.coefficients.d)
     vel = JointVelocityLimit().b_max(data)
-    b_ref = np.where(np.isfinite(vel), vel, 1.0)
+    b_ref = np.fmin(vel, viscous_speed(data))        # (tangent point of viscous friction: `viscous_speed`)
+    b_ref = np.where(np.isfinite(b_ref), b_ref, 1.0)
     # (no law: stops inside the path or no profile; the grid is then placed by θ and arc length)
     law = rest_to_rest_law([blk.at(None) for blk in limit_blocks(limits, data, b_ref, None)], coarse, b_ref)
     if grid_mode == "fixed":
@@ -188,4 +210,4 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
         caps = speed_caps(robot, limits, at, law, L * L * Bbar, tol, lam if all_stations else lam[[0, 2, 4]], lin)
     return Setup(theta=theta, L=L, Bbar=Bbar, law=law, all_stations=all_stations, dense=dense_path, sub=sub,
                  lams=lams, moved=moved,
-                 ths=ths, data=data, b_ref=reference_b(law, Bbar, L, ths), caps=caps)
+                 ths=ths, data=data, b_ref=reference_b(law, Bbar, L, ths, viscous_speed(data)), caps=caps)
