@@ -111,3 +111,19 @@ def test_the_torque_next_to_a_coulomb_flip_keeps_its_limit():
     worst = pinocchio_worst(plan)
     assert max(worst.values()) <= 1.001, worst
     assert abs(plan.worst["torque"].ratio - worst["torque"]) < 5e-4     # the check sees what the samples see
+
+
+def test_a_point_only_coulomb_friction_makes_unholdable_is_reported_as_such():
+    """Gravity within the limit, gravity plus the Coulomb friction of moving past the point not: the refusal
+    says so (it said "gravity alone exceeds", which the robot at rest — static friction — does not)."""
+    from test_planner import _raising_arm_path
+    r = robot("iiwa7")
+    path = _raising_arm_path()
+    g = np.abs(__import__("dynamics").gravity_torques(r, path.q(np.linspace(0, 1, 2001)))[:, 1]).max()
+    weak = r.with_limits(tau_max=np.where(np.arange(7) == 1, 0.98 * g, r.tau_max))
+    with pytest.raises(InfeasiblePathError, match="gravity alone exceeds"):
+        plan_time_optimal(weak, path)
+    rubbing = r.with_limits(tau_max=np.where(np.arange(7) == 1, 1.02 * g, r.tau_max)).replace(
+        coulomb=np.where(np.arange(7) == 1, 0.05 * g, 0.0))
+    with pytest.raises(InfeasiblePathError, match=r"gravity and Coulomb friction .* exceed .* cannot creep"):
+        plan_time_optimal(rubbing, path)

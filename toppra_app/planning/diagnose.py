@@ -39,8 +39,9 @@ def check_positions(robot, theta, q) -> None:
             f"overshoots between waypoints)")
 
 
-def check_holdable(robot, theta, d) -> None:
-    """Gravity + Coulomb friction d̃ (P, n) within the torque limits at every grid point θ (P,)."""
+def check_holdable(robot, theta, d, dq=None) -> None:
+    """Gravity + Coulomb friction d̃ (P, n) within the torque limits at every grid point θ (P,): a creep
+    along the path is then possible. (`dq`: q′ there, to tell gravity alone from the friction moving adds.)"""
     lim = np.isfinite(robot.tau_max)
     over = (np.abs(d) > robot.tau_max) & lim
     if over.any():
@@ -48,10 +49,13 @@ def check_holdable(robot, theta, d) -> None:
         ks = np.flatnonzero(over[i])
         k = int(ks[np.argmax(np.abs(d[i, ks]) / robot.tau_max[ks])])
         on_k = np.flatnonzero(over[:, k])
+        g = d[i, k] - (0.0 if dq is None else robot.coulomb[k] * np.sign(dq[i, k]))    # d̃ without Coulomb
+        what, why = ("gravity alone exceeds", "hold the path") if abs(g) > robot.tau_max[k] else \
+            (f"gravity and Coulomb friction ({robot.coulomb[k]:.6g} N·m, moving) exceed", "creep along the path")
         raise InfeasiblePathError(
-            f"gravity alone exceeds the torque limit of joint {robot.joint_names[k]} (#{k}) at θ = "
+            f"{what} the torque limit of joint {robot.joint_names[k]} (#{k}) at θ = "
             f"{theta[i]:.6g} (grid index {i} of {theta.size - 1}): |d̃| = {abs(d[i, k]):.6g} N·m > "
-            f"tau_max = {robot.tau_max[k]:.6g} N·m; the robot cannot hold the path there "
+            f"tau_max = {robot.tau_max[k]:.6g} N·m; the robot cannot {why} there "
             f"({on_k.size} grid points, θ ∈ [{theta[on_k[0]]:.6g}, {theta[on_k[-1]]:.6g}])")
 
 

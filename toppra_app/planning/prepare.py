@@ -162,7 +162,7 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
         sub = SubSamples.build(path, coarse, 4, knots=False)
         diagnose.check_positions(robot, sub.theta.reshape(-1), sub.q)
     data = PathData(robot, coarse, S.q, S.dq, S.ddq)
-    diagnose.check_holdable(robot, coarse, data.coefficients.d)
+    diagnose.check_holdable(robot, coarse, data.coefficients.d, data.dq)
     vel = JointVelocityLimit().b_max(data)
     b_ref = np.fmin(vel, viscous_speed(data))        # (tangent point of viscous friction: `viscous_speed`)
     b_ref = np.where(np.isfinite(b_ref), b_ref, 1.0)
