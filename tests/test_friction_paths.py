@@ -127,3 +127,34 @@ def test_a_point_only_coulomb_friction_makes_unholdable_is_reported_as_such():
         coulomb=np.where(np.arange(7) == 1, 0.05 * g, 0.0))
     with pytest.raises(InfeasiblePathError, match=r"gravity and Coulomb friction .* exceed .* cannot creep"):
         plan_time_optimal(rubbing, path)
+
+
+def test_the_friction_cap_of_the_tangent_point_is_the_loaded_robots():
+    """The xarm7 of example-robot-data (its URDF damping gives viscous torque 1.08 × the 0.6-rated torque at
+    top speed) carrying 1.3 kg off-centre: the tangent point must be capped with the payload's gravity (the
+    planner's stations hold the unloaded robot's); capped with the unloaded robot's margin, the solve failed
+    ("numerical failure") although every point can be held."""
+    from conftest import erd_path
+    from dynamics.io.urdf import from_urdf
+    p = erd_path("robots/xarm_description/urdf/xarm7.urdf")
+    if p is None:
+        pytest.skip("example-robot-data xarm7.urdf not installed")
+    r = from_urdf(p)
+    r = r.with_limits(tau_max=0.6 * r.tau_max)
+    payload = dict(mass=1.2911517549983507, com=np.array([-0.056867481041576115, 0.03802115985703139,
+                                                          -0.09434985465759695]), inertia=6.78e-4 * np.eye(3))
+    W = [[1.8168313350952943, 1.2532104330815734, -1.9132278495439232, 0.9332789400603325, -2.6586887396516357,
+          -0.18101304316153466, 0.9240608577867224],
+         [-0.49491323651895014, -0.04081292849463858, -0.7399701809300048, 2.119520967093897, 1.2142654697038138,
+          -0.3796832697794336, 2.612950005762311],
+         [-2.4678647220703476, -0.05420855819053316, -1.075977891201254, 2.854883085981008, -2.147384676478487,
+          1.2472375024256224, 0.6560119666305901],
+         [-2.7321560580973125, 0.08684120812915586, -2.461949374857694, 1.8455331545460794, -1.9146843771220112,
+          1.1751027173994724, 0.21192010277062412],
+         [-2.0368270272655282, 0.09956043858480257, -0.6149514918361896, 2.9665839279983537, -0.3448555763233925,
+          0.3575559293252826, -3.121537952038865],
+         [-2.4212640668422987, -0.275595904017211, 3.4591449420358336, 2.9518373119770374, -1.2138155967673456,
+          1.5508858552661355, -3.406099693059769]]
+    plan = plan_time_optimal(r, JointPath.from_waypoints(W), payload=payload)
+    worst = pinocchio_worst(plan)
+    assert max(worst.values()) <= 1.001, worst

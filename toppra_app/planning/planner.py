@@ -43,7 +43,7 @@ from .grid import MAX_INTERVALS, intervals_for, parse_grid, user_intervals
 from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, LINEAR_MAX_INTERVALS, REFINE_MAX_INTERVALS, choice,
                       controlled_robot, energy_terms, estimates_gap, joint_path, limit_list, linear_law, number,
                       rate_limits, whole)
-from .prepare import DENSE_REFINE_MAX, at_boundary_speeds, at_stations, limit_blocks, prepare, reference_b
+from .prepare import DENSE_REFINE_MAX, at_stations, limit_blocks, prepare, reference_b, tangent_points
 from .result import TimeOptimalPlan, timed
 
 CHECK_SHARE = 0.9                  # of tol at the check's points and peaks (`verify`; full tol: +0.108 % on 1 ms)
@@ -154,7 +154,7 @@ class TimeOptimalPlanner:
             ctrl = None if not self.rated else controller_rows(self.controller, robot, self.path, self.theta, self.L,
                 self.Bbar, self.law0, sd_start, sd_end, self.tol, LinearControllerRows if linear else None)
         b_ref = tangent_point(start.b_at(ths)) if start is not None and robot.viscous.any() else \
-            at_boundary_speeds(self.b_ref0, ths, self.law0, sd_start, sd_end)
+            tangent_points(self.b_ref0, data, self.law0, sd_start, sd_end)
         force, caps = None, None if self.caps is None else tuple(x.copy() for x in self.caps)
         # the tangent objective's reference (β; θ̈ linear: β(½)), the coarse profile's until the sweeps' below
         ref = (self.b_ref0[:P] / scale_b, st.middles(self.b_ref0, P, self.scheme) / scale_b if linear else None)

@@ -65,19 +65,20 @@ def limit_blocks(limits, data, b_ref, scales) -> list:
     return [blk for blk in (lim.rows(data, b_ref=b_ref, scales=scales) for lim in limits) if blk is not None]
 
 
-def reference_b(law, Bbar: float, L: float, ths, cap=None) -> np.ndarray:
-    """b at the stations on the coarse reachability profile (tangent point of viscous rows, pruning), at most
-    `cap` (`limits.joint.viscous_speed` at the stations)."""
+def reference_b(law, Bbar: float, L: float, ths) -> np.ndarray:
+    """b at the stations on the coarse reachability profile (tangent point of viscous rows, pruning)."""
     ref = np.interp(ths, law.theta, law.b) if law is not None else np.full(ths.size, Bbar * L * L)
-    return tangent_point(ref if cap is None else np.minimum(ref, cap))
+    return tangent_point(ref)
 
 
-def at_boundary_speeds(b_ref, ths, law, sd_start: float, sd_end: float) -> np.ndarray:
-    """The tangent points `b_ref` (at the stations `ths`) raised to the boundary speeds' θ̇² from each moving end
-    up to where the rest-to-rest profile `law` (the coarse one, which `b_ref` follows) first reaches it: that
-    profile is ~0 at the ends, and a tangent of √b there over-states the friction at θ̇ = sd 100–1000× (a
-    Panda URDF path refused sd_end = 0.96 × its speed limit; the friction allows 2×)."""
-    out = np.array(b_ref, dtype=float)
+def tangent_points(b_ref, data, law, sd_start: float, sd_end: float) -> np.ndarray:
+    """The first tangent points of viscous friction for one plan: `b_ref` (at the stations of `data`, the
+    coarse profile's) at most where the friction alone takes the torque margin of the plan's robot
+    (`limits.joint.viscous_speed`: above it no profile fits the tangent rows), and raised to the boundary
+    speeds' θ̇² from each moving end up to where the rest-to-rest profile `law` (the coarse one) first
+    reaches it: that profile is ~0 at the ends, and a tangent of √b there over-states the friction at θ̇ = sd
+    100–1000× (a Panda URDF path refused sd_end = 0.96 × its speed limit; the friction allows 2×)."""
+    out, ths = np.minimum(b_ref, viscous_speed(data)), data.theta
     for sd, first in ((sd_start, True), (sd_end, False)):
         b = float(sd) ** 2
         if b <= 0.0:
@@ -210,4 +211,4 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
         caps = speed_caps(robot, limits, at, law, L * L * Bbar, tol, lam if all_stations else lam[[0, 2, 4]], lin)
     return Setup(theta=theta, L=L, Bbar=Bbar, law=law, all_stations=all_stations, dense=dense_path, sub=sub,
                  lams=lams, moved=moved,
-                 ths=ths, data=data, b_ref=reference_b(law, Bbar, L, ths, viscous_speed(data)), caps=caps)
+                 ths=ths, data=data, b_ref=reference_b(law, Bbar, L, ths), caps=caps)
