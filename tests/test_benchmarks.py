@@ -95,3 +95,30 @@ def test_study_families_draws_every_family_within_the_joint_ranges():
         assert ("sd_start" in kw) == (family == "both-speeds")
         np.testing.assert_array_equal(case(family, "iiwa7", 0)[1][1], W)
     assert draw("heavy-payload", robot("panda-urdf"), np.random.default_rng(0)) is None
+
+
+def test_study_friction_draws_the_hunts_cases():
+    """`benchmarks.study_friction`: every family draws the same case for the same seed on its robots (the
+    example-robot-data arms included), with the friction it names as shares of the torque limit, and the
+    fourteenth session's hunt case it reproduces (viscous-dominant, iiwa 7, seed 154000: the first viscous
+    coefficient 108.58 N·m·s/rad)."""
+    from benchmarks.cases import erd_path
+    from benchmarks.study_friction import FAMILIES, case
+    if erd_path("robots/xarm_description/urdf/xarm7.urdf") is None:
+        pytest.skip("example-robot-data not installed")
+    for family, robots in FAMILIES.items():
+        name = robots[0]
+        seed, got = case(family, name, 0)
+        assert got is not None, family
+        r, W, kw, payload, replan = got
+        assert W.ndim == 2 and W.shape[1] == r.n and payload is None and not replan
+        assert ("sd_end" in kw) == family.endswith("ends")
+        qd = np.where(np.isfinite(r.qd_max), r.qd_max, 3.0)
+        share = r.viscous * qd / r.tau_max
+        if family == "viscous-dominant":
+            assert np.all((share >= 0.9) & (share <= 1.3))
+        if family in ("friction-real", "coulomb-only", "friction-ends"):
+            assert np.all((r.coulomb >= 0.02 * r.tau_max) & (r.coulomb <= 0.1 * r.tau_max))
+        np.testing.assert_array_equal(case(family, name, 0)[1][1], W)
+    seed, (r, *_) = case("viscous-dominant", "iiwa7", 0)
+    assert seed == 154000 and r.viscous[0] == pytest.approx(108.5801306803528)
