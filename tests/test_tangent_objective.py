@@ -113,13 +113,15 @@ def test_plans_with_the_tangent_equal_those_with_the_time_cones(seed, law):
     of τ_max, where the first tangent is 0.5 % off): the same durations to 2e-4 (their repairs differ: the
     Panda's cone plan repaired 12 stations, the tangent's 2; both within 0.07 % of converged), the tangent's never longer
     than the cones' by more than its certificate (`TANGENT_TOL`) and the solver's tolerance, both within
-    the limits."""
+    the limits. On the same grid: the swing refinement may split the two differently (the Panda, θ̈ linear,
+    default grid: the cones' plan went to 256 intervals, +0.005 % from converged, the tangent's stayed on
+    160, +0.057 %)."""
     from toppra_app.planning.planner import TANGENT_TOL
     rng = np.random.default_rng(seed)
     robot = dynamics.load_robot("iiwa7") if seed < 2 else panda_urdf_robot().replace(
         viscous=1000.0 * panda_urdf_robot().viscous)
     W = random_waypoints(robot, rng, 4 + seed)
-    plans = _plans(robot, W, time_law=law)
+    plans = _plans(robot, W, time_law=law, grid=160)
     cone, tangent = plans["cone"].duration, plans["tangent"].duration
     assert tangent == pytest.approx(cone, rel=2e-4)
     assert tangent <= cone * (1 + TANGENT_TOL + 1e-6)
