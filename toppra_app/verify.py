@@ -133,19 +133,13 @@ class KnotSamples:
 
 
 @dataclass(frozen=True)
-class CrossingSamples:
-    """The path where joint `joint`'s q′ changes sign inside a grid interval (between two sub-samples, or on
-    one). Coulomb friction F_c sign(q̇) flips there and the torque jumps by 2 F_c; its value next to the flip,
-    |τ without the Coulomb term| + F_c, is the largest around it, and the sub-samples on either side, where
-    the rest of the torque has moved on, do not see it: a z1 arm (Coulomb 10 % of τ_max) was 2.4 % over its
-    torque limit on 1 ms samples right after a flip while the check found 1.0008. The check takes that
-    one-sided value here (`_with_crossings`), so a repair puts a station on the flip and lowers the limit."""
-    j: np.ndarray              # (M,) interval
-    u: np.ndarray              # (M,) fraction inside it
-    theta: np.ndarray          # (M,)
-    q: np.ndarray              # (M, n)
-    dq: np.ndarray
-    ddq: np.ndarray
+class CrossingSamples(KnotSamples):
+    """The path (fields as `KnotSamples`) where joint `joint`'s q′ changes sign inside a grid interval (between
+    two sub-samples, or on one). Coulomb friction F_c sign(q̇) flips there and the torque jumps by 2 F_c; its
+    value next to the flip, |τ without the Coulomb term| + F_c, is the largest around it, and the sub-samples on
+    either side, where the rest of the torque has moved on, do not see it: a z1 arm (Coulomb 10 % of τ_max) was
+    2.4 % over its torque limit on 1 ms samples right after a flip while the check found 1.0008. The check takes
+    that one-sided value here (`_with_crossings`), so a repair puts a station on the flip and lowers the limit."""
     joint: np.ndarray          # (M,) the joint whose q′ changes sign
 
     @classmethod
