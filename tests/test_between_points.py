@@ -211,7 +211,9 @@ def test_check_at_knots_equals_pinocchio_there():
     theta = np.linspace(path.s_start, path.s_end, 31)
     sub = SubSamples.build(path, theta, 2)
     K = sub.knots
-    assert K is not None and K.j.size == 36           # (knots 13 and 26 of 39 are sub-samples)
+    at_knot = np.isin(K.theta, path.knots)
+    assert K is not None and at_knot.sum() == 36      # (knots 13 and 26 of 39 are sub-samples); the others are
+    assert np.all(np.isin(K.j[~at_knot], [0, 29]))     # `verify.END_SAMPLES`, inside the end intervals
     law = TimeLaw(theta, 0.3 + 0.2 * np.sin(np.arange(31.0)))
     check = check_time_law(r, sub, law.b)
     model = to_pinocchio(r)

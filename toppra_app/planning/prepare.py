@@ -40,6 +40,8 @@ DENSE_LINEAR_MAX = 2048           # `prepare(dense_linear=True)`: dense paths wh
                                   # intervals plan θ̈ linear (3000 noisy waypoints on 4096: a zero-speed solution) ...
 DENSE_REFINE_MAX = 4096           # ... and are refined up to this many (1000 noisy waypoints, 2048 → 4096)
 BULGE_SHARE = 0.5                  # θ̈ linear: the bulge of θ̇² above its chord between two caps ≤ this × tol × cap
+END_SPLITS = 4                     # viscous friction: points at halving distances inside the end intervals
+END_SHARE = 0.02                   # ... on a robot whose friction at top speed is this share of a torque limit
 
 
 @dataclass(frozen=True)
@@ -149,6 +151,21 @@ def speed_caps(robot, limits, sub, law, scale_b: float, tol: float, skip, near: 
     return sub.u[inner], cap, bulge
 
 
+def end_layers(robot, theta) -> np.ndarray:
+    """`theta` with `END_SPLITS` more points in its first and last interval, at halving distances from the path's
+    ends, on a robot whose viscous friction at its speed limit is at least `END_SHARE` of a joint's torque limit.
+    From rest the friction F_v q′ √b rises with an unbounded slope in θ, a bend inside the end intervals their
+    time law cannot follow: an iiwa 7 whose friction reaches its torque limits at top speed lost 1.1 % and 1.3 %
+    of its time in the first and last twentieth of the path (320 intervals, +0.31 % in all; uniform 1280:
+    +0.045 %); with four points in each end interval, within 0.015 % of converged."""
+    lim = np.isfinite(robot.tau_max) & np.isfinite(robot.qd_max)
+    if theta.size < 4 or not (robot.viscous[lim] * robot.qd_max[lim] >= END_SHARE * robot.tau_max[lim]).any():
+        return theta
+    k = 0.5 ** np.arange(1, END_SPLITS + 1)
+    return np.union1d(theta, np.concatenate([theta[0] + (theta[1] - theta[0]) * k,
+                                             theta[-1] - (theta[-1] - theta[-2]) * k]))
+
+
 def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, substeps: int, tol: float,
             check_positions: bool, relocate: bool, gap_target: float, may_refine: bool, linear: bool,
             dense_linear: bool = False) -> Setup:
@@ -196,6 +213,8 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
                                 "interpolation")
         theta = relocated(robot, path, theta, law, stations0[1], lambda d, br: limit_blocks(limits, d, br, None),
                           gap_target, larger)
+    if grid_mode != "fixed":
+        theta = end_layers(robot, theta)
     L = theta[-1] - theta[0]
     top = law.b.max() if law is not None else np.nanmax(np.where(np.isfinite(vel), vel, np.nan), initial=np.nan)
     Bbar = float(top / L ** 2) if np.isfinite(top) and top > 0 else 1.0 / L ** 2
