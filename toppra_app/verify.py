@@ -82,11 +82,12 @@ class SubSamples:
         sub = th[:-1, None] + u[None, :] * np.diff(th)[:, None]
         sub[:, -1] = th[1:]
         S = path.evaluate(sub.reshape(-1))
+        if not knots:
+            return cls(th, u, sub, S.q, S.dq, S.ddq)
         near = (th[-1] - th[0]) * 0.5 ** np.arange(END_SAMPLES[0], END_SAMPLES[1] + 1)     # inside the end intervals
         ends = np.concatenate([th[0] + near[near < th[1] - th[0]], th[-1] - near[near < th[-1] - th[-2]]])
-        at = KnotSamples.build(path, th, u, np.concatenate([np.ravel(getattr(path, "knots", ())), ends])) \
-            if knots else None
-        flips = CrossingSamples.build(path, th, u, S.dq.reshape(sub.shape + (-1,))) if knots else None
+        at = KnotSamples.build(path, th, u, np.concatenate([np.ravel(getattr(path, "knots", ())), ends]))
+        flips = CrossingSamples.build(path, th, u, S.dq.reshape(sub.shape + (-1,)))
         return cls(th, u, sub, S.q, S.dq, S.ddq, at, flips)
 
     def prefetch(self, robot) -> None:
@@ -323,9 +324,8 @@ def _with_crossings(robot, C: CrossingSamples, dth, b, d, ratios, worst, at) -> 
         return
     j, k, m = C.j[on], C.joint[on], np.arange(on.size)
     bs, sdd = law_at(b, d, dth, j, C.u[on])
-    qd = C.dq[on] * np.sqrt(bs)[:, None]
-    qdd = C.dq[on] * np.asarray(sdd)[:, None] + C.ddq[on] * bs[:, None]
-    tau = dynamics.motor_torques(robot, C.q[on], qd, qdd)[m, k] - robot.coulomb[k] * np.sign(qd[m, k])
+    values = joint_values(robot, C.q[on], C.dq[on], C.ddq[on], bs, sdd)
+    tau = values["torque"][m, k] - robot.coulomb[k] * np.sign(values["velocity"][m, k])
     v = np.abs(tau) + robot.coulomb[k]
     r = v / lim[k]
     up = r > ratios["torque"][j, k]

@@ -23,9 +23,9 @@ from ..verify import estimate_of, swing_room
 from . import cache
 
 WARN_ABOVE = 0.05                  # warn where `plan.gap_estimate` still exceeds this after the refinements
+                                   # (`planner.REFINE_ABOVE`; it over-states the gap, up to ~15×)
 SWING_WARN = 3e-3                  # θ̈ linear: ... or the swing estimate this (`verify.swing_room`; suite ≤ 8e-4;
                                    # 7.8e-3 and 3.4e-3 on friction-limited iiwa paths 0.31 % and 0.11 % slower)
-                                   # (`planner.REFINE_ABOVE`; it over-states the gap, up to ~15×)
 SENSITIVE_MARGIN = 10.0            # warn where holding the robot at a rest end leaves less torque (× tol)
 
 
@@ -191,14 +191,6 @@ def warn_plan(robot, check, estimate, rounds: int, tol: float, intervals: int, d
     by more than `tol` after `rounds` repairs, or else where its gap estimate exceeds `WARN_ABOVE` (on a `dense`
     waypoint path, pointing to the waypoint fit: noise there is curvature that caps the speed), or, θ̈ linear
     (`law`), its swing estimate `SWING_WARN` after the grid's refinements."""
-    swing = estimate_of(swing_room(check, law), law) if estimate is not None and law is not None and \
-        law.linear else None
-    if swing is not None and swing > SWING_WARN and not check.worst_ratio > 1.0 + tol and estimate <= WARN_ABOVE:
-        warnings.warn(f"the plan may be up to {100 * swing:.2g} % slower than the time-optimal motion: θ̇² swings "
-                      f"across intervals of the {intervals}-interval grid more than its time law (θ̈ linear per "
-                      f"interval) follows (the swing estimate, `verify.swing_room`; it over-stated the gap 2–3× "
-                      f"where measured); a finer grid (grid=..., e.g. {4 * intervals}) plans closer to the optimum",
-                      RuntimeWarning, stacklevel=3)
     if check.worst_ratio > 1.0 + tol:
         w = max(check.worst.values(), key=lambda x: x.ratio)
         which = f" of joint {robot.joint_names[w.joint]}" if w.joint >= 0 else ""
@@ -212,4 +204,11 @@ def warn_plan(robot, check, estimate, rounds: int, tol: float, intervals: int, d
                       f"1.5–15× on our benchmark suite); a finer grid (grid=...) plans closer to the optimum"
                       + ("; if the waypoints are recorded or noisy, JointPath.from_waypoints(..., tolerance=...) "
                          "fits a path with far fewer knots within that tolerance (docs/planner.md)" if dense else ""),
+                      RuntimeWarning, stacklevel=3)
+    elif estimate is not None and law is not None and law.linear and \
+            (swing := estimate_of(swing_room(check, law), law)) is not None and swing > SWING_WARN:
+        warnings.warn(f"the plan may be up to {100 * swing:.2g} % slower than the time-optimal motion: θ̇² swings "
+                      f"across intervals of the {intervals}-interval grid more than its time law (θ̈ linear per "
+                      f"interval) follows (the swing estimate, `verify.swing_room`; it over-stated the gap 2–3× "
+                      f"where measured); a finer grid (grid=..., e.g. {4 * intervals}) plans closer to the optimum",
                       RuntimeWarning, stacklevel=3)
