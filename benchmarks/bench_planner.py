@@ -38,13 +38,28 @@ REPLAN_PAYLOAD = 0.2              # kg at the tool: "another payload" (0.6 × ra
 TARGETS = dict(first_median=1.0, first_worst=2.0, replan=0.3, gap=1e-3, limit=1e-3)
 
 
+def sampled_friction(r, qd, tau) -> np.ndarray:
+    """Friction F_v q̇ + F_c sign(q̇) at samples in time order ((M, n)), given the rigid-body torques `tau`.
+    Where a joint is at rest (q̇ = 0: the first and last samples) its Coulomb friction is that of the motion
+    next to it, F_c sign(q̇) of a neighbouring sample (the one giving the larger |τ|): the sample carries that
+    motion's acceleration, and kinetic friction acts for as long as the joint moves."""
+    coulomb = np.asarray(r.coulomb) * np.sign(qd)
+    if len(qd) > 1:
+        before = np.vstack([qd[1:2], qd[:-1]])                  # (the first sample: the next one's)
+        after = np.vstack([qd[1:], qd[-2:-1]])                  # (the last sample: the previous one's)
+        c1, c2 = (np.asarray(r.coulomb) * np.sign(x) for x in (before, after))
+        coulomb = np.where(qd == 0.0, np.where(np.abs(tau + c1) >= np.abs(tau + c2), c1, c2), coulomb)
+    return np.asarray(r.viscous) * qd + coulomb
+
+
 def _over_limit(r, q, qd, qdd) -> float:
-    """Worst |value|/limit − 1 over torque (Pinocchio RNEA + friction), velocity and acceleration."""
+    """Worst |value|/limit − 1 over torque (Pinocchio RNEA + friction, `sampled_friction`), velocity and
+    acceleration, at samples in time order."""
     import pinocchio as pin
     model = to_pinocchio(r)
     data = model.createData()
     tau = np.array([pin.rnea(model, data, a, b, c) for a, b, c in zip(q, qd, qdd)])
-    tau = tau + np.asarray(r.viscous) * qd + np.asarray(r.coulomb) * np.sign(qd)
+    tau = tau + sampled_friction(r, qd, tau)
     worst = 0.0
     for v, lim in ((tau, r.tau_max), (qd, r.qd_max), (qdd, r.qdd_max)):
         if np.isfinite(lim).any():

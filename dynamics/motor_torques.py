@@ -10,7 +10,15 @@ from .inverse_dynamics import friction_torques, inverse_dynamics
 from .model import RobotModel
 
 
-def motor_torques(robot: RobotModel, q, qd, qdd, **rnea_options) -> np.ndarray:
+def motor_torques(robot: RobotModel, q, qd, qdd, direction=None, **rnea_options) -> np.ndarray:
     """τ (..., n) for q, q̇, q̈ of shape (..., n): inverse dynamics plus Coulomb and viscous friction
-    (`rnea_options` go to `inverse_dynamics`, e.g. precomputed world quantities)."""
-    return inverse_dynamics(robot, q, qd, qdd, **rnea_options) + friction_torques(robot, qd)
+    (`rnea_options` go to `inverse_dynamics`, e.g. precomputed world quantities).
+
+    `direction` (..., n), optional: the Coulomb term is F_c sign(direction) instead of F_c sign(q̇). Along a
+    path moving forward (θ̇ ≥ 0) pass q′: the same where the joint moves, and where it is at rest for an
+    instant — the start and end of a motion, whose samples carry the acceleration of the motion next to
+    them — the one-sided limit of that motion, which is what the motor must deliver there."""
+    tau = inverse_dynamics(robot, q, qd, qdd, **rnea_options)
+    if direction is None:
+        return tau + friction_torques(robot, qd)
+    return tau + robot.coulomb * np.sign(direction) + robot.viscous * np.asarray(qd, dtype=float)

@@ -169,7 +169,7 @@ def test_limits_peaking_at_spline_knots_inside_intervals_are_checked_there():
     """300 noisy waypoints (iiwa 7, 1e-4 rad) on a 300-interval grid: the spline's knots fall inside grid
     intervals, where the torque has a kink (q‴ jumps) that peaks between the check's sub-samples — 9.2 %
     over the limit on 1 ms samples by Pinocchio while the sub-samples said 0.09 %. The check evaluates the
-    knots too (`verify.KnotSamples`) and a repair puts a station there: judged by Pinocchio's RNEA on 1 ms
+    knots too (`samples.KnotSamples`) and a repair puts a station there: judged by Pinocchio's RNEA on 1 ms
     samples, within 0.1 % of every limit."""
     pin = pytest.importorskip("pinocchio")
     import dynamics
@@ -213,7 +213,7 @@ def test_check_at_knots_equals_pinocchio_there():
     K = sub.knots
     at_knot = np.isin(K.theta, path.knots)
     assert K is not None and at_knot.sum() == 36      # (knots 13 and 26 of 39 are sub-samples); the others are
-    assert np.all(np.isin(K.j[~at_knot], [0, 29]))     # `verify.END_SAMPLES`, inside the end intervals
+    assert np.all(np.isin(K.j[~at_knot], [0, 29]))     # `samples.END_SAMPLES`, inside the end intervals
     law = TimeLaw(theta, 0.3 + 0.2 * np.sin(np.arange(31.0)))
     check = check_time_law(r, sub, law.b)
     model = to_pinocchio(r)

@@ -88,7 +88,7 @@ def test_the_torque_next_to_a_coulomb_flip_keeps_its_limit():
     |τ − F_c sign(q̇)| + F_c, is the largest around it and lies between the check's sub-samples. The z1 arm of
     example-robot-data (Coulomb 3–10 % of the torque limit) was 2.4 % over its limit on 1 ms samples right
     after a flip while the planner's check reported 1.0008; the check now takes the one-sided value at every
-    flip (`verify.CrossingSamples`) and the repairs hold it."""
+    flip (`samples.CrossingSamples`) and the repairs hold it."""
     from conftest import erd_path
     from dynamics.io.urdf import from_urdf
     p = erd_path("robots/z1_description/urdf/z1.urdf")
@@ -175,7 +175,7 @@ def test_strong_viscous_friction_plans_close_to_the_optimum():
     the plan lost 1.1 % and 1.3 % of its time in the first and last twentieth of the path (+0.31 % in all; the
     check also missed a 0.48 % excess 1 ms after the start of another such path). With points at halving
     distances inside the end intervals (`prepare.end_layers`) and the check's points near the ends
-    (`verify.END_SAMPLES`) it is within 0.1 % of the converged plan (measured +0.004 %) and its limits."""
+    (`samples.END_SAMPLES`) it is within 0.1 % of the converged plan (measured +0.004 %) and its limits."""
     r, W, kw = _viscous_dominant()
     plan = plan_time_optimal(r, JointPath.from_waypoints(W), **kw)
     worst = pinocchio_worst(plan)
@@ -195,3 +195,90 @@ def test_a_plan_the_grid_leaves_far_from_the_optimum_says_so(monkeypatch):
         plan = plan_time_optimal(r, JointPath.from_waypoints(W), **kw)
     finer = plan_time_optimal(r, JointPath.from_waypoints(W), grid=4 * (plan.s.size - 1), **kw)
     assert finer.duration < plan.duration * (1 - 1e-3) and finer.worst_ratio <= 1.001
+
+
+# ------------------------------------------------------------- Coulomb friction at rest and at flips
+def _friction_case(family, name, k):
+    """A path of `benchmarks.study_friction` (the hunt's seeds): (robot, path, plan keywords)."""
+    from benchmarks.study_friction import case
+    _, (r, W, kw, _, _) = case(family, name, k)
+    return r, JointPath.from_waypoints(W), kw
+
+
+def test_coulomb_friction_at_rest_is_that_of_the_motion_next_to_it():
+    """The sample at a rest end carries the acceleration of the motion next to it, and kinetic friction acts for
+    as long as the joint moves: the motor's torque there is the one-sided limit F_c sign(q′), as the rows take
+    it. The check took F_c sign(q̇) = 0 at b = 0, saw a Panda path (Coulomb 2–8 % of τ_max) decelerating into
+    rest 5.8 % over its limit where the motor needs 100.0 %, and the repair's lowered limit left the plan
+    +0.30 % from converged. Pinocchio's RNEA with that friction: the sample at rest equals the motion's limit."""
+    import dynamics
+    r, path, kw = _friction_case("friction-real", "panda-urdf", 1)
+    plan = plan_time_optimal(r, path, **kw)
+    worst = pinocchio_worst(plan)
+    assert max(worst.values()) <= 1.001, worst
+    smp = plan.sample(1e-3)
+    S = path.evaluate(np.array([path.s_end]))
+    # `motor_torques` with the path's direction against Pinocchio at the end sample (q̇ = 0) ...
+    from benchmarks.peers import to_pinocchio
+    model = to_pinocchio(r)
+    rnea = pin.rnea(model, model.createData(), smp.q[-1], smp.qd[-1], smp.qdd[-1])
+    assert np.all(smp.qd[-1] == 0.0)
+    np.testing.assert_allclose(smp.tau[-1], rnea + r.coulomb * np.sign(S.dq[0]), rtol=1e-9, atol=1e-9)
+    # ... continuous with the motion before it (the plan rides the limit into rest)
+    from toppra_app.trajectory import joint_motion
+    last = joint_motion(r, path, *plan.law(np.array([plan.duration - 1e-6, plan.duration])))
+    np.testing.assert_allclose(last.tau[1], smp.tau[-1], rtol=1e-12)
+    np.testing.assert_allclose(last.tau[0], last.tau[1], atol=1e-3 * r.tau_max.max())
+    ref = converged(r, np.asarray(path.q(path.knots)), 0.0)[0]
+    assert plan.duration / ref.duration - 1.0 < 1e-3
+
+
+def test_coulomb_flips_are_grid_points_with_the_friction_of_either_side_beside_them():
+    """Where q′_k changes sign the friction torque jumps by 2 F_c and so does the optimum's θ̈. Inside an
+    interval the time law cannot follow the jump; on a grid point it can (θ̈ may jump there), so the planner
+    moves a grid point onto every flip (`prepare.on_coulomb_flips`) and puts the free stations of both
+    intervals beside it, each with its own side's friction and θ̈. The z1's URDF with Coulomb 2–10 % of τ_max
+    was +0.145 % from converged, with the flips inside intervals; the flips found here independently
+    (bracketing q′ on 20 000 samples, then bisection) are grid points."""
+    from scipy.optimize import brentq
+    from toppra_app import TimeOptimalPlanner
+    from toppra_app.limits.rows import at_flip
+    r, path, kw = _friction_case("friction-real", "z1-urdf", 2)
+    planner = TimeOptimalPlanner(r, path)
+    plan = planner.plan(**kw)
+    th = np.linspace(path.s_start, path.s_end, 20001)
+    dq = path.dq(th)
+    flips = [brentq(lambda x: path.dq(np.array([x]))[0, k], th[i], th[i + 1], xtol=1e-15)
+             for k in np.flatnonzero(r.coulomb > 0) for i in np.flatnonzero(dq[:-1, k] * dq[1:, k] < 0)]
+    assert len(flips) >= 5
+    grid = planner.grid
+    dist = np.array([np.abs(grid - f).min() for f in flips])
+    assert np.mean(dist < 1e-9 * path.s_end) >= 0.9, dist               # (a point next to a knot may stay)
+    on = np.flatnonzero(dist < 1e-9 * path.s_end)
+    S = path.evaluate(grid)
+    assert at_flip(S.dq, S.ddq).any(axis=1).sum() >= on.size
+    ref = converged(r, np.asarray(path.q(path.knots)), 0.0)[0]
+    assert plan.duration / ref.duration - 1.0 < 1e-3
+    assert max(pinocchio_worst(plan).values()) <= 1.001
+
+
+def test_a_joint_that_does_not_move_is_no_coulomb_flip():
+    """q′_k = 0 all along (a joint the path keeps still) is not a flip, nor is rounding noise around 0: the check
+    took |τ| + F_c there at every sub-sample — friction the joint at rest does not have. An exact zero between
+    two of opposite sign and a sign change are flips, their roots found to rounding (Newton steps on q′)."""
+    from toppra_app.limits.rows import at_flip
+    from toppra_app.verify import CrossingSamples
+    W = np.array([[0.0, 0.3, 1.0], [0.5, 0.3, 0.2], [0.1, 0.3, 0.9], [0.7, 0.3, -0.4]])
+    path = JointPath.from_waypoints(W)
+    th = np.linspace(path.s_start, path.s_end, 9)
+    u = np.linspace(0.0, 1.0, 11)
+    dq = path.dq((th[:-1, None] + u * np.diff(th)[:, None]).reshape(-1)).reshape(8, 11, 3)
+    noisy = dq.copy()
+    noisy[..., 1] = 1e-17 * np.sin(np.arange(88)).reshape(8, 11)      # rounding noise around 0
+    for values in (dq, noisy):
+        C = CrossingSamples.build(path, th, u, values)
+        assert C is not None and not np.any(C.joint == 1)
+        assert set(C.joint) <= {0, 2}
+        assert np.all(np.abs(C.dq[np.arange(C.j.size), C.joint]) < 1e-12 * np.abs(dq).max())
+        assert at_flip(C.dq, C.ddq)[np.arange(C.j.size), C.joint].all()
+    assert not at_flip(np.zeros((1, 3)), np.zeros((1, 3))).any()

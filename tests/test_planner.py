@@ -46,14 +46,16 @@ def our_plan(name, path_name, sd_start=0.0, sd_end=0.0):
 
 
 def pinocchio_worst(plan, dt=1e-3):
-    """Worst |value|/limit per kind on 1 ms resampling; torque by Pinocchio's RNEA + our friction model."""
+    """Worst |value|/limit per kind on 1 ms resampling; torque by Pinocchio's RNEA + our friction model (at
+    rest, the Coulomb friction of the motion next to it: `bench_planner.sampled_friction`)."""
+    from benchmarks.bench_planner import sampled_friction
     from benchmarks.peers import to_pinocchio
     r = plan.robot
     model = to_pinocchio(r)
     data = model.createData()
     smp = plan.sample(dt)
     tau = np.array([pin.rnea(model, data, q, qd, qdd) for q, qd, qdd in zip(smp.q, smp.qd, smp.qdd)])
-    tau += r.coulomb * np.sign(smp.qd) + r.viscous * smp.qd
+    tau += sampled_friction(r, smp.qd, tau)
     ratio = lambda v, lim: float(np.max(np.abs(v) / lim)) if np.isfinite(lim).any() else 0.0
     return dict(torque=ratio(tau, r.tau_max), velocity=ratio(smp.qd, r.qd_max), acceleration=ratio(smp.qdd, r.qdd_max))
 
@@ -124,7 +126,11 @@ def test_plan_fields_and_sampling():
     S = plan.path.evaluate(plan.s)
     qd_g = S.dq * plan.sd[:, None]
     qdd_g = S.dq * plan.sdd[:, None] + S.ddq * plan.sd[:, None] ** 2
-    ref = dynamics.inverse_dynamics(plan.robot, S.q, qd_g, qdd_g) + dynamics.friction_torques(plan.robot, qd_g)
+    # Coulomb friction (the built-in Panda has it) at the sign of q′ of the interval each grid point's torque
+    # belongs to (the following one; the last point the last one): at rest ends and on flips, the one-sided limit
+    inner = np.append(plan.s[:-1] + 1e-6 * np.diff(plan.s), plan.s[-1] - 1e-6 * (plan.s[-1] - plan.s[-2]))
+    ref = dynamics.inverse_dynamics(plan.robot, S.q, qd_g, qdd_g) + plan.robot.viscous * qd_g \
+        + plan.robot.coulomb * np.sign(plan.path.dq(inner))
     np.testing.assert_allclose(plan.torques, ref, atol=1e-9)
     # time at grid points from the exact integral of dθ/θ̇: with θ̈ constant per interval 2Δθ/(θ̇_j + θ̇_{j+1})
     # (the default plan has θ̈ linear per interval: its closed form is tested against quadrature in test_time_law)

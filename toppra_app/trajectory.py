@@ -232,7 +232,7 @@ def joint_motion(robot, path, s, sd, sdd, t=None) -> TrajectorySample:
     S = path.evaluate(s)
     qd = S.dq * sd[:, None]
     qdd = S.dq * sdd[:, None] + S.ddq * (sd * sd)[:, None]
-    tau = dynamics.motor_torques(robot, S.q, qd, qdd)
+    tau = dynamics.motor_torques(robot, S.q, qd, qdd, S.dq)      # at rest: Coulomb of the motion next to it
     return TrajectorySample(t if t is not None else np.full(s.shape, np.nan), S.q, qd, qdd, tau, S.theta, sd, sdd)
 
 

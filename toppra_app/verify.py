@@ -13,22 +13,16 @@ through it and its two neighbours where that extreme lies between them (`between
 
 from __future__ import annotations
 
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 
 import dynamics
-from dynamics._batch import world_quantities_t
 
+from .samples import CrossingSamples, KnotSamples, SubSamples    # noqa: F401  (the check's samples, also named here)
 from .trajectory import inside
 
 KINDS = ("torque", "velocity", "acceleration")
-END_SAMPLES = (8, 20)   # the check's points at 2^-k of the path from each end, k in this range (`SubSamples.build`):
-                        # from rest the viscous friction F_v q′ √b rises like √θ, faster than the sub-samples resolve
-                        # (an iiwa with strong friction was 0.48 % over its limit 1 ms after its start, the check
-                        # 1.0009 at 1/8 of its first interval)
 SWING = 0.3         # `swing_room`: the relative change of θ̇² over an interval at which its room counts in full
                     # (0.1–0.3 with the square, 0.05–0.3 linear: the same plans caught on 324 measured; 0.3 the
                     # fewest flagged that needed no refinement)
@@ -51,122 +45,6 @@ class Worst:
         if joint_names is not None and self.joint >= 0:
             d["joint_name"] = joint_names[self.joint]
         return d
-
-
-_PREFETCH = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toppra-app-prefetch")
-PREFETCH = True     # overlap the check's kinematics with the solve in a thread; off where every core already
-                    # has a process of its own (batch workers), where the thread would only compete
-
-
-@dataclass
-class SubSamples:
-    """Sub-sample positions inside every interval of a grid, with the path evaluated there."""
-    theta_grid: np.ndarray     # (P,)
-    u: np.ndarray              # (S+1,) fractions in [0, 1]
-    theta: np.ndarray          # (N, S+1)
-    q: np.ndarray              # (N·(S+1), n)
-    dq: np.ndarray
-    ddq: np.ndarray
-    knots: "KnotSamples | None" = None                       # the spline's knots inside the intervals, and
-                                                             # points close to the path's ends (`END_SAMPLES`)
-    crossings: "CrossingSamples | None" = None               # where a joint's q′ changes sign between them
-    _world: dict = field(default_factory=dict, repr=False)   # id(robot) -> (robot, Future of WorldT)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    @classmethod
-    def build(cls, path, theta_grid, substeps: int = 20, knots: bool = True) -> "SubSamples":
-        """`knots`: also sample the path's spline knots (`path.knots`, if it has them) that lie inside
-        intervals off the sub-samples (`KnotSamples`)."""
-        th = np.asarray(theta_grid, dtype=float)
-        u = np.linspace(0.0, 1.0, int(substeps) + 1)
-        sub = th[:-1, None] + u[None, :] * np.diff(th)[:, None]
-        sub[:, -1] = th[1:]
-        S = path.evaluate(sub.reshape(-1))
-        if not knots:
-            return cls(th, u, sub, S.q, S.dq, S.ddq)
-        near = (th[-1] - th[0]) * 0.5 ** np.arange(END_SAMPLES[0], END_SAMPLES[1] + 1)     # inside the end intervals
-        ends = np.concatenate([th[0] + near[near < th[1] - th[0]], th[-1] - near[near < th[-1] - th[-2]]])
-        at = KnotSamples.build(path, th, u, np.concatenate([np.ravel(getattr(path, "knots", ())), ends]))
-        flips = CrossingSamples.build(path, th, u, S.dq.reshape(sub.shape + (-1,)))
-        return cls(th, u, sub, S.q, S.dq, S.ddq, at, flips)
-
-    def prefetch(self, robot) -> None:
-        """Start computing the configuration-only part of inverse dynamics at the sub-samples (body
-        poses, axes, world inertias) in a worker thread, e.g. while the solver runs; `world` waits for it.
-        Nothing happens with `PREFETCH` off or without torque limits (`world` then computes it when asked)."""
-        if PREFETCH and np.isfinite(robot.tau_max).any():
-            self._future(robot)
-
-    def _future(self, robot):
-        key = id(robot)
-        with self._lock:
-            if key not in self._world or self._world[key][0] is not robot:
-                if len(self._world) >= 2:                  # keep the memory bounded (payload re-plans)
-                    self._world.pop(next(iter(self._world)))
-                self._world[key] = (robot, _PREFETCH.submit(world_quantities_t, robot, self.q))
-            return self._world[key][1]
-
-    def world(self, robot):
-        """`world_quantities_t(robot, q)` at the sub-samples (from `prefetch`, or computed now)."""
-        return self._future(robot).result()
-
-
-@dataclass(frozen=True)
-class KnotSamples:
-    """The path at the knots of its spline that lie inside grid intervals, off the sub-samples. The spline's
-    third derivative jumps at a knot, so joint acceleration and torque have a kink there, and on a noisy
-    path with many waypoints that kink is a sharp peak the sub-samples straddle (and a parabola through
-    three of them does not model): the 3000-waypoint path of tests/test_output_safety.py (iiwa 7, 1e-4 rad
-    noise) on 4096 intervals was 7.4 % over the torque limit at knots while its sub-samples were within
-    0.09 %. The check evaluates these points too, so a repair puts a station on the knot."""
-    j: np.ndarray              # (M,) interval
-    u: np.ndarray              # (M,) fraction inside it
-    theta: np.ndarray          # (M,)
-    q: np.ndarray              # (M, n)
-    dq: np.ndarray
-    ddq: np.ndarray
-
-    @classmethod
-    def build(cls, path, th: np.ndarray, u_sub: np.ndarray, points=None) -> "KnotSamples | None":
-        """At the path's knots, or at `points` (θ values) where given, inside intervals and off the sub-samples."""
-        knots = np.asarray(getattr(path, "knots", ()) if points is None else points, dtype=float).reshape(-1)
-        j = np.searchsorted(th, knots, side="right") - 1
-        ok = (j >= 0) & (j < th.size - 1)
-        knots, j = knots[ok], j[ok]
-        dth = th[j + 1] - th[j]
-        u = (knots - th[j]) / dth
-        off = np.abs(u[:, None] - u_sub[None, :]).min(axis=1, initial=np.inf) * dth > 1e-12 * (th[-1] - th[0])
-        if not off.any():
-            return None
-        S = path.evaluate(knots[off])
-        return cls(j[off], u[off], knots[off], S.q, S.dq, S.ddq)
-
-
-@dataclass(frozen=True)
-class CrossingSamples(KnotSamples):
-    """The path (fields as `KnotSamples`) where joint `joint`'s q′ changes sign inside a grid interval (between
-    two sub-samples, or on one). Coulomb friction F_c sign(q̇) flips there and the torque jumps by 2 F_c; its
-    value next to the flip, |τ without the Coulomb term| + F_c, is the largest around it, and the sub-samples on
-    either side, where the rest of the torque has moved on, do not see it: a z1 arm (Coulomb 10 % of τ_max) was
-    2.4 % over its torque limit on 1 ms samples right after a flip while the check found 1.0008. The check takes
-    that one-sided value here (`_with_crossings`), so a repair puts a station on the flip and lowers the limit."""
-    joint: np.ndarray          # (M,) the joint whose q′ changes sign
-
-    @classmethod
-    def build(cls, path, th: np.ndarray, u_sub: np.ndarray, dq: np.ndarray) -> "CrossingSamples | None":
-        """From q′ at the sub-samples, `dq` (N, S+1, n): the zero between two of opposite sign (linear
-        interpolation of q′) and interior sub-samples where q′ is exactly 0."""
-        s = np.sign(dq)
-        j, m, k = np.nonzero(s[:, :-1] * s[:, 1:] < 0)
-        y0, y1 = dq[j, m, k], dq[j, m + 1, k]
-        u = u_sub[m] + (u_sub[m + 1] - u_sub[m]) * y0 / (y0 - y1)
-        j0, m0, k0 = np.nonzero(s[:, 1:-1] == 0)
-        j, u, k = np.concatenate([j, j0]), np.concatenate([u, u_sub[m0 + 1]]), np.concatenate([k, k0])
-        if j.size == 0:
-            return None
-        theta = th[j] + u * (th[j + 1] - th[j])
-        S = path.evaluate(theta)
-        return cls(j, u, theta, S.q, S.dq, S.ddq, k)
 
 
 @dataclass
@@ -220,19 +98,21 @@ def sub_sample_values(robot, sub: SubSamples, b, d=None) -> dict:
     sub-samples of the exact time law through grid values b (and d, `sub_sample_speeds`)."""
     bs, sdd = sub_sample_speeds(sub, b, d)
     return joint_values(robot, sub.q, sub.dq, sub.ddq, bs.reshape(-1), sdd.reshape(-1),
-                        lambda: sub.world(robot))
+                        lambda: sub.world(robot), sub.direction)
 
 
-def joint_values(robot, q, dq, ddq, b, sdd, world=None) -> dict:
+def joint_values(robot, q, dq, ddq, b, sdd, world=None, direction=None) -> dict:
     """{kind: (M, n) values} of joint velocity q′ θ̇, acceleration q′ θ̈ + q″ θ̇² and (if limited) torque at
     M path samples (q, q′, q″) with θ̇² = b, θ̈ = sdd (M,); `world`: a callable giving the samples'
-    `world_quantities_t` (computed here if None)."""
+    `world_quantities_t` (computed here if None). Coulomb friction takes the sign of q′ (`direction` where
+    given): at rest too, the one-sided limit of the motion (`dynamics.motor_torques`)."""
     sd = np.sqrt(b)[:, None]
     qd = dq * sd
     qdd = dq * np.asarray(sdd)[:, None] + ddq * sd * sd
     values = {"velocity": qd, "acceleration": qdd}
     if np.isfinite(robot.tau_max).any():
-        values["torque"] = dynamics.motor_torques(robot, q, qd, qdd, world=None if world is None else world())
+        values["torque"] = dynamics.motor_torques(robot, q, qd, qdd, dq if direction is None else direction,
+                                                   world=None if world is None else world())
     return values
 
 
@@ -325,7 +205,7 @@ def _with_crossings(robot, C: CrossingSamples, dth, b, d, ratios, worst, at) -> 
     j, k, m = C.j[on], C.joint[on], np.arange(on.size)
     bs, sdd = law_at(b, d, dth, j, C.u[on])
     values = joint_values(robot, C.q[on], C.dq[on], C.ddq[on], bs, sdd)
-    tau = values["torque"][m, k] - robot.coulomb[k] * np.sign(values["velocity"][m, k])
+    tau = values["torque"][m, k] - robot.coulomb[k] * np.sign(C.dq[on][m, k])
     v = np.abs(tau) + robot.coulomb[k]
     r = v / lim[k]
     up = r > ratios["torque"][j, k]

@@ -106,7 +106,7 @@ def warm_up() -> None:
     import importlib
     for name in ("scenarios.palletizing", "toppra_app.planner"):
         importlib.import_module(name)
-    importlib.import_module("toppra_app.verify").PREFETCH = False   # one process per core: no helper threads
+    importlib.import_module("toppra_app.samples").PREFETCH = False   # one process per core: no helper threads
 
 
 def run_tasks(tasks, write, *, nominal: bool, dt: float, client=None, trajectories: bool = True) -> dict:

@@ -115,7 +115,7 @@ def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, 
         t_plan += dt_replan
         smp = nominal_plan.sample(1e-3)
         loaded_robot = cell.robot.with_payload(load)
-        tau = motor_torques(loaded_robot, smp.q, smp.qd, smp.qdd)
+        tau = motor_torques(loaded_robot, smp.q, smp.qd, smp.qdd, nominal_plan.path.dq(smp.s))   # (as `sample`)
         ratio = np.abs(tau) / cell.robot.tau_max
         k = int(np.unravel_index(np.argmax(ratio), ratio.shape)[1])
         check = NominalCheck(b, slot.label, slot.box.name, load.mass, float(nominal_plan.duration),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .rows import INACTIVE, Limit, PathData, RowBlock, limit_scale
+from .rows import INACTIVE, Limit, PathData, RowBlock, at_flip, limit_scale
 
 
 class JointTorqueLimit(Limit):
@@ -33,13 +33,18 @@ class JointTorqueLimit(Limit):
         coeff = data.coefficients
         tau = robot.tau_max[lim] * limit_scale(scales, self.kind, P, robot.n)[:, lim]        # (P, k)
         m, c, d = coeff.m[:, lim] / tau, coeff.c[:, lim] / tau, coeff.d[:, lim] / tau
+        # on a Coulomb flip (q′_k changes sign here: `at_flip`) the joint is at rest for an instant, its friction
+        # anywhere in [−F_c, F_c]: |m a + c b + g| ≤ τ_max + F_c. The one-sided limits next to it, g ± F_c with
+        # the θ̈ of either side, are the rows of the stations just beside it (`prepare.flip_sides`)
+        band = np.where(at_flip(data.dq, data.ddq)[:, lim], robot.coulomb[lim] / tau, 0.0)   # (P, k) F_c / τ_max
+        d = d - band * np.sign(data.dq[:, lim])
         # joints without viscous friction: one two-sided row  −1 − d ≤ m a + c b ≤ 1 − d
         plain = ~visc
         blocks_A = [m[:, plain]]
         blocks_B = [c[:, plain]]
         blocks_C = [np.zeros_like(m[:, plain])]
-        blocks_lo = [-1.0 - d[:, plain]]
-        blocks_hi = [1.0 - d[:, plain]]
+        blocks_lo = [-1.0 - band[:, plain] - d[:, plain]]
+        blocks_hi = [1.0 + band[:, plain] - d[:, plain]]
         joints = [lim[plain]]
         has_lo = [np.ones(plain.sum(), bool)]
         has_hi = [np.ones(plain.sum(), bool)]
@@ -55,12 +60,12 @@ class JointTorqueLimit(Limit):
             A_u = m[:, visc]
             B_u = c[:, visc] + np.where(pos, v / (2 * sq), 0.0)
             C_u = np.where(pos, 0.0, v)
-            hi_u = 1.0 - d[:, visc] - np.where(pos, v * sq / 2, 0.0)
+            hi_u = 1.0 + band[:, visc] - d[:, visc] - np.where(pos, v * sq / 2, 0.0)
             # lower row: m a + c b + d + v√b ≥ −1
             #   v ≥ 0: v√b ≥ v r;   v < 0: v√b ≥ v (sq/2 + b/(2 sq))
             B_l = c[:, visc] + np.where(pos, 0.0, v / (2 * sq))
             C_l = np.where(pos, v, 0.0)
-            lo_l = -1.0 - d[:, visc] - np.where(pos, 0.0, v * sq / 2)
+            lo_l = -1.0 - band[:, visc] - d[:, visc] - np.where(pos, 0.0, v * sq / 2)
             k = jv.size
             blocks_A += [A_u, A_u]
             blocks_B += [B_u, B_l]

@@ -31,6 +31,7 @@ from ..errors import InputError
 from ..errors import short_repr
 
 INACTIVE = 1.0      # bound used where a row does not apply (with zero coefficients: 0 ≤ 1)
+FLIP_TOL = 1e-9     # `at_flip`
 
 
 def per_joint_positive(value, n: int, field: str, *, allow_inf: bool = True) -> np.ndarray:
@@ -82,6 +83,15 @@ class PathData:
     @property
     def size(self) -> int:
         return int(self.theta.shape[0])
+
+
+def at_flip(dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
+    """(P, n) bool: the samples that stand on a zero of q′_k where it changes sign, a Coulomb flip: their
+    distance to the root, |q′_k| / |q″_k|, within `FLIP_TOL` of the sample's own θ-scale ‖q′‖∞ / ‖q″‖∞
+    (scale-free). A grid point `prepare.on_coulomb_flips` moved onto one, a station the repair moved onto one
+    the check found (`samples.CrossingSamples`); not a joint that does not move (q′_k = q″_k = 0)."""
+    dq, ddq = np.abs(dq), np.abs(ddq)
+    return dq * ddq.max(axis=-1, keepdims=True) < FLIP_TOL * ddq * dq.max(axis=-1, keepdims=True)
 
 
 @dataclass

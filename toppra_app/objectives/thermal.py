@@ -53,7 +53,8 @@ from ..planning.sequential import grid_blocks
 from ..socp.general import GeneralProblem, end_torque_operator
 from ..socp.solvers import SolverError, solver_chain
 from ..trajectory import TimeLaw, joint_motion
-from ..verify import SubSamples, check_time_law
+from ..samples import SubSamples
+from ..verify import check_time_law
 
 LIMITED_SHARE = 0.005            # a joint is "thermally limited" when its RMS is within 0.5 % of the rating
 

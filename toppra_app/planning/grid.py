@@ -42,6 +42,7 @@ COARSE_INTERVALS = 100            # intervals of the reachability profile that p
 THETA_SHARE = 0.25                # weight of uniform-θ spacing in the blend (the rest: uniform time) ...
 PROFILE_SHARE = 0.3               # ... θ̈ linear: this weight on the variation of ln θ̇² (`time_grid`), off time
 PROFILE_FLOOR = 1e-3              # θ̇² below this share of its largest value counts as this (rest ends: finite)
+ONTO_MIN = 0.05                   # `onto`: no interval shorter than this share of the one a point moves in
 MAX_INTERVALS = 20_000            # documented bound (docs/planner.md): more would not fit the solver
 MAX_AUTO_INTERVALS = 4096         # the default grid's largest size (refinement may go further, to MAX_INTERVALS),
                                   # unless the path has more knots than it holds (`intervals_for`)
@@ -116,6 +117,27 @@ def with_knots(grid_of, knots: np.ndarray, intervals: int) -> np.ndarray:
         j = int(np.flatnonzero(movable)[np.argmin((d[:-1] + d[1:])[movable])])
         grid = np.delete(grid, j + 1)
     return grid
+
+
+def onto(theta: np.ndarray, points, fixed=()) -> np.ndarray:
+    """`theta` (P,) with, for each of `points` inside an interval, the nearer end of that interval moved onto it
+    — or the other end where that one is a path end, in `fixed` (e.g. the spline's knots) or already moved; left
+    inside where both are, or where the move would leave an interval shorter than `ONTO_MIN` of its length.
+    The same number of points, in the same order."""
+    theta = np.array(theta, dtype=float)
+    pinned = np.isin(theta, np.asarray(fixed, dtype=float))
+    pinned[[0, -1]] = True
+    for p in np.sort(np.asarray(points, dtype=float)):
+        j = int(np.clip(np.searchsorted(theta, p, side="right") - 1, 0, theta.size - 2))
+        if not theta[j] < p < theta[j + 1]:
+            pinned[theta == p] = True
+            continue
+        for i in sorted((j, j + 1), key=lambda i: abs(theta[i] - p)):
+            left, right = (theta[i - 1], theta[j + 1]) if i == j else (theta[j], theta[i + 1])
+            if not pinned[i] and min(p - left, right - p) >= ONTO_MIN * (theta[j + 1] - theta[j]):
+                theta[i], pinned[i] = p, True
+                break
+    return theta
 
 
 def roughness(path: JointPath) -> float:
@@ -199,7 +221,7 @@ def intervals_for(path: JointPath, linear: bool = False) -> int:
 def split_grid(theta: np.ndarray, bad: np.ndarray, knots=None) -> np.ndarray:
     """`theta` with the intervals marked `bad` (and their neighbours) halved — or, where `knots` (the
     path's spline knots) lie inside one, split at those knots instead: the limits have a kink at a knot
-    (`verify.KnotSamples`), which a grid point there follows — then the longest intervals halved until the
+    (`samples.KnotSamples`), which a grid point there follows — then the longest intervals halved until the
     size is the next of `SIZES` (so the refined problem is a structure compiled once)."""
     bad = np.asarray(bad, bool).copy()
     bad[1:] |= bad[:-1].copy()

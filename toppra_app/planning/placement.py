@@ -59,9 +59,9 @@ def predicted_room(robot, theta, data, blocks_of, b_ref):
 def station_rho(robot, data, law) -> np.ndarray:
     """(N, 5) the largest ratio |value| / limit of joint torque, speed and acceleration at u = 0, ¼, ½, ¾, 1
     of every interval of `law` (θ̈ constant per interval), from the path data at those points (`data`, the
-    interpolation scheme's stations): τ = m̃ θ̈ + c̃ θ̇² + d̃ (Safeea eq. 5) with Coulomb friction at the sign
-    of q̇ (0 at rest) and viscous F_v q̇ — the inverse dynamics `verify.check_time_law` evaluates there
-    (`motor_torques`), from the coefficients the plan's rows use anyway."""
+    interpolation scheme's stations): τ = m̃ θ̈ + c̃ θ̇² + d̃ (Safeea eq. 5, Coulomb friction at the sign of q′,
+    at rest too: `motor_torques`' `direction`) and viscous F_v q̇ — the inverse dynamics `verify.check_time_law`
+    evaluates there, from the coefficients the plan's rows use anyway."""
     N = law.theta.size - 1
     idx = st.station_index(N + 1, "interpolation")                       # (N, 5): u = 1 − λ = 0, ¼, ½, ¾, 1
     u = 1.0 - np.asarray(st.SCHEMES["interpolation"])
@@ -70,8 +70,7 @@ def station_rho(robot, data, law) -> np.ndarray:
     dq, ddq = data.dq[idx], data.ddq[idx]
     co = data.coefficients
     qd = dq * np.sqrt(b)
-    tau = co.m[idx] * a + co.c[idx] * b + co.d[idx] + robot.coulomb * (np.sign(qd) - np.sign(dq)) \
-        + robot.viscous * qd
+    tau = co.m[idx] * a + co.c[idx] * b + co.d[idx] + robot.viscous * qd
     rho = np.zeros(idx.shape)
     for value, limit in ((tau, robot.tau_max), (qd, robot.qd_max), (dq * a + ddq * b, robot.qdd_max)):
         if np.isfinite(limit).any():

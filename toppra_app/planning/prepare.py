@@ -22,13 +22,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..limits.joint import JointVelocityLimit, viscous_speed
-from ..limits.rows import PathData, tangent_point
+from ..limits.rows import PathData, at_flip, tangent_point
 from ..socp import stations as st
 from ..trajectory import TimeLaw
-from ..verify import SubSamples
+from ..samples import CrossingSamples, SubSamples
 from . import diagnose, refine
-from .grid import (COARSE_INTERVALS, PROFILE_SHARE, default_grid, dense, intervals_for, rest_to_rest_law, split_grid,
-                   takes_knots, time_grid, with_knots)
+from .grid import (COARSE_INTERVALS, PROFILE_SHARE, default_grid, dense, intervals_for, onto, rest_to_rest_law,
+                   split_grid, takes_knots, time_grid, with_knots)
 from .options import REFINE_MAX_INTERVALS, REFINE_SHARE
 from .placement import holding, relocated
 
@@ -42,6 +42,10 @@ DENSE_REFINE_MAX = 4096           # ... and are refined up to this many (1000 no
 BULGE_SHARE = 0.5                  # θ̈ linear: the bulge of θ̇² above its chord between two caps ≤ this × tol × cap
 END_SPLITS = 4                     # viscous friction: points at halving distances inside the end intervals
 END_SHARE = 0.02                   # ... on a robot whose friction at top speed is this share of a torque limit
+FLIP_SUBSTEPS = 8                  # Coulomb flips: q′ sampled this many times per interval to find them, and
+FLIP_SIDE = 1e-2                   # stations at this share of an interval beside a grid point on one (1e-3: rows
+                                   # so alike the first solve's vertex was ill-defined; pruned and unpruned plans
+                                   # of the built-in Panda 1e-4 apart, 7e-10 now; the friction study the same)
 
 
 @dataclass(frozen=True)
@@ -166,6 +170,40 @@ def end_layers(robot, theta) -> np.ndarray:
                                              theta[-1] - (theta[-1] - theta[-2]) * k]))
 
 
+def on_coulomb_flips(robot, path, theta) -> np.ndarray:
+    """`theta` with a grid point moved onto every Coulomb flip — a zero where q′_k changes sign, of a joint with
+    Coulomb friction and a torque limit (`grid.onto`: the nearer end of its interval, not a knot or an end).
+    The friction torque jumps by 2 F_c there and the optimum's θ̈ with it, which the time law cannot follow
+    inside an interval: it slowed down over the interval before the flip (a Panda path with Coulomb friction
+    2–8 % of τ_max: +0.21 % from converged on 136 intervals, +0.05 % with its flips on grid points). θ̈ may jump
+    at a grid point; each side's friction is taken beside it (`flip_sides`; the check: `SubSamples.direction`)."""
+    joints = (robot.coulomb > 0) & np.isfinite(robot.tau_max)
+    if theta.size < 3 or not joints.any():
+        return theta
+    u = np.linspace(0.0, 1.0, FLIP_SUBSTEPS + 1)
+    dq = path.evaluate((theta[:-1, None] + u * np.diff(theta)[:, None]).reshape(-1)).dq
+    dq = np.where(joints, dq, 0.0).reshape(theta.size - 1, u.size, -1)       # (no flips of the other joints)
+    flips = CrossingSamples.build(path, theta, u, dq)
+    return theta if flips is None else onto(theta, flips.theta, path.knots)
+
+
+def flip_sides(robot, path, theta, scheme: str) -> tuple[np.ndarray, np.ndarray]:
+    """(λ (N, S), moved (N, 2)): the scheme's stations, and at every grid point on a Coulomb flip (`at_flip`)
+    the free stations of the two intervals beside it moved to `FLIP_SIDE` of their length from it. θ̈ may jump
+    at a grid point, as the optimum's does at a flip (the friction torque jumps by 2 F_c); the rows there take
+    each side's friction with that side's θ̈ (the flip's own row: `limits.joint`)."""
+    lams, moved = st.default_lams(theta.size - 1, scheme), np.zeros((theta.size - 1, 2), bool)
+    joints = (robot.coulomb > 0) & np.isfinite(robot.tau_max)
+    if not joints.any() or not st.FREE[scheme] or theta.size < 3:
+        return lams, moved
+    S = path.evaluate(theta[1:-1])
+    p = 1 + np.flatnonzero(at_flip(S.dq, S.ddq)[:, joints].any(axis=1))       # inner grid points on a flip
+    left, right = st.FREE[scheme]
+    lams[p - 1, right], moved[p - 1, 1] = FLIP_SIDE, True            # λ: the station at 1 − λ of the interval
+    lams[p, left], moved[p, 0] = 1.0 - FLIP_SIDE, True
+    return lams, moved
+
+
 def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, substeps: int, tol: float,
             check_positions: bool, relocate: bool, gap_target: float, may_refine: bool, linear: bool,
             dense_linear: bool = False) -> Setup:
@@ -214,13 +252,12 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
         theta = relocated(robot, path, theta, law, stations0[1], lambda d, br: limit_blocks(limits, d, br, None),
                           gap_target, larger)
     if grid_mode != "fixed":
-        theta = end_layers(robot, theta)
+        theta = on_coulomb_flips(robot, path, end_layers(robot, theta))
     L = theta[-1] - theta[0]
     top = law.b.max() if law is not None else np.nanmax(np.where(np.isfinite(vel), vel, np.nan), initial=np.nan)
     Bbar = float(top / L ** 2) if np.isfinite(top) and top > 0 else 1.0 / L ** 2
     sub = SubSamples.build(path, theta, substeps)
-    lams = st.default_lams(theta.size - 1, scheme)
-    moved = np.zeros((theta.size - 1, 2), bool)
+    lams, moved = flip_sides(robot, path, theta, scheme)
     ths, data = at_stations(robot, path, theta, lams, scheme, stations0 if scheme == "interpolation" else None)
     caps = None
     if scheme == "interpolation":      # between the stations always on: the middle, or all five on dense paths

@@ -163,7 +163,8 @@ class TimeOptimalPlan:
         refused with friction (odd in q̇) and with rate limits (sampled from t = 0). The reversed plan is the
         time-optimal plan of the reversed path; it is checked between its grid points like any plan."""
         from ..path import as_joint_path
-        from ..verify import SubSamples, check_time_law
+        from ..samples import SubSamples
+        from ..verify import check_time_law
         from .options import DEFAULT_SUBSTEPS
         robot = self.robot
         if self._has_friction:
