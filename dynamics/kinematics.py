@@ -7,6 +7,7 @@ T_world_i = T_world_parent(i) · [R_i, p_i] · X_joint_i(q_i)   (the model's con
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -54,6 +55,17 @@ def _axis_frames(axes: np.ndarray) -> np.ndarray:
     return np.stack((u, cross(axes, u), axes), axis=-1)
 
 
+@lru_cache(maxsize=64)
+def _joint_frames(robot: RobotModel) -> tuple[np.ndarray, np.ndarray]:
+    """(P, D), read-only, of a robot (immutable, keyed by identity): its joints' frames P = `_axis_frames`
+    and D = R_i P, the joint frame at q = 0 in the parent; once per robot rather than on every batch
+    (~60 µs of a forward recursion on a few dozen samples)."""
+    P = _axis_frames(robot.axes)
+    D = robot.placement_rotations @ P
+    P.flags.writeable = D.flags.writeable = False
+    return P, D
+
+
 def world_quantities_t(robot: RobotModel, q: np.ndarray) -> WorldT:
     """Forward recursion over the tree, T_world_i = T_world_parent(i) · [R_i, p_i] · X_joint_i(q_i).
 
@@ -75,8 +87,7 @@ def world_quantities_into(robot: RobotModel, q: np.ndarray, out: WorldT) -> Worl
     N, n = q.shape
     R, o, z, c, inertia = out
     qT = np.ascontiguousarray(q.T)
-    P = _axis_frames(robot.axes)
-    D = robot.placement_rotations @ P                       # joint frame (z = axis) at q = 0, in the parent
+    P, D = _joint_frames(robot)                             # D: joint frame (z = axis) at q = 0, in the parent
     sin_q, cos_q = _sin_cos(qT)
     Q = np.empty((3, 3, N))
     for i in range(n):

@@ -42,12 +42,10 @@ def composite_inertias(robot: RobotModel, W: WorldT):
 def motion_subspaces(robot: RobotModel, W: WorldT) -> np.ndarray:
     """World-frame joint motion subspaces S (n, 6, N) as (angular; linear at the world origin)."""
     S = np.zeros((robot.n_bodies, 6, W.z.shape[-1]))
-    for i in range(robot.n_bodies):
-        if robot.joint_types[i] == PRISMATIC:
-            S[i, 3:] = W.z[i]
-        else:
-            S[i, :3] = W.z[i]
-            S[i, 3:] = cross3(W.o[i], W.z[i])
+    prism = np.array([t == PRISMATIC for t in robot.joint_types])
+    cross3(W.o, W.z, axis=1, out=S[:, 3:])                        # every body at once (the same products)
+    S[prism, 3:] = W.z[prism]
+    S[~prism, :3] = W.z[~prism]
     return S
 
 
