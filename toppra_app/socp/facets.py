@@ -83,45 +83,45 @@ def binding_rows(alpha, beta, h) -> np.ndarray:
     keep |= flat & ~upper_b & ~trivial
     keep |= tight
     if P and (~flat).any():
-        rows = np.arange(P)
         for sign in (1.0, -1.0):                                  # α > 0: a ≤ c − s b;  α < 0: a ≥ c − s b
             grp = ~flat & (sign * al > 0)
             if grp.any():
                 with np.errstate(divide="ignore", invalid="ignore"):
                     c = np.where(grp, sign * hh / al, np.inf)     # in the group's orientation sign·a ≤ c − s b
                     s = np.where(grp, sign * be / al, 0.0)
-                keep &= ~grp | _lower_envelope(c, s, grp, b_top, rows)
+                keep &= ~grp | _lower_envelope(c, s, grp, b_top)
     return keep
 
 
-def _lower_envelope(c, s, grp, b_top, rows) -> np.ndarray:
+def _lower_envelope(c, s, grp, b_top) -> np.ndarray:
     """(P, R) bool: the lines a = c − s b of `grp` that are lowest somewhere on b ∈ [0, b_top].
 
     Walks the envelope from b = 0, all points at once: the lowest line there, then repeatedly the line
     crossing the current one first among the steeper ones, until b_top. Lines through (nearly) the same
-    vertex are all kept and the walk goes on with the steepest of them."""
+    vertex are all kept and the walk goes on with the steepest of them. Each step takes only the points
+    still walking (each point's walk is its own: the same lines as stepping them all)."""
     P, R = c.shape
     keep = np.zeros((P, R), bool)
     cmin = c.min(axis=1)
     active = np.isfinite(cmin)
     tie = grp & (c <= (cmin + TOL * (1.0 + np.abs(cmin)))[:, None])
     keep |= tie & active[:, None]
-    cur = np.argmax(np.where(tie, s, -np.inf), axis=1)
-    b_cur = np.zeros(P)
+    at = np.flatnonzero(active)                                   # the points still walking, their line, b
+    cur, b_cur = np.argmax(np.where(tie, s, -np.inf), axis=1)[at], np.zeros(at.size)
     for _ in range(R):
-        if not active.any():
+        if at.size == 0:
             break
-        sc, cc = s[rows, cur][:, None], c[rows, cur][:, None]
-        steeper = grp & (s - sc > TOL * (1.0 + np.abs(s) + np.abs(sc)))    # (nearly) parallel: not steeper
+        ca, sa, ga, ra = c[at], s[at], grp[at], np.arange(at.size)
+        sc, cc = sa[ra, cur][:, None], ca[ra, cur][:, None]
+        steeper = ga & (sa - sc > TOL * (1.0 + np.abs(sa) + np.abs(sc)))    # (nearly) parallel: not steeper
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            cross = np.where(steeper, (c - cc) / (s - sc), np.inf)
+            cross = np.where(steeper, (ca - cc) / (sa - sc), np.inf)
         cross = np.maximum(cross, b_cur[:, None])                 # (rounding: never behind the walk)
         b_next = cross.min(axis=1)
-        active &= np.isfinite(b_next) & (b_next <= b_top * (1.0 + TOL) + TOL)
-        tie = steeper & (cross <= (b_next + TOL * (1.0 + np.abs(b_next)))[:, None]) & active[:, None]
-        keep |= tie
-        cur = np.where(active, np.argmax(np.where(tie, s, -np.inf), axis=1), cur)
-        b_cur = np.where(active, b_next, b_cur)
+        on = np.isfinite(b_next) & (b_next <= b_top[at] * (1.0 + TOL) + TOL)
+        tie = steeper & (cross <= (b_next + TOL * (1.0 + np.abs(b_next)))[:, None]) & on[:, None]
+        keep[at] |= tie
+        cur, b_cur, at = np.argmax(np.where(tie, sa, -np.inf), axis=1)[on], b_next[on], at[on]
     return keep
 
 
