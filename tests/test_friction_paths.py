@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as hst
 
 from benchmarks.bench_planner import converged
 from toppra_app import JointPath, plan_time_optimal
@@ -282,3 +284,41 @@ def test_a_joint_that_does_not_move_is_no_coulomb_flip():
         assert np.all(np.abs(C.dq[np.arange(C.j.size), C.joint]) < 1e-12 * np.abs(dq).max())
         assert at_flip(C.dq, C.ddq)[np.arange(C.j.size), C.joint].all()
     assert not at_flip(np.zeros((1, 3)), np.zeros((1, 3))).any()
+
+
+@pytest.mark.parametrize("span", [1e-3, 1e3])
+def test_coulomb_flips_do_not_depend_on_the_path_parameter_scale(span):
+    """The flips' grid points, their side stations and the check's side friction are found scale-free
+    (`limits.rows.at_flip`, `samples.NOISE`): the z1 path with Coulomb friction on s ∈ [0, span] plans the
+    same duration to 1e-4 as on [0, 1], its flips on grid points on both."""
+    from toppra_app import TimeOptimalPlanner
+    from toppra_app.limits.rows import at_flip
+    from benchmarks.study_friction import case
+    _, (r, W, kw, _, _) = case("friction-real", "z1-urdf", 2)
+    s = np.linspace(0.0, 1.0, len(W))
+    flips = []
+    for x in (1.0, span):
+        planner = TimeOptimalPlanner(r, JointPath.from_waypoints(W, s=x * s))
+        flips.append(planner.plan(**kw).duration)
+        S = planner.path.evaluate(planner.grid)
+        assert at_flip(S.dq, S.ddq)[:, r.coulomb > 0].any(axis=1).sum() >= 5
+    assert flips[1] == pytest.approx(flips[0], rel=1e-4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(hst.lists(hst.floats(0.0, 1.0, allow_nan=False), min_size=3, max_size=40, unique=True),
+       hst.lists(hst.floats(0.0, 1.0, allow_nan=False), max_size=12), hst.integers(0, 3))
+def test_moving_grid_points_onto_flips_keeps_the_grid_a_grid(grid, points, n_fixed):
+    """`grid.onto`: the same number of points, strictly increasing, the ends and the `fixed` points where they
+    were; every point it moved stands on one of `points`, and no interval is shorter than `ONTO_MIN` of the
+    interval a point moved in (here: of the shortest original interval, a weaker bound)."""
+    from toppra_app.planning.grid import ONTO_MIN, onto
+    theta = np.sort(np.asarray(grid))
+    assume(np.diff(theta).min() > 1e-9)
+    fixed = theta[1:-1][:n_fixed]
+    out = onto(theta, points, fixed)
+    assert out.shape == theta.shape and np.all(np.diff(out) > 0)
+    assert out[0] == theta[0] and out[-1] == theta[-1] and np.all(np.isin(fixed, out))
+    moved = out != theta
+    assert np.all(np.isin(out[moved], points))
+    assert np.diff(out).min() >= ONTO_MIN * np.diff(theta).min() * (1 - 1e-12)

@@ -133,8 +133,10 @@ def onto(theta: np.ndarray, points, fixed=()) -> np.ndarray:
             pinned[theta == p] = True
             continue
         for i in sorted((j, j + 1), key=lambda i: abs(theta[i] - p)):
+            if pinned[i]:                                # (the ends are)
+                continue
             left, right = (theta[i - 1], theta[j + 1]) if i == j else (theta[j], theta[i + 1])
-            if not pinned[i] and min(p - left, right - p) >= ONTO_MIN * (theta[j + 1] - theta[j]):
+            if min(p - left, right - p) >= ONTO_MIN * (theta[j + 1] - theta[j]):
                 theta[i], pinned[i] = p, True
                 break
     return theta
