@@ -52,6 +52,9 @@ def reachable_profile(blocks, theta, b_start: float, b_end: float) -> np.ndarray
     if al.shape[0] != P:
         return None
     al, be, hh, flat = unit_rows(al, be, hh)
+    blind = flat[:-1].all(axis=1)
+    if blind.any():                 # a point whose rows bound b only (every q′ = 0: the path turns back there)
+        al, be, hh, flat = unit_rows(*_borrowed(al, be, hh, blind, np.diff(theta)))
     lower, upper = ~flat & (al < 0), ~flat & (al > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         c = np.where(flat, 0.0, hh / np.where(flat, 1.0, al))
@@ -105,6 +108,20 @@ def reachable_profile(blocks, theta, b_start: float, b_end: float) -> np.ndarray
         a_max = min([cc - ss * bi for cc, ss in zip(cu[r], su[r])], default=np.inf)
         b[i + 1] = max(min(Kl[i + 1], bi + d2[i] * a_max), 0.0)
     return np.array(b)
+
+
+def _borrowed(al, be, hh, blind, dth):
+    """The rows (P, R) with R more: at each point `blind` (N,) — none of whose rows holds the path acceleration
+    a, which the point's rows alone bound in this collocation (every q′ = 0 where the path turns back) — the
+    next point's rows, on that interval's a: α a + β b_{i+1} ≤ h with b_{i+1} = b_i + 2Δθ_i a. Without them a
+    was free there, and a tiny out-and-back motion's profile leapt from θ̇² = 1.3e3 at the turn to 2e8 (the
+    joint-speed bound) one point on and stopped at the next, which then placed and scaled the grid."""
+    extra = np.zeros((3,) + al.shape)
+    extra[2] = np.inf                                  # elsewhere rows that bound nothing (0 ≤ inf)
+    i = np.flatnonzero(blind)
+    extra[0, i] = al[i + 1] + 2.0 * dth[i, None] * be[i + 1]
+    extra[1, i], extra[2, i] = be[i + 1], hh[i + 1]
+    return np.hstack([al, extra[0]]), np.hstack([be, extra[1]]), np.hstack([hh, extra[2]])
 
 
 def _speed_range(flat, lower, upper, c, s, be, hh):
