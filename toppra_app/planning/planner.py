@@ -120,7 +120,7 @@ class TimeOptimalPlanner:
                         dense_linear=self.linear and self.auto_grid and self.estimates_gap)
             self.theta, self.L, self.Bbar, self.law0, self.all_stations = s.theta, s.L, s.Bbar, s.law, s.all_stations
             self.sub, self.ths, self.data0, self.b_ref0, self.lams0 = s.sub, s.ths, s.data, s.b_ref, s.lams
-            self.moved0, self.caps, self.dense, self.turns = s.moved, s.caps, s.dense, s.turns
+            self.moved0, self.caps, self.dense = s.moved, s.caps, s.dense
             if self.gap_target is None:
                 self.gap_target = DENSE_REFINE_ABOVE if self.dense else REFINE_ABOVE
             self._ready = True
@@ -191,7 +191,7 @@ class TimeOptimalPlanner:
             reweigh = False
             # rows far from binding at the reference left out (25–35 % fewer), again with those a solve broke
             far_at = (FAR_SLACK_SOLVED if iterations and ctrl is None else FAR_SLACK) if pinned is None else far_at
-            far = st.far_rows(values, last, far_at, self.turns) if tangent and last is not None else None
+            far = st.slack(values, *last) > far_at if tangent and last is not None else None
             far = far & ~pinned if far is not None and pinned is not None and pinned.size == far.size else far
             values.update(ctrl.values() if ctrl is not None else {})
             if tangent:

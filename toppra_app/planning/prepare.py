@@ -42,7 +42,6 @@ DENSE_REFINE_MAX = 4096           # ... and are refined up to this many (1000 no
 BULGE_SHARE = 0.5                  # θ̈ linear: the bulge of θ̇² above its chord between two caps ≤ this × tol × cap
 END_SPLITS = 4                     # viscous friction: points at halving distances inside the end intervals
 END_SHARE = 0.02                   # ... on a robot whose friction at top speed is this share of a torque limit
-TURN_REACH = 4                     # `turning`: intervals on either side of a point where the path turns back
 FLIP_SUBSTEPS = 8                  # Coulomb flips: q′ sampled this many times per interval to find them, and
 FLIP_SIDE = 1e-2                   # stations at this share of an interval beside a grid point on one (1e-3: rows
                                    # so alike the first solve's vertex was ill-defined; pruned and unpruned plans
@@ -65,8 +64,6 @@ class Setup:
     data: PathData                 # the path at the stations (its coefficients for the planner's robot)
     b_ref: np.ndarray              # b at the stations on the coarse profile (`reference_b`)
     caps: tuple | None             # speed caps between the stations (`speed_caps`)
-    turns: np.ndarray              # (P − 1,) intervals beside a point where the path turns back (every q′ = 0):
-                                   # a solve keeps all their rows (the planner's far rows; without them unbounded)
 
 
 def limit_blocks(limits, data, b_ref, scales) -> list:
@@ -190,17 +187,6 @@ def on_coulomb_flips(robot, path, theta) -> np.ndarray:
     return theta if flips is None else onto(theta, flips.theta, path.knots)
 
 
-def turning(dq: np.ndarray) -> np.ndarray:
-    """(P − 1,) bool: the intervals within `TURN_REACH` of a grid point where every q′ is 0 (below 1e-9 of the
-    largest |q′| on the grid: the path turns back there), from q′ at the grid points (P, n). Around such a point
-    every q′ is small and the rows hold θ̈ only weakly: with some of them left out, the UR5e's out-and-back path
-    was unbounded along δ and β three intervals from its turn."""
-    size = np.abs(dq).max(axis=1)
-    turn = (size <= 1e-9 * size.max()).astype(float)
-    near = np.convolve(turn, np.ones(2 * TURN_REACH), mode="full")[TURN_REACH:TURN_REACH + size.size - 1]
-    return near > 0
-
-
 def flip_sides(robot, path, theta, scheme: str) -> tuple[np.ndarray, np.ndarray]:
     """(λ (N, S), moved (N, 2)): the scheme's stations, and at every grid point on a Coulomb flip (`at_flip`)
     the free stations of the two intervals beside it moved to `FLIP_SIDE` of their length from it. θ̈ may jump
@@ -281,5 +267,4 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
         caps = speed_caps(robot, limits, at, law, L * L * Bbar, tol, lam if all_stations else lam[[0, 2, 4]], lin)
     return Setup(theta=theta, L=L, Bbar=Bbar, law=law, all_stations=all_stations, dense=dense_path, sub=sub,
                  lams=lams, moved=moved,
-                 ths=ths, data=data, b_ref=reference_b(law, Bbar, L, ths), caps=caps,
-                 turns=turning(data.dq[:theta.size]))
+                 ths=ths, data=data, b_ref=reference_b(law, Bbar, L, ths), caps=caps)

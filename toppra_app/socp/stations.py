@@ -266,12 +266,6 @@ def slack(values: dict, beta: np.ndarray, delta: np.ndarray | None) -> np.ndarra
     return np.where(values["h"] < UNUSED, values["h"] - lhs, np.inf)
 
 
-def far_rows(values: dict, last: tuple, at: float, kept: np.ndarray) -> np.ndarray:
-    """(N·R,) bool: the row slots with more `slack` than `at` at the profile `last` = (β, δ), except in the
-    intervals `kept` (N,) bool, whose rows stay whole."""
-    return (slack(values, *last) > at) & ~np.repeat(kept, values["u"].size // kept.size)
-
-
 def delta_of(beta: np.ndarray, beta_mid: np.ndarray | None, dsig: np.ndarray) -> np.ndarray | None:
     """δ (θ̈ linear, the solver's normalised change of θ̈ per interval) of a profile given by β at the grid
     points and β(½) at the interval middles: β(½)_j = (β_j + β_{j+1})/2 − δ_j Δσ_j/4; None for None."""
