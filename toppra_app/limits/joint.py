@@ -36,7 +36,8 @@ class JointTorqueLimit(Limit):
         # on a Coulomb flip (q′_k changes sign here: `at_flip`) the joint is at rest for an instant, its friction
         # anywhere in [−F_c, F_c]: |m a + c b + g| ≤ τ_max + F_c. The one-sided limits next to it, g ± F_c with
         # the θ̈ of either side, are the rows of the stations just beside it (`prepare.flip_sides`)
-        band = np.where(at_flip(data.dq, data.ddq)[:, lim], robot.coulomb[lim] / tau, 0.0)   # (P, k) F_c / τ_max
+        band = np.where(at_flip(data.dq, data.ddq)[:, lim], robot.coulomb[lim] / tau, 0.0) \
+            if (robot.coulomb[lim] > 0).any() else np.zeros_like(d)                # (P, k) F_c / τ_max
         d = d - band * np.sign(data.dq[:, lim])
         # joints without viscous friction: one two-sided row  −1 − d ≤ m a + c b ≤ 1 − d
         plain = ~visc

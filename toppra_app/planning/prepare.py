@@ -187,17 +187,19 @@ def on_coulomb_flips(robot, path, theta) -> np.ndarray:
     return theta if flips is None else onto(theta, flips.theta, path.knots)
 
 
-def flip_sides(robot, path, theta, scheme: str) -> tuple[np.ndarray, np.ndarray]:
+def flip_sides(robot, sub: SubSamples, scheme: str) -> tuple[np.ndarray, np.ndarray]:
     """(λ (N, S), moved (N, 2)): the scheme's stations, and at every grid point on a Coulomb flip (`at_flip`)
     the free stations of the two intervals beside it moved to `FLIP_SIDE` of their length from it. θ̈ may jump
     at a grid point, as the optimum's does at a flip (the friction torque jumps by 2 F_c); the rows there take
-    each side's friction with that side's θ̈ (the flip's own row: `limits.joint`)."""
-    lams, moved = st.default_lams(theta.size - 1, scheme), np.zeros((theta.size - 1, 2), bool)
+    each side's friction with that side's θ̈ (the flip's own row: `limits.joint`). `sub`: the check's
+    sub-samples of the grid, whose first of each interval is its grid point."""
+    N = sub.theta_grid.size - 1
+    lams, moved = st.default_lams(N, scheme), np.zeros((N, 2), bool)
     joints = (robot.coulomb > 0) & np.isfinite(robot.tau_max)
-    if not joints.any() or not st.FREE[scheme] or theta.size < 3:
+    if not joints.any() or not st.FREE[scheme] or N < 2:
         return lams, moved
-    S = path.evaluate(theta[1:-1])
-    p = 1 + np.flatnonzero(at_flip(S.dq, S.ddq)[:, joints].any(axis=1))       # inner grid points on a flip
+    dq, ddq = (x.reshape(N, sub.u.size, -1)[1:, 0] for x in (sub.dq, sub.ddq))    # the inner grid points
+    p = 1 + np.flatnonzero(at_flip(dq, ddq)[:, joints].any(axis=1))             # those on a flip
     left, right = st.FREE[scheme]
     lams[p - 1, right], moved[p - 1, 1] = FLIP_SIDE, True            # λ: the station at 1 − λ of the interval
     lams[p, left], moved[p, 0] = 1.0 - FLIP_SIDE, True
@@ -257,7 +259,7 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
     top = law.b.max() if law is not None else np.nanmax(np.where(np.isfinite(vel), vel, np.nan), initial=np.nan)
     Bbar = float(top / L ** 2) if np.isfinite(top) and top > 0 else 1.0 / L ** 2
     sub = SubSamples.build(path, theta, substeps)
-    lams, moved = flip_sides(robot, path, theta, scheme)
+    lams, moved = flip_sides(robot, sub, scheme)
     ths, data = at_stations(robot, path, theta, lams, scheme, stations0 if scheme == "interpolation" else None)
     caps = None
     if scheme == "interpolation":      # between the stations always on: the middle, or all five on dense paths
