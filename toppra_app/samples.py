@@ -28,6 +28,12 @@ PREFETCH = True     # overlap the check's kinematics with the solve in a thread;
                     # has a process of its own (batch workers), where the thread would only compete
 
 
+def flip_joints(robot) -> np.ndarray:
+    """(n,) bool: the joints with Coulomb friction under a finite torque limit — those whose flips (q′ changing
+    sign) the planner puts on grid points (`planning.prepare.on_coulomb_flips`) and the check examines."""
+    return (robot.coulomb > 0) & np.isfinite(robot.tau_max)
+
+
 @dataclass
 class SubSamples:
     """Sub-sample positions inside every interval of a grid, with the path evaluated there."""

@@ -19,7 +19,8 @@ import numpy as np
 
 import dynamics
 
-from .samples import CrossingSamples, KnotSamples, SubSamples    # noqa: F401  (the check's samples, also named here)
+from .samples import CrossingSamples, KnotSamples, SubSamples  # noqa: F401  (the check's samples, also named here)
+from .samples import flip_joints
 from .trajectory import inside
 
 KINDS = ("torque", "velocity", "acceleration")
@@ -199,7 +200,7 @@ def _with_crossings(robot, C: CrossingSamples, dth, b, d, ratios, worst, at) -> 
     """Merge the torque next to each Coulomb flip (`CrossingSamples`: |τ − F_c sign(q̇)| + F_c of the joint
     whose q′ changes sign) into the check's ratios (in place)."""
     lim = robot.tau_max
-    on = np.flatnonzero((robot.coulomb[C.joint] > 0) & np.isfinite(lim[C.joint]))
+    on = np.flatnonzero(flip_joints(robot)[C.joint])
     if on.size == 0:
         return
     j, k, m = C.j[on], C.joint[on], np.arange(on.size)

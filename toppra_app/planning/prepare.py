@@ -25,7 +25,7 @@ from ..limits.joint import JointVelocityLimit, viscous_speed
 from ..limits.rows import PathData, at_flip, tangent_point
 from ..socp import stations as st
 from ..trajectory import TimeLaw
-from ..samples import CrossingSamples, SubSamples
+from ..samples import CrossingSamples, SubSamples, flip_joints
 from . import diagnose, refine
 from .grid import (COARSE_INTERVALS, PROFILE_SHARE, default_grid, dense, intervals_for, onto, rest_to_rest_law,
                    split_grid, takes_knots, time_grid, with_knots)
@@ -177,7 +177,7 @@ def on_coulomb_flips(robot, path, theta) -> np.ndarray:
     inside an interval: it slowed down over the interval before the flip (a Panda path with Coulomb friction
     2–8 % of τ_max: +0.21 % from converged on 136 intervals, +0.05 % with its flips on grid points). θ̈ may jump
     at a grid point; each side's friction is taken beside it (`flip_sides`; the check: `SubSamples.direction`)."""
-    joints = (robot.coulomb > 0) & np.isfinite(robot.tau_max)
+    joints = flip_joints(robot)
     if theta.size < 3 or not joints.any():
         return theta
     u = np.linspace(0.0, 1.0, FLIP_SUBSTEPS + 1)
@@ -195,7 +195,7 @@ def flip_sides(robot, sub: SubSamples, scheme: str) -> tuple[np.ndarray, np.ndar
     sub-samples of the grid, whose first of each interval is its grid point."""
     N = sub.theta_grid.size - 1
     lams, moved = st.default_lams(N, scheme), np.zeros((N, 2), bool)
-    joints = (robot.coulomb > 0) & np.isfinite(robot.tau_max)
+    joints = flip_joints(robot)
     if not joints.any() or not st.FREE[scheme] or N < 2:
         return lams, moved
     dq, ddq = (x.reshape(N, sub.u.size, -1)[1:, 0] for x in (sub.dq, sub.ddq))    # the inner grid points
