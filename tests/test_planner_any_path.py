@@ -79,9 +79,9 @@ def test_a_tiny_motion_out_and_back_plans_within_the_limits(name, seed):
     reachability sweeps that place and scale the grid held the path acceleration a of an interval by the rows of
     its first point only, which at the turn bound θ̇² alone: the coarse profile leapt from θ̇² ≈ 1.3e3 at the turn
     to 2e8 one point on and stopped at the next. The built-in Panda then failed ("MotionStops") on five of six
-    such paths, and three of eight iiwa plans came out 10⁵ × over their limits in 0.4 ms (a warning). Now such a
-    point takes the next point's rows too (`reachability._borrowed`): one solve, within the limits on 1 ms samples
-    (Pinocchio) and within 0.1 % of the converged plan."""
+    such paths, and three of eight iiwa plans came out 10⁵ × over their limits in 0.4 ms (a warning). Now every
+    interval takes the rows of both its ends (`reachability._both_ends`): one solve, within the limits on 1 ms
+    samples (Pinocchio) and within 0.1 % of the converged plan."""
     from benchmarks.bench_planner import converged
     from test_planner import pinocchio_worst, robot
     r = robot(name)
@@ -94,6 +94,51 @@ def test_a_tiny_motion_out_and_back_plans_within_the_limits(name, seed):
     assert max(pinocchio_worst(plan).values()) <= 1.001
     assert plan.duration >= np.max(2.0 * np.abs(d) / r.qd_max)         # out and back at most at top speed
     assert plan.duration / converged(r, W, 0.0)[0].duration - 1.0 < 1e-3
+
+
+@functools.lru_cache(maxsize=None)
+def so101_robot():
+    p = erd_path("robots/so_arm_description/urdf/so101.urdf")
+    if p is None:
+        pytest.skip("example-robot-data so101.urdf not installed")
+    r = from_urdf(p, locked_joints={"gripper": 0.0})
+    return r.with_limits(tau_max=0.6 * r.tau_max)
+
+
+# one joint of the SO-101 goes out and comes back past its start; the others stand still, so every q′ is 0 where
+# it turns (found by a hunt on robots the benchmark does not use)
+SO101_TURN = np.array([[0.02628496003298686, 0.561155898898837, -0.758531325513526, 0.6505990389099969, 1.21843308466258],
+                       [0.23614256919163767, 0.561155898898837, -0.758531325513526, 0.6505990389099969, 1.21843308466258],
+                       [-0.37129498033392827, 0.561155898898837, -0.758531325513526, 0.6505990389099969, 1.21843308466258]])
+
+
+def test_the_coarse_profile_does_not_leap_where_the_path_turns_back():
+    """The sweeps that place and scale the grid held an interval's θ̈ by its first point's rows only; next to the
+    turn those hold θ̈ weakly, and the coarse profile rose 5× an interval to 870× the optimum's θ̇² there. That
+    profile's top is the problem's scale B̄: β then sat at ~1e-6 near the rest ends, below the solver's
+    resolution — the time cones' plan came out 25× over a torque limit on the default grid. Now each interval
+    takes the rows of both its ends."""
+    from test_planner import pinocchio_worst
+    r = so101_robot()
+    planner = TimeOptimalPlanner(r, JointPath.from_waypoints(SO101_TURN), time_objective="cone")
+    plan = planner.plan()
+    assert planner.law0.b.max() <= 1.05 * plan.law.b.max()
+    assert max(pinocchio_worst(plan).values()) <= 1.001
+    assert plan.iterations == 1
+
+
+def test_a_fine_grid_plans_where_the_path_turns_back():
+    """The same path on 3200 intervals with θ̈ linear (a user's fine grid; the converged reference of the
+    benchmarks): it took 23 s, ended 86× over a torque limit with only a warning, and on other robots ran the
+    fallback solver for minutes. Now one solve, within the limits on 1 ms samples (Pinocchio), and the default
+    plan's duration."""
+    from test_planner import pinocchio_worst
+    r = so101_robot()
+    default = plan_time_optimal(r, JointPath.from_waypoints(SO101_TURN))
+    fine = plan_time_optimal(r, JointPath.from_waypoints(SO101_TURN), grid=3200, time_law="linear")
+    assert fine.iterations == 1
+    assert max(pinocchio_worst(fine).values()) <= 1.001
+    assert fine.duration == pytest.approx(default.duration, rel=1e-4)
 
 
 def test_ten_thousand_noisy_waypoints_plan_rest_to_rest():
