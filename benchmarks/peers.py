@@ -86,7 +86,13 @@ def pinocchio_christoffel(model, data, q: np.ndarray) -> np.ndarray:
 
 def pinocchio_inverse_dynamics(robot):
     """An inverse-dynamics callback (q, q̇, q̈) -> τ by Pinocchio's RNEA on `to_pinocchio(robot)`, plus the
-    robot's viscous friction F_v q̇ (Coulomb friction goes to toppra as its `fs_coef`)."""
+    robot's viscous friction F_v q̇ (Coulomb friction goes to toppra as its `fs_coef`).
+
+    toppra's torque constraint evaluates the callback at (q, q′, q″) and takes every velocity term as θ̇²
+    times it, so F_v q̇ = F_v q′ θ̇ reaches it as F_v q′ θ̇²: right only where θ̇ = 1. On robots with real
+    viscous friction (a hunt's xarm7, z1 and puma560: 2–10 N·m·s/rad) toppra's plans came out 8–74 % over a
+    limit on 1 ms samples; compare durations with toppra only where F_v is negligible (the suite's Panda URDF:
+    0.003)."""
     import pinocchio as pin
 
     model = to_pinocchio(robot)

@@ -202,9 +202,13 @@ def test_a_tangent_profile_that_stops_falls_back_to_the_time_cones(monkeypatch):
     12 % shorter than the one the constant-law pipeline gave such paths (estimate 30 %)."""
     from toppra_app.planning import planner as planner_module
     from toppra_app.planning import prepare as prepare_module
+    from toppra_app.socp import reachability
     from toppra_app.trajectory import MotionStops
     monkeypatch.setattr(prepare_module, "PROFILE_SHARE", 0.0)   # on the grid placed by time and θ alone (the
     r, path = smooth_samples("iiwa7", 600, 1e-3, 0)             # profile's share moves the points: no stop)
+    # and by the coarse profile of each point's rows on its interval alone (the noise makes every q′ small next
+    # to many points, where the sweeps now also take the next point's rows, `reachability.NEAR_TURN`: no stop)
+    monkeypatch.setattr(reachability, "NEAR_TURN", 0.0)
     plan = TimeOptimalPlanner(r, path).plan()
     assert plan.worst_ratio <= 1.001 and plan.law.linear
     with monkeypatch.context() as m:                          # without the fallback

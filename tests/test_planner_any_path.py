@@ -79,9 +79,9 @@ def test_a_tiny_motion_out_and_back_plans_within_the_limits(name, seed):
     reachability sweeps that place and scale the grid held the path acceleration a of an interval by the rows of
     its first point only, which at the turn bound θ̇² alone: the coarse profile leapt from θ̇² ≈ 1.3e3 at the turn
     to 2e8 one point on and stopped at the next. The built-in Panda then failed ("MotionStops") on five of six
-    such paths, and three of eight iiwa plans came out 10⁵ × over their limits in 0.4 ms (a warning). Now every
-    interval takes the rows of both its ends (`reachability._both_ends`): one solve, within the limits on 1 ms
-    samples (Pinocchio) and within 0.1 % of the converged plan."""
+    such paths, and three of eight iiwa plans came out 10⁵ × over their limits in 0.4 ms (a warning). Now such a
+    point's interval takes the next point's rows too (`reachability._both_ends`): one solve, within the limits on
+    1 ms samples (Pinocchio) and within 0.1 % of the converged plan."""
     from benchmarks.bench_planner import converged
     from test_planner import pinocchio_worst, robot
     r = robot(name)
@@ -116,8 +116,8 @@ def test_the_coarse_profile_does_not_leap_where_the_path_turns_back():
     """The sweeps that place and scale the grid held an interval's θ̈ by its first point's rows only; next to the
     turn those hold θ̈ weakly, and the coarse profile rose 5× an interval to 870× the optimum's θ̇² there. That
     profile's top is the problem's scale B̄: β then sat at ~1e-6 near the rest ends, below the solver's
-    resolution — the time cones' plan came out 25× over a torque limit on the default grid. Now each interval
-    takes the rows of both its ends."""
+    resolution — the time cones' plan came out 25× over a torque limit on the default grid. Now where a point's
+    rows hold θ̈ that weakly its interval takes the next point's rows too (`reachability.NEAR_TURN`)."""
     from test_planner import pinocchio_worst
     r = so101_robot()
     planner = TimeOptimalPlanner(r, JointPath.from_waypoints(SO101_TURN), time_objective="cone")

@@ -6,10 +6,8 @@ about a millisecond instead of a coarse convex solve, from the same canonical ro
 
 At grid point θ_i every row is a half-plane α a + β b ≤ h in (a, b) = (θ̈, θ̇²) (`facets.half_planes`).
 Rows with α < 0 bound a from below, a ≥ c_k − s_k b (c = h/α, s = β/α), rows with α > 0 from above,
-a ≤ c_l − s_l b, rows with α = 0 bound b. b is linear in θ on each interval (b_{i+1} = b_i + 2Δθ_i a_i),
-and interval i's θ̈ a_i is held by the rows of both its ends, as in the convex problem's collocation
-scheme (stations at both ends): point i's rows, and point i + 1's written at point i,
-α a_i + β (b_i + 2Δθ_i a_i) ≤ h (`_both_ends`). So every row below is a half-plane in (a_i, b_i):
+a ≤ c_l − s_l b, rows with α = 0 bound b. Each point's rows are used for the interval that follows it,
+and b is linear in θ on each interval (b_{i+1} = b_i + 2Δθ_i a_i):
 
 * b̄_i, the largest b at which some a meets every row (the maximum velocity curve): every pair of a
   lower row k and an upper row l needs c_k − s_k b ≤ c_l − s_l b, a bound on b in closed form;
@@ -18,19 +16,24 @@ scheme (stations at both ends): point i's rows, and point i + 1's written at poi
 * forward, the fastest profile inside these sets: b_0 = b_start,
   b_{i+1} = min(K_{i+1}, b_i + 2Δθ_i min_l (c_l − s_l b_i)).
 
-With point i's rows alone (forward collocation) a point where every q′ is small — the path turns back
-near it, and its rows bound a only weakly — let the profile leap: on an SO-101 path whose one moving
-joint turns back, θ̇² rose 5× an interval towards the turn and reached 870× the optimum's there, and
-the planner's scale (B̄, from this profile's top) left the convex problem's β at ~1e-6 near the ends,
-below what the solver resolves: on 3200 intervals the plan came out 86× over a torque limit.
+The last point's rows also bound the last interval's a (so the result is the optimum of the collocation
+scheme on that grid, which the tests check against the convex solve).
 
-The result meets the collocation scheme's rows on that grid; it is that scheme's optimum (which the tests
-check against the convex solve) where the most θ̇²_{i+1} reachable grows with θ̇²_i. A next point's row
-that bounds θ̈ from below with a large θ̇² term can make it fall instead, and the greedy sweeps then
-stop short of the optimum: +0.19 % on the Panda pick-and-place path at 60 intervals, 0 on the others.
+**Near a turn.** Where the path turns back in joint space every q′ is 0, and around it every q′ is small:
+a point's rows then hold θ̈ weakly (every row's |α| < `NEAR_TURN` × 2Δθ_i |β|, `_near_turn`: θ̇² may grow
+over fourfold across the interval), and with its own rows alone the profile leapt — a tiny out-and-back
+motion's from θ̇² = 1.3e3 at the turn to 2e8 one point on; on an SO-101 path whose one moving joint turns
+back, up 5× an interval to 870× the optimum's θ̇² at the turn. That profile places the grid and its top is
+the planner's scale B̄: with it β sat at ~1e-6 near the rest ends, below what the solver resolves, and on
+3200 intervals the plan came out 86× over a torque limit. At such a point interval i also takes the next
+point's rows, written at point i with b_{i+1} = b_i + 2Δθ_i a: α a + β (b_i + 2Δθ_i a) ≤ h (`_both_ends`),
+as the convex problem's station at the interval's end holds it. (Both ends at every point was tried: it
+moved the grids of most paths — the planner suite 3 more solves, the 164 family paths of `study_families`
+24 fewer, durations −0.04 … +0.03 % — and the greedy sweeps then stop short of the collocation optimum
+where a row's bound on θ̇²_{i+1} falls as θ̇²_i rises: +0.19 % on a 60-interval test path.)
 
 This is the reachability construction of Pham & Pham (2018, TOPP-RA) written for 2-D half-planes. It is
-only an estimate for the grid (the rows at the grid points only, as in collocation); returns None where it
+only an estimate for the grid (each point's rows used once, as in collocation); returns None where it
 does not apply (rows with √b terms, a point that cannot be passed), and the planner then falls back to a
 coarse convex solve.
 
@@ -49,6 +52,7 @@ from .problem import UNUSED
 
 STARVED = 1e-3             # `reference_profile`: an interior β below this × both neighbours is raised (`_unstarved`)
 NEAREST = 16                # θ̈ linear: the eliminated rows per interval kept for the sweeps (`packed_profile`)
+NEAR_TURN = 0.35            # `_near_turn`: a point whose rows let θ̇² grow over ~4-fold across its interval
 
 
 def reachable_profile(blocks, theta, b_start: float, b_end: float) -> np.ndarray | None:
@@ -61,7 +65,10 @@ def reachable_profile(blocks, theta, b_start: float, b_end: float) -> np.ndarray
     P = theta.size
     if al.shape[0] != P:
         return None
-    al, be, hh, flat = unit_rows(*_both_ends(*unit_rows(al, be, hh), np.diff(theta)))
+    al, be, hh, flat = unit_rows(al, be, hh)
+    weak = _near_turn(al, be, flat, np.diff(theta))
+    if weak.any():
+        al, be, hh, flat = unit_rows(*_both_ends(al, be, hh, flat, weak, np.diff(theta)))
     lower, upper = ~flat & (al < 0), ~flat & (al > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         c = np.where(flat, 0.0, hh / np.where(flat, 1.0, al))
@@ -117,16 +124,22 @@ def reachable_profile(blocks, theta, b_start: float, b_end: float) -> np.ndarray
     return np.array(b)
 
 
-def _both_ends(al, be, hh, flat, dth):
-    """The rows (P, 2R): at each point i < N its own rows and point i + 1's, written on interval i's a with
-    b_{i+1} = b_i + 2Δθ_i a: (α + 2Δθ_i β) a + β b_i ≤ h; elsewhere rows that bound nothing (0 ≤ inf),
-    also for point i + 1's rows on b alone (`flat`: its speed bound, which the sweeps meet at point i + 1).
-    Point i's rows alone leave a free where every q′ = 0 (the path turns back at point i: a tiny
-    out-and-back motion's profile leapt from θ̇² = 1.3e3 at the turn to 2e8, the joint-speed bound, one
-    point on) and nearly free where every q′ is small."""
+def _near_turn(al, be, flat, dth) -> np.ndarray:
+    """(N,) bool: the points i < N whose rows hold interval i's θ̈ weakly — every row's |α| below `NEAR_TURN`
+    × 2Δθ_i |β|, so that they let θ̇² grow more than (1 + 1/NEAR_TURN)-fold across the interval: every q′ is
+    small there, the path turning back at or next to the point (every row bounds b alone where all q′ = 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.abs(al[:-1]) / (2.0 * dth[:, None] * np.abs(be[:-1]))        # (inf where β = 0: a bound on a)
+    return np.where(flat[:-1], 0.0, ratio).max(axis=1, initial=0.0) < NEAR_TURN
+
+
+def _both_ends(al, be, hh, flat, at, dth):
+    """The rows (P, 2R): at each point i of `at` (N,) its own rows and point i + 1's, written on interval i's a
+    with b_{i+1} = b_i + 2Δθ_i a: (α + 2Δθ_i β) a + β b_i ≤ h; elsewhere rows that bound nothing (0 ≤ inf),
+    also for point i + 1's rows on b alone (`flat`: its speed bound, which the sweeps meet at point i + 1)."""
     extra = np.zeros((3,) + al.shape)
     extra[2] = np.inf
-    on = ~flat[1:]
+    on = ~flat[1:] & at[:, None]
     extra[0, :-1] = np.where(on, al[1:] + 2.0 * dth[:, None] * be[1:], 0.0)
     extra[1, :-1] = np.where(on, be[1:], 0.0)
     extra[2, :-1] = np.where(on, hh[1:], np.inf)
