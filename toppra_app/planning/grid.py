@@ -290,7 +290,7 @@ def rest_to_rest_law(blocks, theta, b_ref) -> TimeLaw | None:
     """The reachability profile (`socp.reachability`) from rest to rest on grid `theta`, the blocks' √b
     terms on their tangent at `b_ref`, as a `TimeLaw`; None where it does not apply, has no motion or
     stops inside the path."""
-    b = reachable_profile(linearised(blocks, b_ref), theta, 0.0, 0.0)
+    b = reachable_profile(linearised(blocks, b_ref), theta, 0.0, 0.0, turn_blocks=linearised(blocks, None))
     if b is None or not np.isfinite(b).all() or b.max() <= 0:
         return None
     try:
@@ -300,15 +300,17 @@ def rest_to_rest_law(blocks, theta, b_ref) -> TimeLaw | None:
 
 
 def linearised(blocks, b_ref):
-    """The blocks with every √b term replaced by its tangent at b_ref (for estimates only)."""
+    """The blocks with every √b term replaced by its tangent at b_ref (for estimates only); b_ref None: left
+    out (the rows of the path's geometry and the other terms alone)."""
     out = []
-    sq = np.sqrt(np.maximum(np.asarray(b_ref, dtype=float), 1e-300))[:, None]
+    sq = None if b_ref is None else np.sqrt(np.maximum(np.asarray(b_ref, dtype=float), 1e-300))[:, None]
     for blk in blocks:
         if not (blk.uses_r and np.any(blk.C)):
             out.append(blk)
             continue
-        shift = 0.5 * blk.C * sq
-        out.append(type(blk)(blk.kind, blk.joints, blk.A, blk.B + 0.5 * blk.C / sq, np.zeros_like(blk.C),
+        shift = 0.0 if sq is None else 0.5 * blk.C * sq
+        B = blk.B if sq is None else blk.B + 0.5 * blk.C / sq
+        out.append(type(blk)(blk.kind, blk.joints, blk.A, B, np.zeros_like(blk.C),
                              blk.lo - shift, blk.hi - shift, blk.has_lo, blk.has_hi, blk.uses_a, False, blk.points,
                              blk.equality))
     return out

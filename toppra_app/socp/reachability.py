@@ -21,7 +21,8 @@ scheme on that grid, which the tests check against the convex solve).
 
 **Near a turn.** Where the path turns back in joint space every q′ is 0, and around it every q′ is small:
 a point's rows then hold θ̈ weakly (every row's |α| < `NEAR_TURN` × 2Δθ_i |β|, `_near_turn`: θ̇² may grow
-over fourfold across the interval), and with its own rows alone the profile leapt — a tiny out-and-back
+over fourfold across the interval; judged on the rows without viscous friction, `turn_blocks`), and with its
+own rows alone the profile leapt — a tiny out-and-back
 motion's from θ̇² = 1.3e3 at the turn to 2e8 one point on; on an SO-101 path whose one moving joint turns
 back, up 5× an interval to 870× the optimum's θ̇² at the turn. That profile places the grid and its top is
 the planner's scale B̄: with it β sat at ~1e-6 near the rest ends, below what the solver resolves, and on
@@ -55,9 +56,11 @@ NEAREST = 16                # θ̈ linear: the eliminated rows per interval kept
 NEAR_TURN = 0.35            # `_near_turn`: a point whose rows let θ̇² grow over ~4-fold across its interval
 
 
-def reachable_profile(blocks, theta, b_start: float, b_end: float) -> np.ndarray | None:
+def reachable_profile(blocks, theta, b_start: float, b_end: float, turn_blocks=None) -> np.ndarray | None:
     """b = θ̇² at the grid points `theta` (P,), from the canonical rows of `blocks` (values applied,
-    `RowBlock.at`); None when the rows are not all half-planes in (a, b) or the path looks impassable."""
+    `RowBlock.at`); None when the rows are not all half-planes in (a, b) or the path looks impassable.
+    `turn_blocks`: the rows that tell the points near a turn (`_near_turn`), if not `blocks` (the same rows
+    before viscous friction went onto its tangent: near a rest end that adds F_v q′/(2√b_ref) to every β)."""
     if any(not prunable(blk) for blk in blocks if not blk.equality):
         return None
     al, be, hh, _ = half_planes(blocks)
@@ -66,7 +69,8 @@ def reachable_profile(blocks, theta, b_start: float, b_end: float) -> np.ndarray
     if al.shape[0] != P:
         return None
     al, be, hh, flat = unit_rows(al, be, hh)
-    weak = _near_turn(al, be, flat, np.diff(theta))
+    tal, tbe, _, tflat = (al, be, hh, flat) if turn_blocks is None else unit_rows(*half_planes(turn_blocks)[:3])
+    weak = _near_turn(tal, tbe, tflat, np.diff(theta))
     if weak.any():
         al, be, hh, flat = unit_rows(*_both_ends(al, be, hh, flat, weak, np.diff(theta)))
     lower, upper = ~flat & (al < 0), ~flat & (al > 0)
