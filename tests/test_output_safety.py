@@ -114,6 +114,24 @@ def test_our_own_directory_is_replaced_and_a_touched_one_is_not(cell, capsys):
     assert not leftovers(cell)
 
 
+def test_empty_subdirectories_of_the_user_are_foreign(cell, capsys):
+    """Hunt report: a user's empty sub-directory inside our output was deleted by the next run, and an
+    output holding only empty directories passed the check, was planned, then failed "Directory not
+    empty". Both are now refused at once, in one line, and the directories kept."""
+    assert plan("--out", "ours") == 0
+    (cell / "ours" / "my_empty_subdir" / "deeper").mkdir(parents=True)
+    (cell / "od" / "sub").mkdir(parents=True)
+    before = snapshot(cell)
+    for out in ("ours", "od"):
+        assert plan("--out", out) == 2
+        err = capsys.readouterr().err
+        assert "did not write" in err and len(err.strip().splitlines()) == 1
+    assert snapshot(cell) == before
+    assert plan("--out", "od", "--force") == 0                            # --force adds ours, keeps theirs
+    assert (cell / "od" / "sub").is_dir() and (cell / "od" / "summary.json").exists()
+    assert not leftovers(cell)
+
+
 def test_empty_directory_and_new_parents(cell):
     (cell / "empty").mkdir()
     assert plan("--out", "empty") == 0 and (cell / "empty" / "summary.json").exists()

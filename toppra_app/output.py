@@ -63,6 +63,20 @@ def _files(directory: Path) -> set[str]:
     return out
 
 
+def _dirs(directory: Path) -> set[str]:
+    """Every sub-directory (not a link) under `directory`, relative to it."""
+    out = set()
+    for root, dirs, _ in os.walk(directory):
+        out |= {os.path.relpath(os.path.join(root, d), directory) for d in dirs
+                if not os.path.islink(os.path.join(root, d))}
+    return out
+
+
+def _parents(files) -> set[str]:
+    """The directories that hold `files` (relative paths), at every depth."""
+    return {str(p) for f in files for p in Path(f).parents if str(p) != "."}
+
+
 def _manifest(directory: Path) -> frozenset | None:
     """The files listed by our manifest in `directory`, or None when there is no valid one."""
     try:
@@ -146,17 +160,19 @@ def check_output(out, inputs=(), force: bool = False, flag: str = "--out") -> Ta
     if not os.access(path, os.W_OK | os.X_OK):
         raise OutputError(f"{flag} {out}: {path} is not writable")
     try:
-        present = _files(path)
+        present, folders = _files(path), _dirs(path)
     except OSError as exc:
         raise OutputError(f"{flag} {out}: cannot be listed ({exc.strerror})") from None
-    if not present:
+    if not present and not folders:
         return Target(path, "empty", frozenset())
     ours = _manifest(path)
-    if ours is not None and present <= ours | {MANIFEST}:
+    # a directory counts as ours only if its every file is in the manifest and every sub-directory holds
+    # one of them: an empty directory the user made inside it is theirs (it would be deleted with ours)
+    if ours is not None and present <= ours | {MANIFEST} and folders <= _parents(ours):
         return Target(path, "ours", ours)
     if not force:
-        raise OutputError(f"{flag} {out}: exists and holds files this tool did not write; choose a new directory "
-                          f"(or --force to add our files to it, never touching the others)")
+        raise OutputError(f"{flag} {out}: exists and holds files or directories this tool did not write; choose a "
+                          f"new directory (or --force to add our files to it, never touching the others)")
     return Target(path, "merge", ours or frozenset())
 
 
