@@ -297,6 +297,22 @@ def test_stale_temporaries_of_a_killed_run_are_cleaned_next_time(cell):
     assert (cell / "res" / "summary.json").exists()
 
 
+def test_stale_temporary_with_a_manifest_loses_only_the_listed_files(cell):
+    """Hunt report: a leftover-looking directory of a dead PID holding a copy of our manifest and the user's
+    file was removed whole. Now only the files the manifest lists go; the user's file and the directory stay."""
+    assert plan("--out", "res") == 0
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = cell / f".res.tmp-{dead.pid}-abcd"
+    stale.mkdir()
+    (stale / output.MANIFEST).write_bytes((cell / "res" / output.MANIFEST).read_bytes())
+    (stale / "summary.json").write_text("{}\n")                          # listed: ours, removed
+    (stale / "my_thesis.txt").write_text("years of work\n")
+    assert plan("--out", "res") == 0
+    assert sorted(os.listdir(stale)) == ["my_thesis.txt"]
+    assert (stale / "my_thesis.txt").read_text() == "years of work\n"
+
+
 def test_sigkill_then_rerun(cell):
     slow_csv(cell / "slow.csv")
     proc = start(cell, "res")

@@ -209,7 +209,7 @@ def _our_png(path: Path) -> bool:
 
 def clean_stale(path: Path) -> list[str]:
     """Remove temporaries of killed runs next to `path`: ``.NAME.tmp-PID-*`` / ``.NAME.old-PID-*``
-    directories whose process is gone and that carry our marker or manifest."""
+    directories whose process is gone and that carry our marker or manifest (`_remove_stale`)."""
     pattern = re.compile(rf"^\.{re.escape(path.name)}\.(tmp|old)-(\d+)-[0-9a-f]+$")
     removed = []
     try:
@@ -222,9 +222,28 @@ def clean_stale(path: Path) -> list[str]:
             continue
         d = Path(entry.path)
         if (d / MARK).exists() or _manifest(d) is not None:
-            shutil.rmtree(d, ignore_errors=True)
+            _remove_stale(d)
             removed.append(entry.name)
     return removed
+
+
+def _remove_stale(d: Path) -> None:
+    """A stale temporary with a manifest loses only the files listed there (then the manifest, the marker
+    and the directories left empty): a file someone put beside them stays, and so does `d` then. One of a
+    run killed before it wrote its manifest (the marker only) is removed whole."""
+    listed = _manifest(d)
+    if listed is None:
+        shutil.rmtree(d, ignore_errors=True)
+        return
+    real = os.path.realpath(d)
+    for f in sorted(listed | {MANIFEST, MARK}):
+        p = d / f
+        if os.path.realpath(p.parent) == os.path.normpath(os.path.join(real, os.path.dirname(f))):
+            with contextlib.suppress(OSError):          # (never through a link to a directory elsewhere)
+                p.unlink()
+    for sub in sorted(_parents(listed), key=lambda x: -len(Path(x).parts)) + ["."]:
+        with contextlib.suppress(OSError):
+            os.rmdir(d / sub)
 
 
 def _alive(pid: int) -> bool:
