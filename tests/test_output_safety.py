@@ -154,6 +154,19 @@ def test_bad_output_paths_end_in_one_line_before_planning(cell, capsys, make, ou
     assert time.perf_counter() - t0 < 5 and snapshot(cell) == before
 
 
+@pytest.mark.parametrize("command", [["plan", "wp.csv"], ["palletize", "default", "--quick"],
+                                     ["payload-sweep", "default"], ["batch", "default", "--serial"]])
+@pytest.mark.parametrize("out", ["a" * 300, "a" * 300 + "/x", "/".join(["b" * 200] * 22)])
+def test_names_too_long_for_the_file_system_end_in_one_line(cell, capsys, command, out):
+    """Hunt report: a component over 255 bytes or a path over 4096 ended in an ENAMETOOLONG traceback (stat
+    raises it, it does not return False)."""
+    before = snapshot(cell)
+    assert main([*command, "--out", out]) == 2
+    err = capsys.readouterr().err
+    assert "--out" in err and "too long" in err and len(err.strip().splitlines()) == 1 and len(err) < 300
+    assert snapshot(cell) == before
+
+
 def test_read_only_directory(cell, capsys):
     ro = cell / "ro"
     ro.mkdir()

@@ -115,13 +115,39 @@ def protected_reason(path: Path, inputs) -> str | None:
     return None
 
 
+def check_path_length(out, flag: str = "--out") -> None:
+    """Before the file system is asked anything (a name too long is an OSError, not False, for `stat`):
+    no component over 255 bytes, the whole path with our temporary's suffix under 4096 bytes."""
+    full = os.path.abspath(os.path.expanduser(str(out)))
+    long = [part for part in Path(full).parts if len(part.encode()) > 255]
+    if long:
+        raise OutputError(f"{flag} {_short(out)}: the name '{long[0][:40]}…' is too long ({len(long[0].encode())} "
+                          f"bytes; at most 255)")
+    if len(full.encode()) + _SUFFIX_ROOM >= 4096:
+        raise OutputError(f"{flag} {_short(out)}: the path is too long ({len(full.encode())} bytes; at most "
+                          f"{4095 - _SUFFIX_ROOM})")
+
+
+def _short(out) -> str:
+    text = str(out)
+    return text if len(text) <= 80 else text[:60] + "…"
+
+
 def check_output(out, inputs=(), force: bool = False, flag: str = "--out") -> Target:
     """Validate the output directory before any work; `OutputError` (one line) when it cannot be used."""
     if out is None or str(out).strip() == "":
         raise OutputError(f"{flag}: empty path; give a directory name, e.g. {flag} results")
-    raw = Path(os.path.expanduser(str(out)))
     if "\0" in str(out):
         raise OutputError(f"{flag} {out!r}: contains a NUL character")
+    check_path_length(out, flag)
+    try:
+        return _check_output(out, inputs, force, flag)
+    except OSError as exc:                              # anything else the file system refuses: one line
+        raise OutputError(f"{flag} {_short(out)}: cannot be used ({exc.strerror or exc})") from None
+
+
+def _check_output(out, inputs, force: bool, flag: str) -> Target:
+    raw = Path(os.path.expanduser(str(out)))
     if raw.is_symlink() and not raw.exists():
         raise OutputError(f"{flag} {out}: is a dangling symbolic link")
     try:

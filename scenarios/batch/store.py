@@ -21,7 +21,7 @@ import os
 import secrets
 from pathlib import Path
 
-from toppra_app.output import OutputError, protected_reason
+from toppra_app.output import OutputError, check_path_length, protected_reason
 
 from .tasks import COLUMNS
 
@@ -35,6 +35,7 @@ TOOL = "toppra-app batch"
 
 class BatchStore:
     def __init__(self, out, fingerprint: str, inputs=()):
+        check_path_length(out)
         self.path = Path(os.path.abspath(os.fspath(out))).resolve()
         self.fingerprint = fingerprint
         why = protected_reason(self.path, inputs)
