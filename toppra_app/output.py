@@ -92,6 +92,15 @@ def _manifest(directory: Path) -> frozenset | None:
     return frozenset(files)
 
 
+def _resolved(item) -> Path:
+    """An input's real path; lexical for one that cannot be resolved (a symbolic-link loop: its reader says
+    so in one line later, and it is no directory an output could be in)."""
+    try:
+        return Path(item).expanduser().resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(os.path.expanduser(str(item))))
+
+
 def protected_reason(path: Path, inputs) -> str | None:
     """Why `path` may never be replaced or written into (None: it may)."""
     cwd = Path.cwd().resolve()
@@ -109,7 +118,7 @@ def protected_reason(path: Path, inputs) -> str | None:
     for item in inputs:
         if not item:
             continue
-        p = Path(item).expanduser().resolve()
+        p = _resolved(item)
         if p == path or path in p.parents:
             return f"it contains the input {item}"
     return None
@@ -209,7 +218,7 @@ def check_output_file(out, inputs=(), flag: str = "--out") -> Path:
         raise OutputError(f"{flag}: empty path; give a file name, e.g. {flag} robot.png")
     path = Path(os.path.expanduser(str(out))).resolve()
     for item in inputs:
-        if item and Path(item).expanduser().resolve() == path:
+        if item and _resolved(item) == path:
             raise OutputError(f"{flag} {out}: refused, it is the input {item}")
     parent = path.parent
     if not parent.is_dir():
