@@ -194,6 +194,20 @@ def test_disk_full_or_read_only_while_writing(cell, capsys, monkeypatch, code, t
     assert snapshot(cell) == before and not (cell / "res").exists() and not leftovers(cell)
 
 
+def test_disk_full_while_drawing(cell, capsys, monkeypatch):
+    """Hunt report: `draw` ended in a traceback on a full disk where `plan` says one line."""
+    from matplotlib.figure import Figure
+
+    def failing(self, fname, *args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(fname))
+    monkeypatch.setattr(Figure, "savefig", failing)
+    before = snapshot(cell)
+    assert main(["draw", "planar4", "--out", "robot.png"]) == 2
+    err = capsys.readouterr().err
+    assert "--out robot.png" in err and "no space left" in err and len(err.strip().splitlines()) == 1
+    assert snapshot(cell) == before
+
+
 def test_tiny_tmpfs_if_the_machine_allows(cell, capsys):
     mnt = cell / "small"
     mnt.mkdir()

@@ -293,11 +293,15 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def write_error(exc: OSError) -> str:
+    """Why a write failed, in words (a full disk, a read-only file system, ...)."""
+    return {errno.ENOSPC: "no space left on the device", errno.EROFS: "read-only file system",
+            errno.EDQUOT: "disk quota exceeded"}.get(exc.errno, exc.strerror or str(exc))
+
+
 def _fail(target: Target, exc: OSError) -> OutputError:
     where = exc.filename or target.path
-    reason = {errno.ENOSPC: "no space left on the device", errno.EROFS: "read-only file system",
-              errno.EDQUOT: "disk quota exceeded"}.get(exc.errno, exc.strerror or str(exc))
-    return OutputError(f"--out {target.path}: cannot write {where}: {reason}; nothing was written")
+    return OutputError(f"--out {target.path}: cannot write {where}: {write_error(exc)}; nothing was written")
 
 
 def _write_manifest(directory: Path, files) -> None:
