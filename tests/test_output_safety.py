@@ -154,8 +154,8 @@ def test_bad_output_paths_end_in_one_line_before_planning(cell, capsys, make, ou
     assert time.perf_counter() - t0 < 5 and snapshot(cell) == before
 
 
-@pytest.mark.parametrize("command", [["plan", "wp.csv"], ["palletize", "default", "--quick"],
-                                     ["payload-sweep", "default"], ["batch", "default", "--serial"]])
+@pytest.mark.parametrize("command", [["plan", "wp.csv"], ["palletize", "--quick"],
+                                     ["payload-sweep"], ["batch", "default", "--serial"]])
 @pytest.mark.parametrize("out", ["a" * 300, "a" * 300 + "/x", "/".join(["b" * 200] * 22)])
 def test_names_too_long_for_the_file_system_end_in_one_line(cell, capsys, command, out):
     """Hunt report: a component over 255 bytes or a path over 4096 ended in an ENAMETOOLONG traceback (stat
