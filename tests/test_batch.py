@@ -5,6 +5,7 @@ The written trajectories are checked against Pinocchio's RNEA with the box merge
 from __future__ import annotations
 
 import csv
+import errno
 import os
 import signal
 import subprocess
@@ -294,3 +295,22 @@ def test_without_dask_the_batch_says_how_to_get_it(tmp_path, capsys, monkeypatch
     err = capsys.readouterr().err.strip()
     assert 'pip install -e ".[cluster]"' in err and "--serial" in err and "\n" not in err
     assert not (tmp_path / "o").exists()
+
+
+def test_full_disk_while_writing_a_move_is_one_line(tmp_path, capsys, monkeypatch):
+    """Hunt report: a full disk (ENOSPC) while the batch wrote a trajectory ended in a traceback (`plan`
+    says one line). Now one line naming --out; no temporary is left, moves.csv keeps only finished rows."""
+    real = Path.write_bytes
+
+    def failing(self, data):
+        if "trajectories" in str(self):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
+        return real(self, data)
+    monkeypatch.setattr(Path, "write_bytes", failing)
+    out = tmp_path / "out"
+    assert main(["batch", str(write_manifest(tmp_path, boxes="[1]", masses="[2.0]")), "--out", str(out),
+                 "--serial", "--no-report"]) == 2
+    err = capsys.readouterr().err
+    lines = [x for x in err.strip().splitlines() if not x.startswith("batch: ")]     # (the progress lines)
+    assert len(lines) == 1 and "--out" in lines[0] and "no space left" in lines[0], err
+    assert not [p for p in out.rglob(".*.tmp-*")] and len(rows(out)) == 0

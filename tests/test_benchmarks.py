@@ -3,6 +3,8 @@ paths, a peer whose torques are Pinocchio's (checked against our RNEA), and one 
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -122,3 +124,32 @@ def test_study_friction_draws_the_hunts_cases():
         np.testing.assert_array_equal(case(family, name, 0)[1][1], W)
     seed, (r, *_) = case("viscous-dominant", "iiwa7", 0)
     assert seed == 154000 and r.viscous[0] == pytest.approx(108.5801306803528)
+
+
+def test_bench_files_are_written_exclusively_and_long_names_refused_first(tmp_path, monkeypatch, capsys):
+    """Hunt report: a --json file the user created during the run was overwritten at the end (checked at
+    the start, then open(..., "w")), and a 300-character --json name ran the whole benchmark, then a
+    traceback. Now the file is linked into place only if it still does not exist, and the name is refused
+    before the run."""
+    import benchmarks.bench_planner as bp
+    from toppra_app.cli import main
+    monkeypatch.chdir(tmp_path)
+    ran = []
+
+    def fake(quick=False, json_path=None, markdown_path=None, **kw):
+        ran.append(json_path)
+        with open(json_path, "w") as fh:
+            fh.write('{"rows": []}\n')
+        (tmp_path / "late.json").write_text("user\n")          # the user's file appears meanwhile
+    monkeypatch.setattr(bp, "run_planner_benchmark", fake)
+    assert main(["bench", "planner", "--quick", "--json", "late.json"]) == 2
+    err = capsys.readouterr().err
+    assert "late.json: appeared during the run; not overwritten" in err and len(err.strip().splitlines()) == 1
+    assert (tmp_path / "late.json").read_text() == "user\n" and os.listdir(tmp_path) == ["late.json"]
+    ran.clear()
+    assert main(["bench", "planner", "--quick", "--json", "x" * 300]) == 2
+    err = capsys.readouterr().err
+    assert "--json" in err and "too long" in err and len(err.strip().splitlines()) == 1 and not ran
+    monkeypatch.setattr(bp, "run_planner_benchmark", lambda json_path=None, **kw: open(json_path, "w").write("{}"))
+    assert main(["bench", "planner", "--quick", "--json", "new.json"]) == 0
+    assert sorted(os.listdir(tmp_path)) == ["late.json", "new.json"] and (tmp_path / "new.json").read_text() == "{}"

@@ -142,6 +142,23 @@ def test_cell_files_that_are_not_cell_files(tmp_path, make, message):
     one_line(info.value, str(path))
 
 
+@pytest.mark.parametrize("command", [["palletize", "loop1.toml", "--quick"], ["payload-sweep", "loop1.toml"],
+                                     ["batch", "loop1.toml", "--serial"], ["plan", "loop1.toml", "--out", "r"],
+                                     ["plan", "wp.csv", "--robot", "loop1.urdf", "--out", "r"]])
+def test_symlink_loops_at_the_command_line_end_in_one_line(tmp_path, monkeypatch, capsys, command):
+    """Hunt report: `palletize loop1.toml` (loop1 -> loop2 -> loop1) ended in "RuntimeError: Symlink loop",
+    raised while --out was checked against the inputs (Path.resolve), before the reader could say so."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "wp.csv").write_text("0,0.3,0,-1.2,0,0.8,0\n1.2,0.6,0.2,-0.9,0.1,1.0,0.5\n")
+    for ext in ("toml", "urdf"):
+        os.symlink(f"loop2.{ext}", f"loop1.{ext}")
+        os.symlink(f"loop1.{ext}", f"loop2.{ext}")
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert "loop1" in err and "symbolic link" in err and len(err.strip().splitlines()) == 1
+    assert sorted(os.listdir(tmp_path)) == ["loop1.toml", "loop1.urdf", "loop2.toml", "loop2.urdf", "wp.csv"]
+
+
 @pytest.mark.parametrize("table, key, value, message", [
     ("pattern", "layers", 10**7, "must be <= 100"),
     ("pattern", "rows", 1e300, "must be <= 100"),

@@ -114,6 +114,24 @@ def test_our_own_directory_is_replaced_and_a_touched_one_is_not(cell, capsys):
     assert not leftovers(cell)
 
 
+def test_empty_subdirectories_of_the_user_are_foreign(cell, capsys):
+    """Hunt report: a user's empty sub-directory inside our output was deleted by the next run, and an
+    output holding only empty directories passed the check, was planned, then failed "Directory not
+    empty". Both are now refused at once, in one line, and the directories kept."""
+    assert plan("--out", "ours") == 0
+    (cell / "ours" / "my_empty_subdir" / "deeper").mkdir(parents=True)
+    (cell / "od" / "sub").mkdir(parents=True)
+    before = snapshot(cell)
+    for out in ("ours", "od"):
+        assert plan("--out", out) == 2
+        err = capsys.readouterr().err
+        assert "did not write" in err and len(err.strip().splitlines()) == 1
+    assert snapshot(cell) == before
+    assert plan("--out", "od", "--force") == 0                            # --force adds ours, keeps theirs
+    assert (cell / "od" / "sub").is_dir() and (cell / "od" / "summary.json").exists()
+    assert not leftovers(cell)
+
+
 def test_empty_directory_and_new_parents(cell):
     (cell / "empty").mkdir()
     assert plan("--out", "empty") == 0 and (cell / "empty" / "summary.json").exists()
@@ -134,6 +152,19 @@ def test_bad_output_paths_end_in_one_line_before_planning(cell, capsys, make, ou
     err = capsys.readouterr().err
     assert text in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert time.perf_counter() - t0 < 5 and snapshot(cell) == before
+
+
+@pytest.mark.parametrize("command", [["plan", "wp.csv"], ["palletize", "--quick"],
+                                     ["payload-sweep"], ["batch", "default", "--serial"]])
+@pytest.mark.parametrize("out", ["a" * 300, "a" * 300 + "/x", "/".join(["b" * 200] * 22)])
+def test_names_too_long_for_the_file_system_end_in_one_line(cell, capsys, command, out):
+    """Hunt report: a component over 255 bytes or a path over 4096 ended in an ENAMETOOLONG traceback (stat
+    raises it, it does not return False)."""
+    before = snapshot(cell)
+    assert main([*command, "--out", out]) == 2
+    err = capsys.readouterr().err
+    assert "--out" in err and "too long" in err and len(err.strip().splitlines()) == 1 and len(err) < 300
+    assert snapshot(cell) == before
 
 
 def test_read_only_directory(cell, capsys):
@@ -161,6 +192,20 @@ def test_disk_full_or_read_only_while_writing(cell, capsys, monkeypatch, code, t
     err = capsys.readouterr().err
     assert text in err and len(err.strip().splitlines()) == 1
     assert snapshot(cell) == before and not (cell / "res").exists() and not leftovers(cell)
+
+
+def test_disk_full_while_drawing(cell, capsys, monkeypatch):
+    """Hunt report: `draw` ended in a traceback on a full disk where `plan` says one line."""
+    from matplotlib.figure import Figure
+
+    def failing(self, fname, *args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(fname))
+    monkeypatch.setattr(Figure, "savefig", failing)
+    before = snapshot(cell)
+    assert main(["draw", "planar4", "--out", "robot.png"]) == 2
+    err = capsys.readouterr().err
+    assert "--out robot.png" in err and "no space left" in err and len(err.strip().splitlines()) == 1
+    assert snapshot(cell) == before
 
 
 def test_tiny_tmpfs_if_the_machine_allows(cell, capsys):
@@ -277,6 +322,22 @@ def test_stale_temporaries_of_a_killed_run_are_cleaned_next_time(cell):
     assert plan("--out", "res") == 0
     assert not stale.exists() and foreign.exists() and alive.exists()
     assert (cell / "res" / "summary.json").exists()
+
+
+def test_stale_temporary_with_a_manifest_loses_only_the_listed_files(cell):
+    """Hunt report: a leftover-looking directory of a dead PID holding a copy of our manifest and the user's
+    file was removed whole. Now only the files the manifest lists go; the user's file and the directory stay."""
+    assert plan("--out", "res") == 0
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = cell / f".res.tmp-{dead.pid}-abcd"
+    stale.mkdir()
+    (stale / output.MANIFEST).write_bytes((cell / "res" / output.MANIFEST).read_bytes())
+    (stale / "summary.json").write_text("{}\n")                          # listed: ours, removed
+    (stale / "my_thesis.txt").write_text("years of work\n")
+    assert plan("--out", "res") == 0
+    assert sorted(os.listdir(stale)) == ["my_thesis.txt"]
+    assert (stale / "my_thesis.txt").read_text() == "years of work\n"
 
 
 def test_sigkill_then_rerun(cell):

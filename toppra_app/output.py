@@ -63,6 +63,20 @@ def _files(directory: Path) -> set[str]:
     return out
 
 
+def _dirs(directory: Path) -> set[str]:
+    """Every sub-directory (not a link) under `directory`, relative to it."""
+    out = set()
+    for root, dirs, _ in os.walk(directory):
+        out |= {os.path.relpath(os.path.join(root, d), directory) for d in dirs
+                if not os.path.islink(os.path.join(root, d))}
+    return out
+
+
+def _parents(files) -> set[str]:
+    """The directories that hold `files` (relative paths), at every depth."""
+    return {str(p) for f in files for p in Path(f).parents if str(p) != "."}
+
+
 def _manifest(directory: Path) -> frozenset | None:
     """The files listed by our manifest in `directory`, or None when there is no valid one."""
     try:
@@ -76,6 +90,15 @@ def _manifest(directory: Path) -> frozenset | None:
     if any(os.path.isabs(f) or ".." in Path(f).parts for f in files):
         return None
     return frozenset(files)
+
+
+def _resolved(item) -> Path:
+    """An input's real path; lexical for one that cannot be resolved (a symbolic-link loop: its reader says
+    so in one line later, and it is no directory an output could be in)."""
+    try:
+        return Path(item).expanduser().resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(os.path.expanduser(str(item))))
 
 
 def protected_reason(path: Path, inputs) -> str | None:
@@ -95,19 +118,45 @@ def protected_reason(path: Path, inputs) -> str | None:
     for item in inputs:
         if not item:
             continue
-        p = Path(item).expanduser().resolve()
+        p = _resolved(item)
         if p == path or path in p.parents:
             return f"it contains the input {item}"
     return None
+
+
+def check_path_length(out, flag: str = "--out") -> None:
+    """Before the file system is asked anything (a name too long is an OSError, not False, for `stat`):
+    no component over 255 bytes, the whole path with our temporary's suffix under 4096 bytes."""
+    full = os.path.abspath(os.path.expanduser(str(out)))
+    long = [part for part in Path(full).parts if len(part.encode()) > 255]
+    if long:
+        raise OutputError(f"{flag} {_short(out)}: the name '{long[0][:40]}…' is too long ({len(long[0].encode())} "
+                          f"bytes; at most 255)")
+    if len(full.encode()) + _SUFFIX_ROOM >= 4096:
+        raise OutputError(f"{flag} {_short(out)}: the path is too long ({len(full.encode())} bytes; at most "
+                          f"{4095 - _SUFFIX_ROOM})")
+
+
+def _short(out) -> str:
+    text = str(out)
+    return text if len(text) <= 80 else text[:60] + "…"
 
 
 def check_output(out, inputs=(), force: bool = False, flag: str = "--out") -> Target:
     """Validate the output directory before any work; `OutputError` (one line) when it cannot be used."""
     if out is None or str(out).strip() == "":
         raise OutputError(f"{flag}: empty path; give a directory name, e.g. {flag} results")
-    raw = Path(os.path.expanduser(str(out)))
     if "\0" in str(out):
         raise OutputError(f"{flag} {out!r}: contains a NUL character")
+    check_path_length(out, flag)
+    try:
+        return _check_output(out, inputs, force, flag)
+    except OSError as exc:                              # anything else the file system refuses: one line
+        raise OutputError(f"{flag} {_short(out)}: cannot be used ({exc.strerror or exc})") from None
+
+
+def _check_output(out, inputs, force: bool, flag: str) -> Target:
+    raw = Path(os.path.expanduser(str(out)))
     if raw.is_symlink() and not raw.exists():
         raise OutputError(f"{flag} {out}: is a dangling symbolic link")
     try:
@@ -146,17 +195,19 @@ def check_output(out, inputs=(), force: bool = False, flag: str = "--out") -> Ta
     if not os.access(path, os.W_OK | os.X_OK):
         raise OutputError(f"{flag} {out}: {path} is not writable")
     try:
-        present = _files(path)
+        present, folders = _files(path), _dirs(path)
     except OSError as exc:
         raise OutputError(f"{flag} {out}: cannot be listed ({exc.strerror})") from None
-    if not present:
+    if not present and not folders:
         return Target(path, "empty", frozenset())
     ours = _manifest(path)
-    if ours is not None and present <= ours | {MANIFEST}:
+    # a directory counts as ours only if its every file is in the manifest and every sub-directory holds
+    # one of them: an empty directory the user made inside it is theirs (it would be deleted with ours)
+    if ours is not None and present <= ours | {MANIFEST} and folders <= _parents(ours):
         return Target(path, "ours", ours)
     if not force:
-        raise OutputError(f"{flag} {out}: exists and holds files this tool did not write; choose a new directory "
-                          f"(or --force to add our files to it, never touching the others)")
+        raise OutputError(f"{flag} {out}: exists and holds files or directories this tool did not write; choose a "
+                          f"new directory (or --force to add our files to it, never touching the others)")
     return Target(path, "merge", ours or frozenset())
 
 
@@ -167,7 +218,7 @@ def check_output_file(out, inputs=(), flag: str = "--out") -> Path:
         raise OutputError(f"{flag}: empty path; give a file name, e.g. {flag} robot.png")
     path = Path(os.path.expanduser(str(out))).resolve()
     for item in inputs:
-        if item and Path(item).expanduser().resolve() == path:
+        if item and _resolved(item) == path:
             raise OutputError(f"{flag} {out}: refused, it is the input {item}")
     parent = path.parent
     if not parent.is_dir():
@@ -193,7 +244,7 @@ def _our_png(path: Path) -> bool:
 
 def clean_stale(path: Path) -> list[str]:
     """Remove temporaries of killed runs next to `path`: ``.NAME.tmp-PID-*`` / ``.NAME.old-PID-*``
-    directories whose process is gone and that carry our marker or manifest."""
+    directories whose process is gone and that carry our marker or manifest (`_remove_stale`)."""
     pattern = re.compile(rf"^\.{re.escape(path.name)}\.(tmp|old)-(\d+)-[0-9a-f]+$")
     removed = []
     try:
@@ -206,9 +257,28 @@ def clean_stale(path: Path) -> list[str]:
             continue
         d = Path(entry.path)
         if (d / MARK).exists() or _manifest(d) is not None:
-            shutil.rmtree(d, ignore_errors=True)
+            _remove_stale(d)
             removed.append(entry.name)
     return removed
+
+
+def _remove_stale(d: Path) -> None:
+    """A stale temporary with a manifest loses only the files listed there (then the manifest, the marker
+    and the directories left empty): a file someone put beside them stays, and so does `d` then. One of a
+    run killed before it wrote its manifest (the marker only) is removed whole."""
+    listed = _manifest(d)
+    if listed is None:
+        shutil.rmtree(d, ignore_errors=True)
+        return
+    real = os.path.realpath(d)
+    for f in sorted(listed | {MANIFEST, MARK}):
+        p = d / f
+        if os.path.realpath(p.parent) == os.path.normpath(os.path.join(real, os.path.dirname(f))):
+            with contextlib.suppress(OSError):          # (never through a link to a directory elsewhere)
+                p.unlink()
+    for sub in sorted(_parents(listed), key=lambda x: -len(Path(x).parts)) + ["."]:
+        with contextlib.suppress(OSError):
+            os.rmdir(d / sub)
 
 
 def _alive(pid: int) -> bool:
@@ -223,11 +293,15 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def write_error(exc: OSError) -> str:
+    """Why a write failed, in words (a full disk, a read-only file system, ...)."""
+    return {errno.ENOSPC: "no space left on the device", errno.EROFS: "read-only file system",
+            errno.EDQUOT: "disk quota exceeded"}.get(exc.errno, exc.strerror or str(exc))
+
+
 def _fail(target: Target, exc: OSError) -> OutputError:
     where = exc.filename or target.path
-    reason = {errno.ENOSPC: "no space left on the device", errno.EROFS: "read-only file system",
-              errno.EDQUOT: "disk quota exceeded"}.get(exc.errno, exc.strerror or str(exc))
-    return OutputError(f"--out {target.path}: cannot write {where}: {reason}; nothing was written")
+    return OutputError(f"--out {target.path}: cannot write {where}: {write_error(exc)}; nothing was written")
 
 
 def _write_manifest(directory: Path, files) -> None:

@@ -21,7 +21,7 @@ import os
 import secrets
 from pathlib import Path
 
-from toppra_app.output import OutputError, protected_reason
+from toppra_app.output import OutputError, check_path_length, protected_reason, write_error
 
 from .tasks import COLUMNS
 
@@ -35,6 +35,7 @@ TOOL = "toppra-app batch"
 
 class BatchStore:
     def __init__(self, out, fingerprint: str, inputs=()):
+        check_path_length(out)
         self.path = Path(os.path.abspath(os.fspath(out))).resolve()
         self.fingerprint = fingerprint
         why = protected_reason(self.path, inputs)
@@ -122,6 +123,17 @@ class BatchStore:
 
     def write_outcome(self, outcome, trajectories: bool = True) -> None:
         """The trajectory files of one box, then its rows (flushed: a row means its file is complete)."""
+        try:
+            self._write_outcome(outcome, trajectories)
+        except OSError as exc:
+            raise self._failed(exc) from None
+
+    def _failed(self, exc: OSError) -> OutputError:
+        """A full disk (or any write error) after the batch began: one line; what is finished is kept."""
+        return OutputError(f"--out {self.path}: cannot write {exc.filename or MOVES}: {write_error(exc)}; the "
+                           f"finished moves are kept (run the same command again to resume)")
+
+    def _write_outcome(self, outcome, trajectories: bool) -> None:
         if trajectories and outcome.trajectories:
             folder = self.path / TRAJECTORIES / outcome.cell
             folder.mkdir(parents=True, exist_ok=True)
@@ -135,11 +147,14 @@ class BatchStore:
         self._flush()
 
     def write_summary(self, summary: dict) -> None:
-        self._atomic_text(SUMMARY, json.dumps(summary, indent=2, default=float) + "\n")
+        self.write_text(SUMMARY, json.dumps(summary, indent=2, default=float) + "\n")
 
     def write_text(self, name: str, text: str) -> None:
-        """One of this module's files (`REPORT`), renamed into place."""
-        self._atomic_text(name, text)
+        """One of this module's files (`SUMMARY`, `REPORT`), renamed into place."""
+        try:
+            self._atomic_text(name, text)
+        except OSError as exc:
+            raise self._failed(exc) from None
 
     def close(self) -> None:
         if getattr(self, "_moves", None) is not None:

@@ -20,15 +20,87 @@ def add_parser(sub):
     return p
 
 
+def _check_new(flag: str, path: str) -> None:
+    """Before the run: `path` must be a new file in an existing writable directory, with a name the file
+    system takes (with room for the temporary's suffix)."""
+    from toppra_app.output import _SUFFIX_ROOM, OutputError
+    full = os.path.abspath(path)
+    folder, name = os.path.split(full)
+    if os.path.lexists(path) or not os.path.isdir(folder):
+        raise OutputError(f"{flag} {path[:80]}: exists already or its directory does not (never overwritten)")
+    try:
+        name_max, path_max = os.pathconf(folder, "PC_NAME_MAX"), os.pathconf(folder, "PC_PATH_MAX")
+    except (OSError, ValueError):
+        name_max, path_max = 255, 4096
+    if len(name.encode()) + _SUFFIX_ROOM > name_max or len(full.encode()) + _SUFFIX_ROOM >= path_max:
+        raise OutputError(f"{flag} {path[:40]}…: the name is too long ({len(name.encode())} bytes; at most "
+                          f"{name_max - _SUFFIX_ROOM} here)")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OutputError(f"{flag} {path}: {folder} is not writable")
+
+
+def _temporary(path: str) -> str:
+    """A new empty file of ours beside `path` (``.NAME.tmp-PID-XXXXXX``), for the benchmark to write into."""
+    import secrets
+    folder, name = os.path.split(os.path.abspath(path))
+    tmp = os.path.join(folder, f".{name}.tmp-{os.getpid()}-{secrets.token_hex(3)}")
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    return tmp
+
+
+def _publish(flag: str, tmp: str, path: str) -> None:
+    """`tmp` becomes `path` only if `path` still does not exist (a hard link fails if it does; where the
+    file system has none, an exclusive create and copy)."""
+    from toppra_app.output import OutputError
+    try:
+        _link_or_copy(tmp, path)
+    except FileExistsError:
+        raise OutputError(f"{flag} {path}: appeared during the run; not overwritten (the numbers are printed "
+                          f"above)") from None
+    except OSError as exc:
+        raise OutputError(f"{flag} {path}: cannot write ({exc.strerror or exc})") from None
+
+
+def _link_or_copy(tmp: str, path: str) -> None:
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError:                                     # no hard links here (FAT, some FUSE): create exclusively
+        with open(tmp, "rb") as src, open(path, "xb") as dst:
+            dst.write(src.read())
+
+
 def run(args) -> int:
+    from toppra_app.output import OutputError
+    files = {flag: path for flag, path in (("--json", args.json), ("--markdown", args.markdown)) if path is not None}
+    for flag, path in files.items():
+        _check_new(flag, path)
+    temps = {}
+    try:
+        for flag, path in files.items():
+            temps[flag] = _temporary(path)
+        _run(args, temps.get("--json"), temps.get("--markdown"))
+        if args.what in ("planner", "controller", "all"):         # (the others write no file)
+            for flag, tmp in temps.items():
+                _publish(flag, tmp, files[flag])
+    except OSError as exc:                              # a full disk while the benchmark writes a temporary
+        if exc.filename not in temps.values():
+            raise
+        raise OutputError(f"bench: cannot write {exc.filename} ({exc.strerror or exc}); nothing was written") from None
+    finally:
+        for tmp in temps.values():
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+    return 0
+
+
+def _run(args, json_path, markdown_path) -> None:
     import platform
 
     import numpy as np
 
     from toppra_app.errors import InputError
-    for flag, path in (("--json", args.json), ("--markdown", args.markdown)):
-        if path is not None and (os.path.lexists(path) or not os.path.isdir(os.path.dirname(os.path.abspath(path)))):
-            raise InputError(f"{flag} {path}: exists already or its directory does not (never overwritten)")
     try:
         import benchmarks.bench_planner  # noqa: F401
         import pinocchio  # noqa: F401
@@ -43,13 +115,13 @@ def run(args) -> int:
         print()
     if args.what in ("planner", "all"):
         from benchmarks.bench_planner import run_planner_benchmark
-        run_planner_benchmark(quick=args.quick, json_path=args.json, markdown_path=args.markdown)
+        run_planner_benchmark(quick=args.quick, json_path=json_path, markdown_path=markdown_path)
         print()
     if args.what in ("controller", "all"):
         from benchmarks.bench_controller import run_controller_benchmark
         both = args.what == "all"               # (with "all" the files are the planner's)
-        run_controller_benchmark(quick=args.quick, json_path=None if both else args.json,
-                                 markdown_path=None if both else args.markdown)
+        run_controller_benchmark(quick=args.quick, json_path=None if both else json_path,
+                                 markdown_path=None if both else markdown_path)
         print()
     if args.what in ("trees", "all"):
         from benchmarks.bench_trees import run_tree_benchmark
@@ -66,4 +138,3 @@ def run(args) -> int:
     if args.what in ("ik", "all"):
         from benchmarks.bench_ik import run_ik_benchmark
         run_ik_benchmark(quick=args.quick)
-    return 0

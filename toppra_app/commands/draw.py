@@ -76,6 +76,10 @@ def run(args) -> int:
     q = _parse_q(args.q, sizes, args.robot)
     q = np.zeros(model.n) if q is None else np.concatenate((q, np.zeros(model.n - len(q))))
     ax = draw_robot(model, q, title=args.title, extra_lines=extra, elev=args.elev, azim=args.azim)
-    save_figure(ax.figure, out)
+    try:
+        save_figure(ax.figure, out)                     # (a temporary beside it, renamed: nothing half-written)
+    except OSError as exc:
+        from toppra_app.output import OutputError, write_error
+        raise OutputError(f"--out {out}: cannot write: {write_error(exc)}; nothing was written") from None
     print(f"wrote {out}")
     return 0

@@ -110,7 +110,8 @@ def load_robot_arg(name: str, locks=None, tool_frame=None, mimic=None):
     import dynamics
     if name.lower().endswith((".urdf", ".xacro")) or os.path.sep in name:
         if not os.path.exists(name):
-            raise InputError(f"--robot: no such file '{name}'")
+            why = "a dangling symbolic link or a symbolic-link loop" if os.path.lexists(name) else "no such file"
+            raise InputError(f"--robot: {why} '{name}'")
         return dynamics.RobotModel.from_urdf(name, locked_joints=locks or None, tool_frame=tool_frame,
                                              mimic=mimic or "coupled")
     if locks or tool_frame or mimic:
