@@ -59,6 +59,14 @@ def _raise_terminated(signum, frame):
     raise Terminated(signum)
 
 
+def _what_was_written() -> str:
+    """How an interrupted run ends: nothing written, or the output directories already in place in full."""
+    from . import output
+    if not output.WRITTEN:
+        return "nothing was written"
+    return f"{', '.join(str(p) for p in output.WRITTEN)} had been written in full"
+
+
 def main(argv=None) -> int:
     try:
         parser = build_parser()                 # imports the commands (numpy, ...): Ctrl-C may come here
@@ -66,6 +74,8 @@ def main(argv=None) -> int:
         print("toppra-app: interrupted; nothing was written", file=sys.stderr)
         return 130
     args = parser.parse_args(argv)
+    from . import output
+    output.WRITTEN.clear()
     previous = {}
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGHUP):
@@ -79,16 +89,21 @@ def main(argv=None) -> int:
     shown = warnings.showwarning
     warnings.showwarning = one_line
     try:
-        return int(args._run(args) or 0)
+        code = int(args._run(args) or 0)
+        if argv is None and threading.current_thread() is threading.main_thread():
+            # the run is complete: a Ctrl-C while the interpreter shuts down (threads, a second process) would
+            # only end it with status 130 and no word
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        return code
     except ValueError as exc:          # ModelError, InputError, InfeasiblePathError, OutputError, ...
         print(f"toppra-app {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except Terminated as exc:
-        print(f"toppra-app {args.command}: terminated by signal {exc.signum}; nothing was written",
+        print(f"toppra-app {args.command}: terminated by signal {exc.signum}; {_what_was_written()}",
               file=sys.stderr)
         return 128 + exc.signum
     except KeyboardInterrupt:
-        print(f"toppra-app {args.command}: interrupted; nothing was written", file=sys.stderr)
+        print(f"toppra-app {args.command}: interrupted; {_what_was_written()}", file=sys.stderr)
         return 130
     except RecursionError:
         print(f"toppra-app {args.command}: error: input nested too deeply", file=sys.stderr)

@@ -313,6 +313,10 @@ def _write_manifest(directory: Path, files) -> None:
         fh.write("\n")
 
 
+WRITTEN: list = []      # the directories `atomic_directory` put in place in this process, in order (`cli`: an
+                        # interrupt after that says so instead of "nothing was written")
+
+
 @contextlib.contextmanager
 def atomic_directory(out, inputs=(), force: bool = False, target: Target | None = None):
     """Yield a fresh temporary directory; on success it becomes `out` by the rules above, on any error or
@@ -348,6 +352,7 @@ def atomic_directory(out, inputs=(), force: bool = False, target: Target | None 
                 (path / f).parent.mkdir(parents=True, exist_ok=True)
                 os.replace(tmp / f, path / f)
             _write_manifest(path, set(now.ours) | files)
+            WRITTEN.append(path)
             shutil.rmtree(tmp)
             tmp = None
             return
@@ -367,6 +372,7 @@ def atomic_directory(out, inputs=(), force: bool = False, target: Target | None 
         else:                                           # new, or an empty directory: one atomic rename
             os.rename(tmp, path)
             tmp = None
+        WRITTEN.append(path)
         created.clear()
     except OSError as exc:
         raise _fail(target, exc) from None
