@@ -212,6 +212,28 @@ def test_local_cluster_gives_identical_results(serial_run, tmp_path):
     assert results(out) == results(done)
 
 
+def test_local_workers_ignore_ctrl_c_and_leave_no_scratch_space(tmp_path, monkeypatch):
+    """Ctrl-C reaches the whole process group: each local worker printed its traceback (90-100 lines after the
+    batch's one line), and Dask's $TMPDIR/dask-scratch-space stayed behind after every run (a CLI hunt)."""
+    pytest.importorskip("dask.distributed")
+    import signal
+    import tempfile
+    from scenarios.batch.run import ctrl_c_held, dask_client
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with ctrl_c_held():
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+    client, cluster = dask_client(1, None)
+    try:
+        assert client.run(lambda: signal.getsignal(signal.SIGINT) is signal.SIG_IGN) == {
+            w: True for w in client.scheduler_info()["workers"]}
+    finally:
+        client.close()
+        cluster.close()
+    assert not (tmp_path / "dask-scratch-space").exists()
+    assert [p.name.startswith("toppra-app-dask-") for p in tmp_path.iterdir()] == [True]   # removed at exit
+
+
 def _start(cmd, **kw):
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, **kw)
 

@@ -8,9 +8,15 @@ deterministic planner (compiled problems are reused per worker process, which ch
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import csv
 import os
+import shutil
+import signal
 import sys
+import tempfile
+import threading
 import time
 from dataclasses import dataclass
 
@@ -95,9 +101,36 @@ def dask_client(jobs: int | None, scheduler: str | None):
             raise InputError(f"--scheduler {scheduler}: cannot connect ({str(exc).splitlines()[0]})") from None
     import logging
     n = jobs or os.cpu_count() or 1
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                           silence_logs=logging.ERROR)
+    # the worker processes start with Ctrl-C ignored (they inherit it): Ctrl-C reaches the whole process group,
+    # and each worker printed its traceback (90-100 lines after ours); this process stops them when it unwinds
+    import dask
+    scratch = scratch_directory()
+    with ctrl_c_held(), dask.config.set({"temporary-directory": scratch}):
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                               silence_logs=logging.ERROR, local_directory=scratch)
     return Client(cluster), cluster
+
+
+@contextlib.contextmanager
+def ctrl_c_held():
+    """Ctrl-C ignored inside (main thread only): while local workers start (they inherit it — Ctrl-C reaches the
+    whole process group, and each worker printed its traceback, 90-100 lines after ours; this process stops them
+    when it unwinds) and while they are shut down (a Ctrl-C there left them and a traceback behind)."""
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def scratch_directory() -> str:
+    """A fresh directory for the local workers' scratch space, removed when this process exits (Dask's default,
+    $TMPDIR/dask-scratch-space, stayed behind after every run)."""
+    path = tempfile.mkdtemp(prefix="toppra-app-dask-")
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
 
 
 def warm_up() -> None:

@@ -35,7 +35,7 @@ def add_parser(sub):
 def run(args) -> int:
     from toppra_app.errors import InputError
     from scenarios.batch.manifest import read_source
-    from scenarios.batch.run import dask_client, load_cells
+    from scenarios.batch.run import ctrl_c_held, dask_client, load_cells
     from scenarios.batch.store import BatchStore
 
     if not (args.dt > 0 and args.dt <= 0.1):
@@ -51,10 +51,11 @@ def run(args) -> int:
     try:
         return _run(args, spec, store, loaded, failed_cells, client, t0)
     finally:
-        if client is not None:
-            client.close()
-        if cluster is not None:
-            cluster.close()
+        with ctrl_c_held():                          # (a Ctrl-C here left the workers and a traceback behind)
+            if client is not None:
+                client.close()
+            if cluster is not None:
+                cluster.close()
 
 
 def _run(args, spec, store, loaded, failed_cells, client, t0) -> int:
