@@ -55,6 +55,21 @@ def test_csv_loads_or_names_row_and_field(tmp_path, rows, prefix, newline):
     assert W.shape[0] in (len(lines), len(lines) - 1)
 
 
+@pytest.mark.parametrize("header", [False, True])
+def test_a_csv_over_the_waypoint_limit_is_refused_with_or_without_a_header(tmp_path, monkeypatch, header):
+    """The limit counts waypoints: without a header one row more than it passed (a hunt's 1 000 001 rows)."""
+    from toppra_app import waypoints
+    monkeypatch.setattr(waypoints, "MAX_ROWS", 10)
+    p = tmp_path / "w.csv"
+    for n, ok in ((10, True), (11, False)):
+        p.write_text(("a,b\n" if header else "") + "".join(f"{k},{k}\n" for k in range(n)))
+        if ok:
+            assert waypoints.read_waypoints(str(p))[0].shape == (10, 2)
+        else:
+            with pytest.raises(InputError, match="more than the 10"):
+                waypoints.read_waypoints(str(p))
+
+
 @SETTINGS
 @given(raw=st.binary(max_size=200))
 def test_csv_of_random_bytes(tmp_path, raw):

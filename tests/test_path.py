@@ -62,9 +62,13 @@ def test_wraps_existing_scipy_splines():
 
 def test_duplicate_waypoints_are_merged_with_a_warning():
     Wd = np.vstack([W[:2], W[1:2], W[2:]])
-    with pytest.warns(DuplicateWaypointWarning, match="rows \\[2\\]"):
+    with pytest.warns(DuplicateWaypointWarning, match="waypoint 2 \\(counted from 0\\) repeats"):
         path = JointPath.from_waypoints(Wd)
     assert path.waypoints.shape == W.shape
+    # many repeats: one bounded line (a million repeated rows made a 7.9 MB warning)
+    with pytest.warns(DuplicateWaypointWarning) as rec:
+        JointPath.from_waypoints(np.vstack([W[:1]] * 5000 + [W[1:]]))
+    assert len(str(rec[0].message)) < 200 and "4999 in all" in str(rec[0].message)
     assert np.isfinite(path.ddq(np.linspace(0, 1, 20))).all()
     with pytest.raises(InputError, match="identical"):
         with warnings.catch_warnings():

@@ -137,9 +137,11 @@ class JointPath:
         same = np.all(np.abs(np.diff(W, axis=0)) <= 1e-12 * scale, axis=1)
         if same.any():
             keep = np.concatenate(([True], ~same))
-            dups = (np.flatnonzero(same) + 1).tolist()
-            warnings.warn(f"waypoints: rows {dups} repeat the previous waypoint and were merged",
-                          DuplicateWaypointWarning, stacklevel=2)
+            dups = np.flatnonzero(same) + 1
+            listed = ", ".join(str(k) for k in dups[:5]) + (f", … ({dups.size} in all)" if dups.size > 5 else "")
+            warnings.warn(f"waypoints: {'waypoint' if dups.size == 1 else 'waypoints'} {listed} (counted from 0) "
+                          f"{'repeats' if dups.size == 1 else 'repeat'} the previous one and "
+                          f"{'was' if dups.size == 1 else 'were'} merged", DuplicateWaypointWarning, stacklevel=2)
             W = W[keep]
             if S is not None:
                 # keep the s of the last of each run at the end, so the path still spans [s0, s_end]

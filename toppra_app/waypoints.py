@@ -46,7 +46,7 @@ def read_waypoints(filename: str, n: int | None = None, degrees: bool = False) -
             if r and any(f.strip() for f in r) and not r[0].strip().startswith("#")]
     if not rows:
         raise InputError(f"{filename}: no waypoints (the file is empty)")
-    if len(rows) > MAX_ROWS + 1:
+    if len(rows) > MAX_ROWS + 1:                   # (a header is one more; without one, checked below)
         raise InputError(f"{filename}: {len(rows)} rows, more than the {MAX_ROWS} waypoints a path may have")
     header = None
     first_line, first = rows[0]
@@ -63,6 +63,8 @@ def read_waypoints(filename: str, n: int | None = None, degrees: bool = False) -
         dup = sorted({h for h in lowered if lowered.count(h) > 1})
         if dup:
             raise InputError(f"{filename}: row {first_line}: the column name {short_repr(dup[0])} appears twice")
+    if header is None and len(rows) > MAX_ROWS:
+        raise InputError(f"{filename}: {len(rows)} waypoints, more than the {MAX_ROWS} a path may have")
     width = len(header) if header else len(first)
     names = header or [f"q{k + 1}" for k in range(width)]
     values = np.empty((len(rows), width))
