@@ -104,6 +104,17 @@ def test_missing_file_and_infeasible_path(tmp_path, capsys):
     assert "--payload-mass" in capsys.readouterr().err
 
 
+def test_a_waypoint_outside_a_joints_range_names_the_file_the_waypoint_and_the_joint(tmp_path, capsys):
+    """A file in degrees read as radians: the planner said only "path leaves the position range of joint …"
+    (a hunt); now the file, the waypoint and the joint, with a hint."""
+    csv_file = write_csv(tmp_path / "deg.csv", [[0, 30, 0, -70, 0, 60, 0], [20, 40, 10, -50, 5, 70, 10]])
+    assert main(["plan", csv_file, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "deg.csv: waypoint 1: joint iiwa_joint_2 = 30 rad is outside its range" in err and "--degrees" in err
+    assert main(["plan", csv_file, "--out", str(tmp_path / "o"), "--degrees", "--no-plots", "--no-report"]) == 0
+
+
 @pytest.mark.parametrize("raw, rows", [
     (b"\xef\xbb\xbfq1,q2,q3,q4,q5,q6,q7\n0,0,0,-1.5,0,1.5,0\n0.5,0,0,-1.5,0,1.5,0\n", 2),   # Excel "CSV UTF-8"
     (b"\xef\xbb\xbf0,0,0,-1.5,0,1.5,0\n0.5,0,0,-1.5,0,1.5,0\n0.6,0,0,-1.5,0,1.5,0\n", 3),   # BOM, no header

@@ -213,6 +213,21 @@ def write_outputs(directory: str, plan, sample, source: str, plots: bool = True,
     return files
 
 
+def _within_range(filename: str, waypoints: np.ndarray, robot, degrees: bool) -> None:
+    """One line naming the file, the waypoint and the joint for a waypoint outside a joint's position range
+    (the path would leave it; the planner said so naming only the joint), with a hint where the file may be
+    in degrees."""
+    lo, hi = np.asarray(robot.q_min, float), np.asarray(robot.q_max, float)
+    out = (waypoints < lo) | (waypoints > hi)
+    if not out.any():
+        return
+    i, k = (int(x[0]) for x in np.nonzero(out))
+    hint = " (in degrees? add --degrees)" if not degrees and np.abs(waypoints).max() > 2 * np.pi else ""
+    unit = "m" if robot.joint_types[k] == "prismatic" else "rad"
+    raise InputError(f"{filename}: waypoint {i + 1}: joint {robot.joint_names[k]} = {waypoints[i, k]:.6g} {unit} is "
+                     f"outside its range [{lo[k]:.6g}, {hi[k]:.6g}]{hint}")
+
+
 def run(args) -> int:
     from toppra_app.output import check_output
     from toppra_app.path import JointPath
@@ -226,6 +241,7 @@ def run(args) -> int:
     if vs != 1.0 or accs != 1.0:
         robot = robot.with_limits(qd_max=vs * np.asarray(robot.qd_max), qdd_max=accs * np.asarray(robot.qdd_max))
     waypoints, s, _ = read_waypoints(args.waypoints, robot.n, args.degrees)
+    _within_range(args.waypoints, waypoints, robot, args.degrees)
     tol = None if args.waypoint_tolerance is None else float(
         per_joint_positive(args.waypoint_tolerance, 1, "--waypoint-tolerance", allow_inf=False)[0])
     try:
