@@ -276,6 +276,11 @@ def test_file_level_errors(tmp_path):
         from_urdf(path, locked_joints={"finger": 0.0})
     with pytest.raises(ModelError, match=r"locked joint 'j1': position 'x' is not a number"):
         from_urdf(path, locked_joints={"j1": "x"})
+    # held outside its range (`--lock j1=100` was accepted silently: a hunt)
+    with pytest.raises(ModelError, match=r"locked joint 'j1': position 100 is outside its range \[-2, 2\]"):
+        from_urdf(path, locked_joints={"j1": 100.0})
+    with pytest.raises(ModelError, match=r"no movable joints"):                # (its end is in range)
+        from_urdf(path, locked_joints={"j1": 2.0})
     with pytest.raises(ModelError, match=r"robot.urdf: tool_frame 'hand'"):
         from_urdf(path, tool_frame="hand")
     with pytest.raises(ModelError, match=r"neg.urdf: joint 'j1': <limit effort=\"-1\">: must be positive"):

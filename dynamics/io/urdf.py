@@ -280,6 +280,10 @@ def _check_locked(path: str, locked: dict, joints: dict) -> None:
             raise ModelError(f"{path}: locked joint '{jname}': position {value!r} is not a number") from None
         if not np.isfinite(v):
             raise ModelError(f"{path}: locked joint '{jname}': position must be finite, got {value!r}")
+        lo, hi = joints[jname].get("lower", -np.inf), joints[jname].get("upper", np.inf)
+        slack = 1e-9 * max(1.0, hi - lo) if np.isfinite(hi - lo) else 0.0
+        if lo < hi and not lo - slack <= v <= hi + slack:   # (lower = upper: a <limit> without them, read as 0)
+            raise ModelError(f"{path}: locked joint '{jname}': position {v:g} is outside its range [{lo:g}, {hi:g}]")
         locked[jname] = v
 
 
