@@ -191,3 +191,10 @@ def test_draw_command(tmp_path, capsys):
     assert out.stat().st_size > 1000
     assert main(["draw", "charmie", "--q", "1,2,3", "--out", str(out)]) == 2
     assert "--q" in capsys.readouterr().err
+    # accepted silently before (a hunt): a NaN joint value, --lock on a built-in robot, a NaN view angle
+    for args, flag in ((["--q", "1,2,nan,0,0,0,0"], "--q: value 3 is nan"), (["--lock", "j1=0"], "--lock: only for"),
+                       (["--elev", "nan"], "--elev"), (["--azim", "inf"], "--azim")):
+        assert main(["draw", "iiwa7", *args, "--out", str(tmp_path / "x.png")]) == 2
+        err = capsys.readouterr().err.strip()
+        assert flag in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "x.png").exists()

@@ -7,6 +7,7 @@ values (as `load_robot("charmie")`), or 21 with the two claw angles last.
 
 from __future__ import annotations
 
+import math
 import os
 
 
@@ -35,6 +36,9 @@ def _parse_q(text, n_allowed, robot_name):
     if len(q) not in n_allowed:
         want = " or ".join(str(k) for k in n_allowed)
         raise InputError(f"--q: robot '{robot_name}' has {want} joints, got {len(q)} values")
+    bad = [k for k, x in enumerate(q) if not math.isfinite(x)]
+    if bad:
+        raise InputError(f"--q: value {bad[0] + 1} is {q[bad[0]]}, not a finite number")
     return q
 
 
@@ -53,6 +57,8 @@ def _load(args):
                 raise InputError(f"--lock: bad value in '{item}' (expected JOINT or JOINT=number)") from None
         robot = dynamics.RobotModel.from_urdf(name, locked_joints=locks)
         return robot, (robot.n,), ()
+    if args.lock:
+        raise InputError(f"--lock: only for a URDF robot ('{name}' is built in; its joints cannot be locked)")
     if name.strip().lower() == "charmie":
         from dynamics.charmie import ACTUATORS, charmie_euler
         model = charmie_euler()
@@ -72,6 +78,10 @@ def run(args) -> int:
     from toppra_app.output import check_output_file
     out = args.out or f"{os.path.splitext(os.path.basename(args.robot))[0] or 'robot'}.png"
     check_output_file(out, [args.robot] if os.path.exists(args.robot) else [])
+    from toppra_app.errors import InputError
+    for flag, value in (("--elev", args.elev), ("--azim", args.azim)):
+        if not math.isfinite(value):
+            raise InputError(f"{flag}: expected a finite angle in degrees, got {value}")
     model, sizes, extra = _load(args)
     q = _parse_q(args.q, sizes, args.robot)
     q = np.zeros(model.n) if q is None else np.concatenate((q, np.zeros(model.n - len(q))))
