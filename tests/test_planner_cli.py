@@ -175,3 +175,17 @@ def test_malformed_arguments_are_one_line(tmp_path, capsys, args, message):
         main(["plan", f, *args] if args else ["plan"])
     err = capsys.readouterr().err.strip()
     assert exc.value.code == 2 and message in err and len(err.splitlines()) == 1
+
+
+def test_a_solver_failure_in_any_command_is_one_line(monkeypatch, capsys):
+    """`plan` caught a failed solver chain; `palletize` (a cell with energy_weight = 1e300, a hunt) ended in a
+    SolverError traceback. Every command now ends in one line and exit code 3."""
+    from toppra_app.commands import draw
+    from toppra_app.socp.solvers import SolverError
+
+    def failing(args):
+        raise SolverError("the time-optimal problem could not be solved (CLARABEL: failed; SCS: failed)")
+    monkeypatch.setattr(draw, "run", failing)
+    assert main(["draw", "iiwa7"]) == 3
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("toppra-app draw: error: the time-optimal problem")

@@ -108,6 +108,13 @@ def main(argv=None) -> int:
     except RecursionError:
         print(f"toppra-app {args.command}: error: input nested too deeply", file=sys.stderr)
         return 2
+    except RuntimeError as exc:
+        from .socp.solvers import SolverError
+        if not isinstance(exc, SolverError):
+            raise
+        # no solver could solve a problem (not the user's input, but one line too; `plan` says the same)
+        print(f"toppra-app {args.command}: error: {exc}", file=sys.stderr)
+        return 3
     except MemoryError:
         print(f"toppra-app {args.command}: error: out of memory (an input asks for too much; see docs/safety.md "
               f"for the limits)", file=sys.stderr)
