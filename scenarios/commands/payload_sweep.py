@@ -20,14 +20,21 @@ def add_parser(sub):
     p.add_argument("--force", action="store_true",
                    help="write into an existing directory holding other files (never overwriting or deleting them)")
     p.add_argument("--box", type=int, default=1, help="box whose loaded move is used (default 1)")
-    p.add_argument("--masses", default=None, metavar="LIST", help="payload masses in kg, e.g. 0,1,2.5,5")
-    p.add_argument("--offsets", default=None, metavar="LIST", help="COM offsets along the tool x axis in m, e.g. 0,0.05")
+    p.add_argument("--masses", default=None, metavar="LIST",
+                   help=f"payload masses in kg, e.g. 0,1,2.5,5 (at most {MAX_VALUES})")
+    p.add_argument("--offsets", default=None, metavar="LIST",
+                   help=f"COM offsets along the tool x axis in m, e.g. 0,0.05 (within ±{MAX_OFFSET:g} m, "
+                        f"at most {MAX_VALUES})")
     p.add_argument("--quick", action="store_true", help="fewer masses and offsets")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG figure")
     return p
 
 
-def _floats(text, name):
+MAX_VALUES = 100        # masses, offsets: each plan is a re-plan (~20-50 ms); 5000 masses ran 11 minutes
+MAX_OFFSET = 1.0        # m: a COM farther from the tool frame than this is no gripper's payload
+
+
+def _floats(text, name, lo: float, hi: float):
     from toppra_app.errors import InputError
     if text is None:
         return None
@@ -37,6 +44,11 @@ def _floats(text, name):
         raise InputError(f"{name}: expected comma-separated numbers, got '{text}'") from None
     if not vals:
         raise InputError(f"{name}: expected at least one number")
+    if len(vals) > MAX_VALUES:
+        raise InputError(f"{name}: {len(vals)} values, more than {MAX_VALUES}")
+    bad = [v for v in vals if not lo <= v <= hi]              # (NaN included)
+    if bad:
+        raise InputError(f"{name}: {bad[0]} is outside [{lo:g}, {hi:g}]")
     return vals
 
 
@@ -52,8 +64,8 @@ def run(args) -> int:
     inputs = [args.cell] if args.cell else []
     target = check_output(args.out, inputs, args.force)      # before any work: a bad --out fails at once
     cell = load_cell(args.cell)
-    masses = _floats(args.masses, "--masses")
-    offsets = _floats(args.offsets, "--offsets")
+    masses = _floats(args.masses, "--masses", 0.0, 1e6)
+    offsets = _floats(args.offsets, "--offsets", -MAX_OFFSET, MAX_OFFSET)
     bar = rp.ProgressBar("re-planning")
     try:
         sweep = sweep_payloads(cell, box=args.box - 1, masses=masses, offsets=offsets, quick=args.quick,
