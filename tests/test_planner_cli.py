@@ -104,6 +104,14 @@ def test_missing_file_and_infeasible_path(tmp_path, capsys):
     assert "--payload-mass" in capsys.readouterr().err
 
 
+def test_a_value_too_large_is_one_line_naming_the_row_and_field(tmp_path, capsys):
+    """1e308 in a CSV: two numpy overflow warnings and a message naming neither the file nor the row (a hunt)."""
+    (tmp_path / "huge.csv").write_text("0,0,0,0,0,0,0\n1e308,0,0,0,0,0,0\n")
+    assert main(["plan", str(tmp_path / "huge.csv"), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "huge.csv: row 2, field 'q1': '1e308' is too large" in err
+
+
 def test_a_waypoint_outside_a_joints_range_names_the_file_the_waypoint_and_the_joint(tmp_path, capsys):
     """A file in degrees read as radians: the planner said only "path leaves the position range of joint …"
     (a hunt); now the file, the waypoint and the joint, with a hint."""
