@@ -276,6 +276,11 @@ def test_file_level_errors(tmp_path):
         from_urdf(path, locked_joints={"finger": 0.0})
     with pytest.raises(ModelError, match=r"locked joint 'j1': position 'x' is not a number"):
         from_urdf(path, locked_joints={"j1": "x"})
+    # a mass of 1e308 overflowed later (numpy warnings, the file not named: a hunt)
+    huge = write(tmp_path, f'<link name="base"/><link name="a">{inertial(1e308)}</link>' + joint("j1", "base", "a"),
+                 "huge.urdf")
+    with pytest.raises(ModelError, match=r"huge.urdf: link 'a'.*<inertial>: mass 1e\+308 kg .*too large"):
+        from_urdf(huge)
     # held outside its range (`--lock j1=100` was accepted silently: a hunt)
     with pytest.raises(ModelError, match=r"locked joint 'j1': position 100 is outside its range \[-2, 2\]"):
         from_urdf(path, locked_joints={"j1": 100.0})

@@ -51,6 +51,7 @@ _KNOWN = set(_MOVABLE) | {"fixed"}
 _UNSUPPORTED = {"floating", "planar"}
 
 MAX_URDF_BYTES = 64 << 20          # the largest example-robot-data URDF is a few MB
+MAX_INERTIAL = 1e12                # kg, kg·m²: a larger <mass> or <inertia> entry is no robot's (limits: 1e16)
 
 
 def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str | None = None,
@@ -184,6 +185,9 @@ def _read_links(rd: Reader, root, path: str):
             R = T[:3, :3]
             if not (np.isfinite(mass) and np.isfinite(I).all()):
                 check_inertial(f"{path}: link '{lname}' <inertial>", mass, I)    # one line: not numbers
+            if max(abs(mass), np.abs(I).max()) > MAX_INERTIAL:        # (1e308 overflowed later: numpy warnings)
+                raise rd.error(where, f"<inertial>: mass {mass:g} kg or an inertia entry is too large (at most "
+                                      f"{MAX_INERTIAL:g})")
             links[lname] = (mass, T[:3, 3].copy(), R @ I @ R.T)
             link_axes[lname] = R
         order.append(lname)
