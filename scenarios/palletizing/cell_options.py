@@ -21,13 +21,17 @@ def read_collision(source, doc, cell: Cell) -> None:
     cell.link_radius = rk.number("link_radius", lo=0.0, hi=1.0) if rk.has("link_radius") else None
 
 
+MIN_TOOL_SPEED = 1e-3     # m/s: [limits] tool_speed_max below a millimetre a second is no work cell's
+
+
 def read_limits(source, doc, cell: Cell) -> None:
     """[limits] tool_speed_max = V (m/s), collaborative = { energy_max = E (J), contact_mass = m (kg) },
     torque_rate_max = N·m/s and jerk_max = rad/s³ (a number for every joint or a list)."""
     rl = Reader(source, table(source, doc, "limits", required=False), "limits")
     rl.check_keys(SCHEMA["limits"])
     if rl.has("tool_speed_max"):
-        cell.tool_speed_max = rl.number("tool_speed_max", positive=True)
+        # (at 1e-12 m/s a move lasts ~1e12 s: the sampling then failed naming `dt`, not this key)
+        cell.tool_speed_max = rl.number("tool_speed_max", lo=MIN_TOOL_SPEED)
     if rl.has("collaborative"):
         tbl = rl.table["collaborative"]
         if not isinstance(tbl, dict):
