@@ -198,6 +198,17 @@ def test_absurd_cell_sizes_are_refused_before_any_work(tmp_path, table, key, val
     assert time.perf_counter() - t0 < 5
 
 
+def test_a_urdf_name_too_long_for_the_file_system_names_the_key(tmp_path):
+    """A 300-character `urdf` name was reported as a failure to write --out (a hunt)."""
+    doc = copy.deepcopy(BASE)
+    doc["cell"].pop("robot", None)
+    doc["cell"]["urdf"] = "u" * 300 + ".urdf"
+    f = tmp_path / "cell.toml"
+    f.write_text(dump_toml(doc))
+    with pytest.raises(InputError, match=r"cell.toml: cell.urdf: cannot use .*File name too long"):
+        load_cell(f, check_reach=False)
+
+
 def test_massless_gripper_still_validates_its_size(tmp_path):
     doc = copy.deepcopy(BASE)
     doc["gripper"]["mass"] = 0.0

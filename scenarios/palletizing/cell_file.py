@@ -62,7 +62,11 @@ def _load_robot(source, r: Reader, base_dir: Path) -> tuple[str, RobotModel]:
             raise r.error(key, "only for a URDF robot ('urdf = \"FILE.urdf\"')")
     if r.has("urdf"):
         path = base_dir / r.string("urdf")
-        if not path.is_file():
+        try:
+            found = path.is_file()
+        except OSError as exc:                       # a name too long, ...: the key, not --out (a hunt)
+            raise r.error("urdf", f"cannot use {short_repr(str(path))}: {exc.strerror or exc}") from None
+        if not found:
             raise r.error("urdf", f"no such file: {path}")
         locked = r.table.get("locked_joints", {})
         if not isinstance(locked, dict) or not all(
