@@ -196,7 +196,8 @@ def test_output_that_is_not_this_batch_is_refused_before_work(serial_run, tmp_pa
     assert results(done) == before
 
 
-@pytest.mark.parametrize("args, why", [(["--jobs", "0"], "--jobs"), (["--dt", "0"], "--dt")])
+@pytest.mark.parametrize("args, why", [(["--jobs", "0"], "--jobs"), (["--dt", "0"], "--dt"),
+                                       (["--dt", "1e-6"], "--dt: expected a sampling period from 0.0001")])
 def test_bad_options_are_one_line(tmp_path, capsys, args, why):
     assert main(["batch", "default", "--out", str(tmp_path / "o"), *args]) == 2
     assert why in capsys.readouterr().err
