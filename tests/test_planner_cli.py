@@ -110,6 +110,9 @@ def test_a_value_too_large_is_one_line_naming_the_row_and_field(tmp_path, capsys
     assert main(["plan", str(tmp_path / "huge.csv"), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "huge.csv: row 2, field 'q1': '1e308' is too large" in err
+    from toppra_app.waypoints import read_waypoints          # a path parameter may span far more (up to 1e13)
+    (tmp_path / "s.csv").write_text("s,q1,q2\n0,0,0\n1e9,0.5,0.2\n")
+    assert read_waypoints(str(tmp_path / "s.csv"))[1][-1] == 1e9
 
 
 def test_a_waypoint_outside_a_joints_range_names_the_file_the_waypoint_and_the_joint(tmp_path, capsys):

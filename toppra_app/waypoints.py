@@ -8,7 +8,7 @@ the file, the row and the column — never a silently dropped waypoint (docs/saf
 * UTF-8, with or without a byte-order mark (Excel's "CSV UTF-8"); UTF-16 and binary files are refused;
 * empty lines and lines starting with ``#`` are skipped;
 * at most `MAX_BYTES` bytes, `MAX_ROWS` waypoints and `MAX_COLUMNS` columns, checked before parsing; values
-  at most `MAX_VALUE` in magnitude.
+  at most `MAX_VALUE` in magnitude (`MAX_PARAMETER` for the path parameter).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from .textfile import read_text
 
 MAX_BYTES = 256 * 1024 * 1024
 MAX_ROWS = 1_000_000
-MAX_VALUE = 1e6         # a joint position (rad, m, degrees) or path parameter; 1e308 overflowed in the spline
+MAX_VALUE = 1e6         # a joint position (rad, m or degrees); 1e308 overflowed in the spline
+MAX_PARAMETER = 1e13    # a path parameter (s ∈ [0, 2·10¹²] plans: the planner works in normalised variables)
 MAX_COLUMNS = 64
 PARAM_COLUMNS = ("s", "theta", "θ")
 
@@ -80,9 +81,10 @@ def read_waypoints(filename: str, n: int | None = None, degrees: bool = False) -
                 if header is None and r == 0:
                     what += "; the first row mixes numbers and text, so it is not a header either"
                 raise InputError(f"{filename}: row {line}, field {short_repr(name)}: {what}")
-            if abs(v) > MAX_VALUE:
+            most = MAX_PARAMETER if name.lower() in PARAM_COLUMNS else MAX_VALUE
+            if abs(v) > most:
                 raise InputError(f"{filename}: row {line}, field {short_repr(name)}: {short_repr(f)} is too large "
-                                 f"(at most {MAX_VALUE:g} in magnitude)")
+                                 f"(at most {most:g} in magnitude)")
             values[r, k] = v
     if len(values) < 2:
         raise InputError(f"{filename}: need at least 2 waypoints, got {len(values)}")
