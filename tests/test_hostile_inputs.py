@@ -209,6 +209,19 @@ def test_a_urdf_name_too_long_for_the_file_system_names_the_key(tmp_path):
         load_cell(f, check_reach=False)
 
 
+@pytest.mark.parametrize("args, message", [(["--offsets", "1e9"], "--offsets: 1000000000.0 is outside [-1, 1]"),
+                                           (["--masses", "nan"], "--masses: nan is outside"),
+                                           (["--masses", ",".join(["1"] * 101)], "--masses: 101 values, more than 100")])
+def test_payload_sweep_lists_are_checked_before_any_planning(tmp_path, capsys, args, message):
+    """An offset a kilometre out was accepted and failed later naming neither it nor --offsets; 5000 masses ran
+    11 minutes (a hunt)."""
+    from toppra_app.cli import main
+    assert main(["payload-sweep", *args, "--out", str(tmp_path / "bad")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "bad").exists()
+
+
 def test_massless_gripper_still_validates_its_size(tmp_path):
     doc = copy.deepcopy(BASE)
     doc["gripper"]["mass"] = 0.0

@@ -265,14 +265,6 @@ def test_cli_payload_sweep(tmp_path, capsys):
     assert main(["payload-sweep", "--masses", "0,12", "--out", str(tmp_path / "bad")]) == 2
     assert "masses: 12 kg exceeds" in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()
-    # an offset a kilometre out was accepted and failed later naming neither it nor --offsets (a hunt)
-    for args, message in ((["--offsets", "1e9"], "--offsets: 1000000000.0 is outside [-1, 1]"),
-                          (["--masses", "nan"], "--masses: nan is outside"),
-                          (["--masses", ",".join(["1"] * 101)], "--masses: 101 values, more than 100")):
-        assert main(["payload-sweep", *args, "--out", str(tmp_path / "bad")]) == 2
-        err = capsys.readouterr().err.strip()
-        assert message in err and len(err.splitlines()) == 1
-    assert not (tmp_path / "bad").exists()
 
 
 def test_energy_weight_option_trades_time_for_energy(tmp_path):
