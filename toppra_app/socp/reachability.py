@@ -69,7 +69,8 @@ def reachable_profile(blocks, theta, b_start: float, b_end: float, turn_blocks=N
     if al.shape[0] != P:
         return None
     al, be, hh, flat = unit_rows(al, be, hh)
-    tal, tbe, _, tflat = (al, be, hh, flat) if turn_blocks is None else unit_rows(*half_planes(turn_blocks)[:3])
+    same = turn_blocks is None or all(t is blk for t, blk in zip(turn_blocks, blocks))   # (no viscous rows: as read)
+    tal, tbe, _, tflat = (al, be, hh, flat) if same else unit_rows(*half_planes(turn_blocks)[:3])
     weak = _near_turn(tal, tbe, tflat, np.diff(theta))
     if weak.any():
         al, be, hh, flat = unit_rows(*_both_ends(al, be, hh, flat, weak, np.diff(theta)))
