@@ -137,6 +137,19 @@ def check_path_length(out, flag: str = "--out") -> None:
                           f"{4095 - _SUFFIX_ROOM})")
 
 
+def check_name_room(parent: Path, names, out, flag: str = "--out") -> None:
+    """Every one of `names`, to be made under the existing directory `parent`, still fits the file system's
+    name limit there (PC_NAME_MAX) with our temporary's suffix."""
+    try:
+        name_max = os.pathconf(parent, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        name_max = 255
+    for part in names:
+        if len(part.encode()) + _SUFFIX_ROOM > name_max:
+            raise OutputError(f"{flag} {_short(out)}: the name '{part[:40]}…' is too long ({len(part.encode())} "
+                              f"bytes; at most {name_max - _SUFFIX_ROOM} here)")
+
+
 def _short(out) -> str:
     text = str(out)
     return text if len(text) <= 80 else text[:60] + "…"
@@ -176,14 +189,7 @@ def _check_output(out, inputs, force: bool, flag: str) -> Target:
         parent = parent.parent
     if not parent.is_dir():
         raise OutputError(f"{flag} {out}: {parent} is not a directory")
-    try:
-        name_max = os.pathconf(parent, "PC_NAME_MAX")
-    except (OSError, ValueError):
-        name_max = 255
-    for part in path.relative_to(parent).parts:
-        if len(part.encode()) + _SUFFIX_ROOM > name_max:
-            raise OutputError(f"{flag} {out}: the name '{part[:40]}…' is too long ({len(part.encode())} bytes; at "
-                              f"most {name_max - _SUFFIX_ROOM} here)")
+    check_name_room(parent, path.relative_to(parent).parts, out, flag)
     if not os.access(parent, os.W_OK | os.X_OK):
         raise OutputError(f"{flag} {out}: {parent} is not writable")
     if not path.exists() and not path.is_symlink():
@@ -225,8 +231,7 @@ def check_output_file(out, inputs=(), flag: str = "--out") -> Path:
         raise OutputError(f"{flag} {out}: {parent} is not an existing directory")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise OutputError(f"{flag} {out}: {parent} is not writable")
-    if len(path.name.encode()) + _SUFFIX_ROOM > 255:
-        raise OutputError(f"{flag} {out}: the file name is too long")
+    check_name_room(parent, [path.name], out, flag)
     if path.exists() or path.is_symlink():
         if not path.is_file() or path.is_symlink() or not _our_png(path):
             raise OutputError(f"{flag} {out}: exists and was not written by this tool; choose a new file name")

@@ -23,18 +23,14 @@ def add_parser(sub):
 def _check_new(flag: str, path: str) -> None:
     """Before the run: `path` must be a new file in an existing writable directory, with a name the file
     system takes (with room for the temporary's suffix)."""
-    from toppra_app.output import _SUFFIX_ROOM, OutputError
-    full = os.path.abspath(path)
-    folder, name = os.path.split(full)
+    from pathlib import Path
+
+    from toppra_app.output import OutputError, check_name_room, check_path_length
+    check_path_length(path, flag)
+    folder, name = os.path.split(os.path.abspath(path))
     if os.path.lexists(path) or not os.path.isdir(folder):
         raise OutputError(f"{flag} {path[:80]}: exists already or its directory does not (never overwritten)")
-    try:
-        name_max, path_max = os.pathconf(folder, "PC_NAME_MAX"), os.pathconf(folder, "PC_PATH_MAX")
-    except (OSError, ValueError):
-        name_max, path_max = 255, 4096
-    if len(name.encode()) + _SUFFIX_ROOM > name_max or len(full.encode()) + _SUFFIX_ROOM >= path_max:
-        raise OutputError(f"{flag} {path[:40]}…: the name is too long ({len(name.encode())} bytes; at most "
-                          f"{name_max - _SUFFIX_ROOM} here)")
+    check_name_room(Path(folder), [name], path, flag)
     if not os.access(folder, os.W_OK | os.X_OK):
         raise OutputError(f"{flag} {path}: {folder} is not writable")
 
