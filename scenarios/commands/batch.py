@@ -33,13 +33,13 @@ def add_parser(sub):
 
 
 def run(args) -> int:
+    from scenarios.commands import check_dt
     from toppra_app.errors import InputError
     from scenarios.batch.manifest import read_source
     from scenarios.batch.run import ctrl_c_held, dask_client, load_cells
     from scenarios.batch.store import BatchStore
 
-    if not (1e-4 <= args.dt <= 0.1):           # (1e-6 allocated 2 GB for the built-in cell's trajectories: a hunt)
-        raise InputError(f"--dt: expected a sampling period from 0.0001 to 0.1 s, got {args.dt}")
+    check_dt(args.dt)
     if args.jobs is not None and not 1 <= args.jobs <= 1024:
         raise InputError(f"--jobs: expected a number of workers from 1 to 1024, got {args.jobs}")
     t0 = time.perf_counter()

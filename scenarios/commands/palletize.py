@@ -53,14 +53,13 @@ def _short(values):
 
 
 def run(args) -> int:
+    from scenarios.commands import check_dt
     from scenarios import report as rp
     from scenarios.helper_process import HelperProcess
     from toppra_app.output import atomic_directory, check_output
-    from toppra_app.errors import InputError
     from toppra_app.cli import STARTED
 
-    if not (1e-4 <= args.dt <= 0.1):           # (1e-6 allocated 2 GB for the built-in cell's trajectories: a hunt)
-        raise InputError(f"--dt: expected a sampling period from 0.0001 to 0.1 s, got {args.dt}")
+    check_dt(args.dt)
     t0 = time.perf_counter()
     inputs = [args.cell] if args.cell else []
     target = check_output(args.out, inputs, args.force)      # before any work: a bad --out fails at once
