@@ -255,13 +255,7 @@ def run(args) -> int:
     controller = _controller(args.controller)
     planner = TimeOptimalPlanner(robot, path, _grid(args.grid), payload_frame=args.payload_frame,
                                  allow_overload=args.allow_overload, controller=controller)
-    from toppra_app.planner import SolverError
-    try:
-        plan = planner.plan(payload=payload, sd_start=args.sd_start, sd_end=args.sd_end)
-    except SolverError as exc:                      # not the user's input: one line, another exit code
-        import sys
-        print(f"toppra-app plan: error: {exc}", file=sys.stderr)
-        return 3
+    plan = planner.plan(payload=payload, sd_start=args.sd_start, sd_end=args.sd_end)   # (SolverError: `cli`, code 3)
     sample = plan.sample(args.dt)
     out = str(target.path)
     with atomic_directory(out, inputs, args.force, target) as tmp:
