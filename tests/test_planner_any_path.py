@@ -141,6 +141,40 @@ def test_a_fine_grid_plans_where_the_path_turns_back():
     assert fine.duration == pytest.approx(default.duration, rel=1e-4)
 
 
+def ur3_robot():
+    p = erd_path("robots/ur_description/urdf/ur3_robot.urdf")
+    if p is None:
+        pytest.skip("example-robot-data ur3_robot.urdf not installed")
+    r = from_urdf(p)
+    return r.with_limits(tau_max=0.6 * r.tau_max)
+
+
+# the UR3's last joint alone goes out and comes back from rest; its speed limit is reached 2e-5 of the path from
+# either end (found by the same hunt)
+UR3_WRIST = np.array([[3.4242186448445513, 2.020160370244342, -1.4100570649415258, 2.4654320845715607, 2.6319414275156956, 0.7728311028640813],
+                      [3.4242186448445513, 2.020160370244342, -1.4100570649415258, 2.4654320845715607, 2.6319414275156956, -1.2151485863884997],
+                      [3.4242186448445513, 2.020160370244342, -1.4100570649415258, 2.4654320845715607, 2.6319414275156956, 0.9183986264827539]])
+
+
+def test_a_joint_that_reaches_its_speed_limit_at_once_is_timed_from_rest():
+    """A light joint accelerates from rest to its speed limit within 2e-5 of the path, far inside the first
+    interval, and θ̇² bends there from 2 θ̈ θ to the cap, a kink a time law cannot follow inside an interval: the
+    plan rose over the whole first and last intervals instead, +0.14 % from converged on 320 intervals, slower
+    than toppra N = 5000 (whose uniform grid pays the same, less). Now a grid point where each run-up ends
+    (`prepare.rest_layers`). The reference: our solve on a grid uniform in θ with points at 1e-7 … 1e-3 of the
+    path from either end, not placed by our code."""
+    from test_planner import pinocchio_worst
+    r = ur3_robot()
+    path = JointPath.from_waypoints(UR3_WRIST)
+    ours = plan_time_optimal(r, path)
+    ends = np.geomspace(1e-7, 1e-3, 33)
+    grid = np.union1d(np.linspace(0.0, 1.0, 1025), np.r_[ends, 1.0 - ends])
+    converged = plan_time_optimal(r, path, grid=grid)
+    assert abs(ours.duration / converged.duration - 1.0) <= 2e-4
+    assert ours.duration <= _toppra_duration(r, UR3_WRIST, 5000)
+    assert max(pinocchio_worst(ours).values()) <= 1.001
+
+
 def test_ten_thousand_noisy_waypoints_plan_rest_to_rest():
     """10 000 waypoints with 1e-4 rad noise: every point can be held, so it plans (was a false "infeasible").
     One solve on a 2000-interval grid here (the default grid, 16 384 intervals with a point on every knot,

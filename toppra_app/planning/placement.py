@@ -78,19 +78,19 @@ def station_rho(robot, data, law) -> np.ndarray:
     return rho
 
 
-def relocated(robot, path, theta, law, data, blocks_of, target: float, larger=None) -> np.ndarray:
+def relocated(robot, path, theta, law, data, blocks_of, target: float, larger=None, fixed=None) -> np.ndarray:
     """The first grid: `theta` with points moved (`relocate`) where the reachability profile predicts the
     loss, if the predicted `gap_estimate` is at most `target`. Above it the first solve would be refined
     anyway: with `larger` (the planner's refinement, room → finer grid, or None) the planner then starts
     on the grid refined by the predicted room and skips that solve; otherwise `theta` as it is. `law` is
     the coarse profile that placed the grid (tangent point of √b terms); `data` the path at the stations of
-    `theta` (`predicted_room`)."""
+    `theta` (`predicted_room`); `fixed`: the points that stay (default: the spline's knots)."""
     b_ref = tangent_point(np.interp(theta, law.theta, law.b))
     found = predicted_room(robot, theta, data, blocks_of, b_ref)
     if found is None:
         return theta
     if found[1] <= target:
-        return relocate(theta, found[0], path.knots)
+        return relocate(theta, found[0], path.knots if fixed is None else fixed)
     return theta if larger is None else larger(found[0])
 
 

@@ -17,18 +17,18 @@ none changes (a plan copies `lams` and `moved` before repairing them):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..limits.joint import JointVelocityLimit, viscous_speed
-from ..limits.rows import PathData, at_flip, tangent_point
+from ..limits.rows import PathData, at_flip, max_path_speed_squared, tangent_point, theta_ddot_bounds
 from ..socp import stations as st
 from ..trajectory import TimeLaw
 from ..samples import CrossingSamples, SubSamples, flip_joints
 from . import diagnose, refine
-from .grid import (COARSE_INTERVALS, PROFILE_SHARE, default_grid, dense, intervals_for, onto, rest_to_rest_law,
-                   split_grid, takes_knots, time_grid, with_knots)
+from .grid import (COARSE_INTERVALS, PROFILE_SHARE, default_grid, dense, intervals_for, linearised, onto,
+                   rest_to_rest_law, split_grid, takes_knots, time_grid, with_knots)
 from .options import REFINE_MAX_INTERVALS, REFINE_SHARE
 from .placement import holding, relocated
 
@@ -42,6 +42,8 @@ DENSE_REFINE_MAX = 4096           # ... and are refined up to this many (1000 no
 BULGE_SHARE = 0.5                  # θ̈ linear: the bulge of θ̇² above its chord between two caps ≤ this × tol × cap
 END_SPLITS = 4                     # viscous friction: points at halving distances inside the end intervals
 END_SHARE = 0.02                   # ... on a robot whose friction at top speed is this share of a torque limit
+LAYER_SHARE = 0.5                  # a rest end's acceleration phase shorter than this share of its end interval
+LAYER_LEVELS = 9                   # gets a grid point where it ends (`rest_layers`), found at this many θ̇²
 FLIP_SUBSTEPS = 8                  # Coulomb flips: q′ sampled this many times per interval to find them, and
 FLIP_SIDE = 1e-2                   # stations at this share of an interval beside a grid point on one (1e-3: rows
                                    # so alike the first solve's vertex was ill-defined; pruned and unpruned plans
@@ -170,6 +172,39 @@ def end_layers(robot, theta) -> np.ndarray:
                                              theta[-1] - (theta[-1] - theta[-2]) * k]))
 
 
+def rest_layers(blocks, law, theta) -> np.ndarray:
+    """The points (0–2) where a motion from rest at the path's start, at its largest θ̈, reaches the largest θ̇²
+    of the start point (the maximum velocity curve there: a joint's speed limit, say), and where one to rest at
+    the end leaves that of the end point — those of them closer to their end than `LAYER_SHARE` of `theta`'s end
+    interval. θ̇² bends there from 2 θ̈ θ to the cap, a kink the time law cannot follow inside an interval: when the
+    phase is much shorter than the interval, the law rises over the whole interval instead, and loses ~0.57 of
+    its length / θ̇ (a single UR3 or Kinova wrist joint moving out and back from rest: its speed limit within
+    2e-5 of the path, +0.12 … +0.14 % from converged on 320 intervals after two refinements; +0.001 … +0.003 % on
+    128 with the points, in one or two solves).
+    `blocks`: the coarse grid's rows (`law.theta`), √b terms left out; the distance ∫ db / (2 |θ̈(b)|) is
+    taken at the end point's rows at `LAYER_LEVELS` levels of b."""
+    ends = [0, law.theta.size - 1]
+    at_ends = [replace(blk, **{k: getattr(blk, k)[ends] for k in ("A", "B", "C", "lo", "hi")}, points=None)
+               for blk in blocks]
+    top = max_path_speed_squared(at_ends, b_hi=1e3 * law.b.max())
+    out = []
+    for e, h in ((0, theta[1] - theta[0]), (1, theta[-1] - theta[-2])):
+        if not np.isfinite(top[e]) or top[e] <= 0:
+            continue
+        levels = np.linspace(0.0, top[e], LAYER_LEVELS)
+        a = np.empty(LAYER_LEVELS)
+        for j, b in enumerate(levels):
+            lo, hi, _ = theta_ddot_bounds(at_ends, np.full(2, b))
+            a[j] = hi[0] if e == 0 else -lo[1]
+        if not (a[:-1] > 0).all():                    # (at the top itself the cap may leave no θ̈ at all)
+            continue
+        a[-1] = max(a[-1], a[-2])
+        x = float(np.sum(np.diff(levels) * 0.25 * (1.0 / a[1:] + 1.0 / a[:-1])))
+        if 0.0 < x < LAYER_SHARE * h:
+            out.append(theta[0] + x if e == 0 else theta[-1] - x)
+    return np.array(out)
+
+
 def on_coulomb_flips(robot, path, theta) -> np.ndarray:
     """`theta` with a grid point moved onto every Coulomb flip — a zero where q′_k changes sign, of a joint with
     Coulomb friction and a torque limit (`grid.onto`: the nearer end of its interval, not a knot or an end).
@@ -225,15 +260,22 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
     b_ref = np.fmin(vel, viscous_speed(data))        # (tangent point of viscous friction: `viscous_speed`)
     b_ref = np.where(np.isfinite(b_ref), b_ref, 1.0)
     # (no law: stops inside the path or no profile; the grid is then placed by θ and arc length)
-    law = rest_to_rest_law([blk.at(None) for blk in limit_blocks(limits, data, b_ref, None)], coarse, b_ref)
+    blocks = [blk.at(None) for blk in limit_blocks(limits, data, b_ref, None)]
+    law = rest_to_rest_law(blocks, coarse, b_ref)
+    layers = np.empty(0)
     if grid_mode == "fixed":
         theta = coarse
     else:
         share = PROFILE_SHARE if dense_linear else 0.0    # (plain θ̈-linear plans: `grid.time_grid`)
         place = (lambda k: time_grid(law, k, profile_share=share)) if law is not None \
             else (lambda k: default_grid(path, k))
-        theta = with_knots(place, path.knots, grid_spec) \
-            if takes_knots(len(path.knots) - 2, grid_spec) else place(grid_spec)
+        knots = takes_knots(len(path.knots) - 2, grid_spec)
+        placed = (lambda k: with_knots(place, path.knots, k)) if knots else place
+        theta = placed(grid_spec)
+        if law is not None and grid_spec > 8:
+            layers = rest_layers(linearised(blocks, None), law, theta)
+            if layers.size:                              # (the same number of intervals: a compiled structure)
+                theta = np.union1d(placed(grid_spec - layers.size), layers)
     # dense waypoint paths: limits bend inside most intervals, every station on (3000 waypoints: 31 s, not 57);
     # with `dense_linear`, where their default grid has up to DENSE_LINEAR_MAX intervals, they plan as other
     # paths, θ̈ linear (`planner`) — judged by the default grid, so the finer grids split from it (`finer`) too
@@ -252,7 +294,7 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
         stations0 = at_stations(robot, path, theta, st.default_lams(theta.size - 1, "interpolation"),
                                 "interpolation")
         theta = relocated(robot, path, theta, law, stations0[1], lambda d, br: limit_blocks(limits, d, br, None),
-                          gap_target, larger)
+                          gap_target, larger, np.union1d(path.knots, layers))
     if grid_mode != "fixed":
         theta = on_coulomb_flips(robot, path, end_layers(robot, theta))
     L = theta[-1] - theta[0]
