@@ -176,7 +176,7 @@ def test_strong_viscous_friction_plans_close_to_the_optimum():
     """From rest the friction F_v q′ √b rises like √θ: the default grid's end intervals could not follow it and
     the plan lost 1.1 % and 1.3 % of its time in the first and last twentieth of the path (+0.31 % in all; the
     check also missed a 0.48 % excess 1 ms after the start of another such path). With points at halving
-    distances inside the end intervals (`prepare.end_layers`) and the check's points near the ends
+    distances inside the end intervals (`layers.end_layers`) and the check's points near the ends
     (`samples.END_SAMPLES`) it is within 0.1 % of the converged plan (measured +0.004 %) and its limits."""
     r, W, kw = _viscous_dominant()
     plan = plan_time_optimal(r, JointPath.from_waypoints(W), **kw)
@@ -187,12 +187,12 @@ def test_strong_viscous_friction_plans_close_to_the_optimum():
 
 
 def test_a_plan_the_grid_leaves_far_from_the_optimum_says_so(monkeypatch):
-    """The same path without the end layers (`prepare.END_SPLITS` = 0, as before them): 0.31 % longer than
+    """The same path without the end layers (`layers.END_SPLITS` = 0, as before them): 0.31 % longer than
     converged, the refinements stopping at max_splits with the swing estimate still at 0.78 %. It warns rather
     than staying silent (issue 10), and a 4× finer grid, as the warning suggests, comes closer."""
-    import toppra_app.planning.prepare as prepare_module
+    import toppra_app.planning.layers as layers_module
     r, W, kw = _viscous_dominant()
-    monkeypatch.setattr(prepare_module, "END_SPLITS", 0)
+    monkeypatch.setattr(layers_module, "END_SPLITS", 0)
     with pytest.warns(RuntimeWarning, match=r"may be up to .* slower .* θ̇² swings .* finer grid \(grid=\.\.\., e\.g\. "):
         plan = plan_time_optimal(r, JointPath.from_waypoints(W), **kw)
     finer = plan_time_optimal(r, JointPath.from_waypoints(W), grid=4 * (plan.s.size - 1), **kw)
@@ -238,7 +238,7 @@ def test_coulomb_friction_at_rest_is_that_of_the_motion_next_to_it():
 def test_coulomb_flips_are_grid_points_with_the_friction_of_either_side_beside_them():
     """Where q′_k changes sign the friction torque jumps by 2 F_c and so does the optimum's θ̈. Inside an
     interval the time law cannot follow the jump; on a grid point it can (θ̈ may jump there), so the planner
-    moves a grid point onto every flip (`prepare.on_coulomb_flips`) and puts the free stations of both
+    moves a grid point onto every flip (`layers.on_coulomb_flips`) and puts the free stations of both
     intervals beside it, each with its own side's friction and θ̈. The z1's URDF with Coulomb 2–10 % of τ_max
     was +0.145 % from converged, with the flips inside intervals; the flips found here independently
     (bracketing q′ on 20 000 samples, then bisection) are grid points."""
@@ -322,3 +322,31 @@ def test_moving_grid_points_onto_flips_keeps_the_grid_a_grid(grid, points, n_fix
     moved = out != theta
     assert np.all(np.isin(out[moved], points))
     assert np.diff(out).min() >= ONTO_MIN * np.diff(theta).min() * (1 - 1e-12)
+
+
+# the built-in Puma 560 (Corke's friction) under his rated torques; its fifth joint alone turns back
+PUMA_TORQUES = [97.6, 186.4, 89.4, 24.2, 20.1, 21.3]
+PUMA_W = [[0.9180355301865635, 1.397979186609088, -0.5568845950873342, 1.1023120624016003, 0.5991316799415642, 2.6497353894589706],
+          [0.9180355301865635, 1.397979186609088, -0.5568845950873342, 1.1023120624016003, -0.7788769863711335, 2.6497353894589706],
+          [0.9180355301865635, 1.397979186609088, -0.5568845950873342, 1.1023120624016003, -0.10391144868135582, 2.6497353894589706]]
+
+
+def test_a_joint_riding_its_torque_limit_into_a_coulomb_flip_plans_close_to_the_optimum():
+    """The turning joint rides its torque limit into the flip: there q′ = 0 leaves θ̈ no hold on its torque while
+    the Coulomb term jumps by 2 F_c, and θ̇² dips into the flip in a narrow V (6 % of θ̇² within 0.2 % of the
+    path). The intervals beside the flip, one time law each, cut it short: +0.10 % from converged on 136
+    intervals. Now points at halving distances on either side of such a flip (`layers.flip_layers`). The
+    reference: our solve on a grid not placed by our code — uniform, and geometric toward the flip, found here
+    by bisection."""
+    from scipy.optimize import brentq
+    from test_planner import pinocchio_worst
+    import dynamics
+    r = dynamics.load_robot("puma560").with_limits(tau_max=np.array(PUMA_TORQUES), qd_max=3.0)
+    path = JointPath.from_waypoints(np.array(PUMA_W))
+    plan = plan_time_optimal(r, path)
+    flip = brentq(lambda x: path.dq(np.array([x]))[0, 4], 0.52, 0.65, xtol=1e-15)
+    near = np.geomspace(1e-7, 1e-2, 40)
+    grid = np.union1d(np.linspace(0.0, 1.0, 1025), np.r_[flip, flip - near, flip + near])
+    converged_plan = plan_time_optimal(r, path, grid=grid)
+    assert abs(plan.duration / converged_plan.duration - 1.0) <= 2e-4
+    assert max(pinocchio_worst(plan).values()) <= 1.001

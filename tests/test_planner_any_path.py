@@ -161,7 +161,7 @@ def test_a_joint_that_reaches_its_speed_limit_at_once_is_timed_from_rest():
     interval, and θ̇² bends there from 2 θ̈ θ to the cap, a kink a time law cannot follow inside an interval: the
     plan rose over the whole first and last intervals instead, +0.14 % from converged on 320 intervals, slower
     than toppra N = 5000 (whose uniform grid pays the same, less). Now a grid point where each run-up ends
-    (`prepare.rest_layers`). The reference: our solve on a grid uniform in θ with points at 1e-7 … 1e-3 of the
+    (`layers.rest_layers`). The reference: our solve on a grid uniform in θ with points at 1e-7 … 1e-3 of the
     path from either end, not placed by our code."""
     from test_planner import pinocchio_worst
     r = ur3_robot()

@@ -48,8 +48,9 @@ def test_a_linear_profile_that_stops_between_stations_plans_with_theta_ddot_cons
     (`finer.plan_constant`, split for its gap estimate), within the limits and 0.1 % of converged."""
     from toppra_app.planning import grid as grid_module
     from toppra_app.planning import prepare as prepare_module
+    from toppra_app.planning import layers as layers_module
     monkeypatch.setattr(prepare_module, "PROFILE_SHARE", 0.0)
-    monkeypatch.setattr(prepare_module, "LAYER_SHARE", 0.0)        # (the same grid: no point where a run-up ends)
+    monkeypatch.setattr(layers_module, "LAYER_SHARE", 0.0)        # (the same grid: no point where a run-up ends)
     monkeypatch.setattr(grid_module, "LINEAR_SIZES", (160,) + grid_module.LINEAR_SIZES[2:])
     r, path = _mixed("ur5e", 1)
     plan = TimeOptimalPlanner(r, path).plan()

@@ -30,7 +30,7 @@ PREFETCH = True     # overlap the check's kinematics with the solve in a thread;
 
 def flip_joints(robot) -> np.ndarray:
     """(n,) bool: the joints with Coulomb friction under a finite torque limit — those whose flips (q′ changing
-    sign) the planner puts on grid points (`planning.prepare.on_coulomb_flips`) and the check examines."""
+    sign) the planner puts on grid points (`planning.layers.on_coulomb_flips`) and the check examines."""
     return (robot.coulomb > 0) & np.isfinite(robot.tau_max)
 
 
@@ -65,7 +65,7 @@ class SubSamples:
         near = (th[-1] - th[0]) * 0.5 ** np.arange(END_SAMPLES[0], END_SAMPLES[1] + 1)     # inside the end intervals
         ends = np.concatenate([th[0] + near[near < th[1] - th[0]], th[-1] - near[near < th[-1] - th[-2]]])
         at = KnotSamples.build(path, th, u, np.concatenate([np.ravel(getattr(path, "knots", ())), ends]))
-        # a grid point on a Coulomb flip (`prepare.on_coulomb_flips`): each interval beside it takes the
+        # a grid point on a Coulomb flip (`layers.on_coulomb_flips`): each interval beside it takes the
         # friction of its own side, the one-sided limit with its own θ̈ (θ̈ may jump at a grid point)
         dq, ddq = S.dq.reshape(sub.shape + (-1,)), S.ddq.reshape(sub.shape + (-1,))
         direction = dq.copy()
@@ -134,7 +134,7 @@ class CrossingSamples(KnotSamples):
     the largest around it, and the sub-samples on either side, where the rest of the torque has moved on, do not
     see it: a z1 arm (Coulomb 10 % of τ_max) was 2.4 % over its torque limit on 1 ms samples right after a flip
     while the check found 1.0008. The check takes that one-sided value here (`_with_crossings`). The default
-    grid has a point on every flip (`planning.prepare.on_coulomb_flips`), where θ̈ may jump and each side is
+    grid has a point on every flip (`planning.layers.on_coulomb_flips`), where θ̈ may jump and each side is
     checked with its own friction (`SubSamples.direction`); these are the flips left inside intervals (a grid
     given as points, a flip next to a knot), where a repair puts a station and lowers the limit."""
     joint: np.ndarray          # (M,) the joint whose q′ changes sign

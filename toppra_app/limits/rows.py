@@ -88,7 +88,7 @@ class PathData:
 def at_flip(dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
     """(P, n) bool: the samples that stand on a zero of q′_k where it changes sign, a Coulomb flip: their
     distance to the root, |q′_k| / |q″_k|, within `FLIP_TOL` of the sample's own θ-scale ‖q′‖∞ / ‖q″‖∞
-    (scale-free). A grid point `prepare.on_coulomb_flips` moved onto one, a station the repair moved onto one
+    (scale-free). A grid point `layers.on_coulomb_flips` moved onto one, a station the repair moved onto one
     the check found (`samples.CrossingSamples`); not a joint that does not move (q′_k = q″_k = 0)."""
     dq, ddq = np.abs(dq), np.abs(ddq)
     return dq * ddq.max(axis=-1, keepdims=True) < FLIP_TOL * ddq * dq.max(axis=-1, keepdims=True)

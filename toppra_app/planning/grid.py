@@ -104,11 +104,7 @@ def with_knots(grid_of, knots: np.ndarray, intervals: int) -> np.ndarray:
     inner = np.asarray(knots, dtype=float)[1:-1]
     k = intervals - inner.size
     base = grid_of(max(k, 1))
-    grid = np.union1d(base, inner)
-    while grid.size - 1 < intervals:                    # knots that coincided with points: split the longest
-        d = np.diff(grid)
-        j = int(np.argmax(d))
-        grid = np.insert(grid, j + 1, grid[j] + 0.5 * d[j])
+    grid = filled(np.union1d(base, inner), intervals)   # (knots that coincided with points)
     while grid.size - 1 > intervals:                    # (k < 1) merge the shortest non-knot interval
         d = np.diff(grid)
         movable = ~np.isin(grid[1:-1], inner)
@@ -116,6 +112,15 @@ def with_knots(grid_of, knots: np.ndarray, intervals: int) -> np.ndarray:
             break
         j = int(np.flatnonzero(movable)[np.argmin((d[:-1] + d[1:])[movable])])
         grid = np.delete(grid, j + 1)
+    return grid
+
+
+def filled(grid: np.ndarray, intervals: int) -> np.ndarray:
+    """`grid` with its longest intervals halved until it has `intervals` (points that coincided when merged in)."""
+    while grid.size - 1 < intervals:
+        d = np.diff(grid)
+        j = int(np.argmax(d))
+        grid = np.insert(grid, j + 1, grid[j] + 0.5 * d[j])
     return grid
 
 

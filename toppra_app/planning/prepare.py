@@ -17,18 +17,19 @@ none changes (a plan copies `lams` and `moved` before repairing them):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..limits.joint import JointVelocityLimit, viscous_speed
-from ..limits.rows import PathData, at_flip, max_path_speed_squared, tangent_point, theta_ddot_bounds
+from ..limits.rows import PathData, at_flip, tangent_point
 from ..socp import stations as st
 from ..trajectory import TimeLaw
-from ..samples import CrossingSamples, SubSamples, flip_joints
+from ..samples import SubSamples, flip_joints
 from . import diagnose, refine
-from .grid import (COARSE_INTERVALS, PROFILE_SHARE, default_grid, dense, intervals_for, linearised, onto,
+from .grid import (COARSE_INTERVALS, PROFILE_SHARE, default_grid, dense, filled, intervals_for, linearised,
                    rest_to_rest_law, split_grid, takes_knots, time_grid, with_knots)
+from .layers import FLIP_LAYER_SHARE, FLIP_LAYERS, end_layers, flip_layers, on_coulomb_flips, rest_layers, riding_flips
 from .options import REFINE_MAX_INTERVALS, REFINE_SHARE
 from .placement import holding, relocated
 
@@ -40,12 +41,7 @@ DENSE_LINEAR_MAX = 2048           # `prepare(dense_linear=True)`: dense paths wh
                                   # intervals plan θ̈ linear (3000 noisy waypoints on 4096: a zero-speed solution) ...
 DENSE_REFINE_MAX = 4096           # ... and are refined up to this many (1000 noisy waypoints, 2048 → 4096)
 BULGE_SHARE = 0.5                  # θ̈ linear: the bulge of θ̇² above its chord between two caps ≤ this × tol × cap
-END_SPLITS = 4                     # viscous friction: points at halving distances inside the end intervals
-END_SHARE = 0.02                   # ... on a robot whose friction at top speed is this share of a torque limit
-LAYER_SHARE = 0.5                  # a rest end's acceleration phase shorter than this share of its end interval
-LAYER_LEVELS = 9                   # gets a grid point where it ends (`rest_layers`), found at this many θ̇²
-FLIP_SUBSTEPS = 8                  # Coulomb flips: q′ sampled this many times per interval to find them, and
-FLIP_SIDE = 1e-2                   # stations at this share of an interval beside a grid point on one (1e-3: rows
+FLIP_SIDE = 1e-2                   # Coulomb flips: stations at this share of an interval beside a grid point on one (1e-3: rows
                                    # so alike the first solve's vertex was ill-defined; pruned and unpruned plans
                                    # of the built-in Panda 1e-4 apart, 7e-10 now; the friction study the same)
 
@@ -157,71 +153,6 @@ def speed_caps(robot, limits, sub, law, scale_b: float, tol: float, skip, near: 
     return sub.u[inner], cap, bulge
 
 
-def end_layers(robot, theta) -> np.ndarray:
-    """`theta` with `END_SPLITS` more points in its first and last interval, at halving distances from the path's
-    ends, on a robot whose viscous friction at its speed limit is at least `END_SHARE` of a joint's torque limit.
-    From rest the friction F_v q′ √b rises with an unbounded slope in θ, a bend inside the end intervals their
-    time law cannot follow: an iiwa 7 whose friction reaches its torque limits at top speed lost 1.1 % and 1.3 %
-    of its time in the first and last twentieth of the path (320 intervals, +0.31 % in all; uniform 1280:
-    +0.045 %); with four points in each end interval, within 0.015 % of converged."""
-    lim = np.isfinite(robot.tau_max) & np.isfinite(robot.qd_max)
-    if theta.size < 4 or not (robot.viscous[lim] * robot.qd_max[lim] >= END_SHARE * robot.tau_max[lim]).any():
-        return theta
-    k = 0.5 ** np.arange(1, END_SPLITS + 1)
-    return np.union1d(theta, np.concatenate([theta[0] + (theta[1] - theta[0]) * k,
-                                             theta[-1] - (theta[-1] - theta[-2]) * k]))
-
-
-def rest_layers(blocks, law, theta) -> np.ndarray:
-    """The points (0–2) where a motion from rest at the path's start, at its largest θ̈, reaches the largest θ̇²
-    of the start point (the maximum velocity curve there: a joint's speed limit, say), and where one to rest at
-    the end leaves that of the end point — those of them closer to their end than `LAYER_SHARE` of `theta`'s end
-    interval. θ̇² bends there from 2 θ̈ θ to the cap, a kink the time law cannot follow inside an interval: when the
-    phase is much shorter than the interval, the law rises over the whole interval instead, and loses ~0.57 of
-    its length / θ̇ (a single UR3 or Kinova wrist joint moving out and back from rest: its speed limit within
-    2e-5 of the path, +0.12 … +0.14 % from converged on 320 intervals after two refinements; +0.001 … +0.003 % on
-    128 with the points, in one or two solves).
-    `blocks`: the coarse grid's rows (`law.theta`), √b terms left out; the distance ∫ db / (2 |θ̈(b)|) is
-    taken at the end point's rows at `LAYER_LEVELS` levels of b."""
-    ends = [0, law.theta.size - 1]
-    at_ends = [replace(blk, **{k: getattr(blk, k)[ends] for k in ("A", "B", "C", "lo", "hi")}, points=None)
-               for blk in blocks]
-    top = max_path_speed_squared(at_ends, b_hi=1e3 * law.b.max())
-    out = []
-    for e, h in ((0, theta[1] - theta[0]), (1, theta[-1] - theta[-2])):
-        if not np.isfinite(top[e]) or top[e] <= 0:
-            continue
-        levels = np.linspace(0.0, top[e], LAYER_LEVELS)
-        a = np.empty(LAYER_LEVELS)
-        for j, b in enumerate(levels):
-            lo, hi, _ = theta_ddot_bounds(at_ends, np.full(2, b))
-            a[j] = hi[0] if e == 0 else -lo[1]
-        if not (a[:-1] > 0).all():                    # (at the top itself the cap may leave no θ̈ at all)
-            continue
-        a[-1] = max(a[-1], a[-2])
-        x = float(np.sum(np.diff(levels) * 0.25 * (1.0 / a[1:] + 1.0 / a[:-1])))
-        if 0.0 < x < LAYER_SHARE * h:
-            out.append(theta[0] + x if e == 0 else theta[-1] - x)
-    return np.array(out)
-
-
-def on_coulomb_flips(robot, path, theta) -> np.ndarray:
-    """`theta` with a grid point moved onto every Coulomb flip — a zero where q′_k changes sign, of a joint with
-    Coulomb friction and a torque limit (`grid.onto`: the nearer end of its interval, not a knot or an end).
-    The friction torque jumps by 2 F_c there and the optimum's θ̈ with it, which the time law cannot follow
-    inside an interval: it slowed down over the interval before the flip (a Panda path with Coulomb friction
-    2–8 % of τ_max: +0.21 % from converged on 136 intervals, +0.05 % with its flips on grid points). θ̈ may jump
-    at a grid point; each side's friction is taken beside it (`flip_sides`; the check: `SubSamples.direction`)."""
-    joints = flip_joints(robot)
-    if theta.size < 3 or not joints.any():
-        return theta
-    u = np.linspace(0.0, 1.0, FLIP_SUBSTEPS + 1)
-    dq = path.evaluate((theta[:-1, None] + u * np.diff(theta)[:, None]).reshape(-1)).dq
-    dq = np.where(joints, dq, 0.0).reshape(theta.size - 1, u.size, -1)       # (no flips of the other joints)
-    flips = CrossingSamples.build(path, theta, u, dq)
-    return theta if flips is None else onto(theta, flips.theta, path.knots)
-
-
 def flip_sides(robot, sub: SubSamples, scheme: str) -> tuple[np.ndarray, np.ndarray]:
     """(λ (N, S), moved (N, 2)): the scheme's stations, and at every grid point on a Coulomb flip (`at_flip`)
     the free stations of the two intervals beside it moved to `FLIP_SIDE` of their length from it. θ̈ may jump
@@ -262,7 +193,7 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
     # (no law: stops inside the path or no profile; the grid is then placed by θ and arc length)
     blocks = [blk.at(None) for blk in limit_blocks(limits, data, b_ref, None)]
     law = rest_to_rest_law(blocks, coarse, b_ref)
-    layers = np.empty(0)
+    layers, riding = np.empty(0), np.empty(0)
     if grid_mode == "fixed":
         theta = coarse
     else:
@@ -272,10 +203,12 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
         knots = takes_knots(len(path.knots) - 2, grid_spec)
         placed = (lambda k: with_knots(place, path.knots, k)) if knots else place
         theta = placed(grid_spec)
-        if law is not None and grid_spec > 8:
-            layers = rest_layers(linearised(blocks, None), law, theta)
-            if layers.size:                              # (the same number of intervals: a compiled structure)
-                theta = np.union1d(placed(grid_spec - layers.size), layers)
+        if law is not None and grid_spec > 8:            # points where the optimum bends (`layers`), placed with
+            layers = rest_layers(linearised(blocks, None), law, theta)      # as many fewer: the same size, a
+            riding = riding_flips(robot, path, law, int(FLIP_LAYER_SHARE * grid_spec) // (2 * FLIP_LAYERS))
+            extra = layers.size + 2 * FLIP_LAYERS * riding.size             # compiled structure
+            if extra:
+                theta = np.union1d(placed(grid_spec - extra), layers)
     # dense waypoint paths: limits bend inside most intervals, every station on (3000 waypoints: 31 s, not 57);
     # with `dense_linear`, where their default grid has up to DENSE_LINEAR_MAX intervals, they plan as other
     # paths, θ̈ linear (`planner`) — judged by the default grid, so the finer grids split from it (`finer`) too
@@ -296,7 +229,10 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
         theta = relocated(robot, path, theta, law, stations0[1], lambda d, br: limit_blocks(limits, d, br, None),
                           gap_target, larger, np.union1d(path.knots, layers))
     if grid_mode != "fixed":
-        theta = on_coulomb_flips(robot, path, end_layers(robot, theta))
+        theta = end_layers(robot, theta)
+        size = theta.size - 1 + 2 * FLIP_LAYERS * riding.size   # (a flip layer that met a point: split the longest)
+        theta = filled(flip_layers(on_coulomb_flips(robot, path, theta), riding), size) if riding.size else \
+            on_coulomb_flips(robot, path, theta)
     L = theta[-1] - theta[0]
     top = law.b.max() if law is not None else np.nanmax(np.where(np.isfinite(vel), vel, np.nan), initial=np.nan)
     Bbar = float(top / L ** 2) if np.isfinite(top) and top > 0 else 1.0 / L ** 2
