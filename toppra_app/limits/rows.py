@@ -88,7 +88,7 @@ class PathData:
 def at_flip(dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
     """(P, n) bool: the samples that stand on a zero of q′_k where it changes sign, a Coulomb flip: their
     distance to the root, |q′_k| / |q″_k|, within `FLIP_TOL` of the sample's own θ-scale ‖q′‖∞ / ‖q″‖∞
-    (scale-free). A grid point `layers.on_coulomb_flips` moved onto one, a station the repair moved onto one
+    (scale-free). A grid point `prepare.on_coulomb_flips` moved onto one, a station the repair moved onto one
     the check found (`samples.CrossingSamples`); not a joint that does not move (q′_k = q″_k = 0)."""
     dq, ddq = np.abs(dq), np.abs(ddq)
     return dq * ddq.max(axis=-1, keepdims=True) < FLIP_TOL * ddq * dq.max(axis=-1, keepdims=True)
@@ -174,7 +174,29 @@ def max_path_speed_squared(blocks: list[RowBlock], b_hi: float | np.ndarray | No
     P = blocks[0].A.shape[0] if blocks else 0
 
     def feasible(b):
-        lo_a, hi_a, ok = theta_ddot_bounds(blocks, b)
+        lo_a = np.full(P, -np.inf)
+        hi_a = np.full(P, np.inf)
+        ok = np.ones(P, bool)
+        sq = np.sqrt(b)
+        for blk in blocks:
+            rest = blk.B * b[:, None] + blk.C * sq[:, None]
+            for side, has in (("hi", blk.has_hi), ("lo", blk.has_lo)):
+                bound = np.where(has[None, :], (blk.hi if side == "hi" else blk.lo) - rest, np.nan)
+                A = blk.A
+                small = np.abs(A) < 1e-12
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    v = bound / np.where(small, 1.0, A)
+                if side == "hi":
+                    ok &= ~np.any(small & (bound < -1e-9), axis=1)
+                    upper = ~small & (A > 0)
+                else:
+                    ok &= ~np.any(small & (bound > 1e-9), axis=1)
+                    upper = ~small & (A < 0)
+                lower = ~small & ~upper
+                hv = np.where(upper & has[None, :], v, np.inf)
+                lv = np.where(lower & has[None, :], v, -np.inf)
+                hi_a = np.minimum(hi_a, hv.min(axis=1, initial=np.inf))
+                lo_a = np.maximum(lo_a, lv.max(axis=1, initial=-np.inf))
         return ok & (lo_a <= hi_a + 1e-12 * np.maximum(1.0, np.abs(lo_a)))
 
     top = np.full(P, 1e6) if b_hi is None else np.broadcast_to(np.asarray(b_hi, dtype=float), (P,)).copy()
@@ -191,34 +213,3 @@ def max_path_speed_squared(blocks: list[RowBlock], b_hi: float | np.ndarray | No
     out[unbounded] = np.inf if b_hi is None else top[unbounded]
     out[~feasible(np.zeros(P))] = np.nan
     return out
-
-
-def theta_ddot_bounds(blocks: list[RowBlock], b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(lowest θ̈, highest θ̈, ok) (P,) that the `blocks`' rows allow at every grid point with θ̇² = `b` (P,);
-    ok False where a row without θ̈ is broken. Equality rows (boundary speeds) are ignored."""
-    blocks = [blk for blk in blocks if not blk.equality]
-    P = np.shape(b)[0]
-    lo_a = np.full(P, -np.inf)
-    hi_a = np.full(P, np.inf)
-    ok = np.ones(P, bool)
-    sq = np.sqrt(b)
-    for blk in blocks:
-        rest = blk.B * b[:, None] + blk.C * sq[:, None]
-        for side, has in (("hi", blk.has_hi), ("lo", blk.has_lo)):
-            bound = np.where(has[None, :], (blk.hi if side == "hi" else blk.lo) - rest, np.nan)
-            A = blk.A
-            small = np.abs(A) < 1e-12
-            with np.errstate(divide="ignore", invalid="ignore"):
-                v = bound / np.where(small, 1.0, A)
-            if side == "hi":
-                ok &= ~np.any(small & (bound < -1e-9), axis=1)
-                upper = ~small & (A > 0)
-            else:
-                ok &= ~np.any(small & (bound > 1e-9), axis=1)
-                upper = ~small & (A < 0)
-            lower = ~small & ~upper
-            hv = np.where(upper & has[None, :], v, np.inf)
-            lv = np.where(lower & has[None, :], v, -np.inf)
-            hi_a = np.minimum(hi_a, hv.min(axis=1, initial=np.inf))
-            lo_a = np.maximum(lo_a, lv.max(axis=1, initial=-np.inf))
-    return lo_a, hi_a, ok
