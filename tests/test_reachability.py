@@ -79,7 +79,7 @@ def test_grid_placement_with_viscous_friction():
     planner = TimeOptimalPlanner(robot, path)
     plan = planner.plan()
     from toppra_app.planning.grid import LINEAR_INTERVALS
-    from toppra_app.planning.prepare import END_SPLITS
+    from toppra_app.planning.layers import END_SPLITS
     # (2 N·m·s/rad is 5–10 % of the torque limits at top speed: points inside the end intervals, `end_layers`)
     assert planner.grid.size == LINEAR_INTERVALS + 1 + 2 * END_SPLITS
     assert not np.allclose(np.diff(planner.grid), np.diff(planner.grid)[0])
