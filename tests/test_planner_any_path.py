@@ -175,6 +175,48 @@ def test_a_joint_that_reaches_its_speed_limit_at_once_is_timed_from_rest():
     assert max(pinocchio_worst(ours).values()) <= 1.001
 
 
+# a puma560 path out and back, a → c → b → c → a: it turns back exactly at its middle knot, where every q′ is 0 and
+# every joint's Coulomb friction flips (found by a hunt on robots the benchmark does not use; Corke's model with
+# viscous and Coulomb friction, his rated torques, 3 rad/s)
+PUMA_A = [0.38792538492284856, 1.7806662333588121, -1.5155381584677596, -0.9237426818738981, 0.10533214069628283,
+          2.609156012275383]
+PUMA_C = [-1.2829193762072741, 0.37990321613999123, -0.20574672171340858, -0.7534830884010737, -0.02202622931637288,
+          -0.5069317567205163]
+PUMA_B = [-0.3416052361495785, 0.20185883810856073, -2.2953193105136473, 1.832659415936897, 0.8294041453515353,
+          -0.14603563832608657]
+PUMA_OUT_AND_BACK = np.array([PUMA_A, PUMA_C, PUMA_B, PUMA_C, PUMA_A])
+
+
+@functools.lru_cache(maxsize=None)
+def puma_robot():
+    return dynamics.load_robot("puma560").with_limits(tau_max=np.array([97.6, 186.4, 89.4, 24.2, 20.1, 21.3]),
+                                                      qd_max=3.0)
+
+
+@functools.lru_cache(maxsize=None)
+def puma_default_duration():
+    return plan_time_optimal(puma_robot(), JointPath.from_waypoints(PUMA_OUT_AND_BACK)).duration
+
+
+@pytest.mark.parametrize("law, objective", [("constant", "tangent"), ("linear", "tangent"), ("constant", "cone")])
+def test_a_fine_grid_plans_where_the_path_turns_back_with_friction(law, objective):
+    """The puma560's out-and-back path on 3200 intervals. The first reference halved θ̇² after the turn (a row of
+    the turn with rounding on the next point, `stations.ROUNDING`), so the first solve left out every row
+    of the next interval and was unbounded; the problem with every row has speed bounds up to 4.9e10 next to the
+    turn (q′ → 0), on which Clarabel ended "almost solved" and called the time cones unbounded at its second
+    iteration (`problem.ROW_BOUND_MAX`; the cone objective solves with every row at once). The fallback SCS then
+    ran for minutes (317 s) and the plan came out 7.45× over a limit with only a warning. Now 1–4 solves in
+    1–5 s, no warning, within the limits on 1 ms samples (Pinocchio), and within 0.1 % of the default plan."""
+    from test_planner import pinocchio_worst
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)              # "solved only inaccurately", "still exceeds"
+        fine = plan_time_optimal(puma_robot(), JointPath.from_waypoints(PUMA_OUT_AND_BACK), grid=3200,
+                                 time_law=law, time_objective=objective)
+    assert fine.iterations <= 5 and fine.worst_ratio <= 1.001
+    assert max(pinocchio_worst(fine).values()) <= 1.001
+    assert fine.duration <= 1.001 * puma_default_duration()
+
+
 def test_ten_thousand_noisy_waypoints_plan_rest_to_rest():
     """10 000 waypoints with 1e-4 rad noise: every point can be held, so it plans (was a false "infeasible").
     One solve on a 2000-interval grid here (the default grid, 16 384 intervals with a point on every knot,

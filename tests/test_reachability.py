@@ -192,6 +192,37 @@ def test_a_point_the_forward_sweep_starves_is_raised_to_its_neighbours():
     assert _unstarved(edge * np.array([1, 1, 0.98, 1, 1]))[2] == pytest.approx(0.4)
 
 
+def test_a_rounding_coefficient_is_packed_as_zero_and_does_not_starve_the_sweeps():
+    """At the turn of an out-and-back path every q′ is 0 up to rounding, and the turn's row on the interval after
+    it read u β_j + w β_{j+1} ≤ h with w ~ 2e-15 u. The sweeps met its bound on β_j exactly and took β_{j+1} ≤
+    (h − u β_j)/w — rounding over w: 0 here, half the optimum after a puma560's turn on 3200 intervals, where the
+    first solve then left out every row of the next interval and was unbounded. `stations.pack` now writes such a
+    coefficient as 0 (`ROUNDING`), and the sweeps find the linear program's optimum (HiGHS)."""
+    from scipy.optimize import linprog
+    from toppra_app.socp.reachability import packed_profile
+    from toppra_app.socp.stations import OneSided, default_lams, pack
+    theta, two = np.linspace(0.0, 1.0, 4), 2.0 / 3.0          # 3 intervals, 2Δσ = 2/3; collocation: θ_0, θ_1, θ_2, θ_3
+    # rows α' α + β' β ≤ h at each point: β_1 − β_0 ≤ 0.5; at the turn β_1 ≤ 0.5 with α' rounding (w = 2e-15)
+    # and β_2 − β_1 ≤ 0.1; β_2 ≤ 0.6 and β_2 − β_3 ≤ 1; β_3 ≤ 1
+    al = np.array([[two * 1.0, 0.0], [two * 2e-15, two * 1.0], [0.0, -two], [0.0, 0.0]])
+    be = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 0.0], [1.0, 1.0]])
+    h = np.array([[0.5, np.inf], [0.5, 0.1], [0.6, 1.0], [1.0, np.inf]])
+    rows = OneSided(al, be, np.zeros_like(al), h, [(0, r, "hi") for r in range(2)])
+    values = pack(rows, np.isfinite(h), theta, default_lams(3, "collocation"), "collocation", 2)
+    assert not np.any((values["w"] != 0) & (np.abs(values["w"]) < 1e-9))        # the rounding written as 0
+    values["ends"] = np.zeros(2)
+    beta, _ = packed_profile(values, 3)
+    U, W, H = (values[k].reshape(3, -1) for k in ("u", "w", "h"))
+    A = np.zeros((U.size, 4))
+    for j in range(3):
+        A[U.shape[1] * j:U.shape[1] * (j + 1), j], A[U.shape[1] * j:U.shape[1] * (j + 1), j + 1] = U[j], W[j]
+    used = H.reshape(-1) < 1e20
+    lp = linprog(-np.ones(4), A_ub=A[used], b_ub=H.reshape(-1)[used], bounds=[(0, 0)] + [(0, None)] * 2 + [(0, 0)],
+                 method="highs")
+    assert lp.status == 0 and lp.x[2] == pytest.approx(0.6)
+    assert np.allclose(beta, lp.x, rtol=1e-7, atol=1e-9)
+
+
 def test_the_out_and_back_path_plans_in_one_solve():
     """The suite's iiwa out-and-back path: the sweeps' first reference stopped at the cusp (β 0.13 → 0 → 0.13,
     starved by a station's row next to it) and the tangent objective needed three solves; raised, one."""

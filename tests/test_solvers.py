@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
-from toppra_app.socp.solvers import SolverError, solve_with_chain
+from toppra_app.socp.solvers import SolverError, installed_solvers, solve_with_chain, time_limit
 
 PROBE = {"iterative_refinement_enable": False, "probe_marker": 1}
 
@@ -75,6 +75,27 @@ def test_every_try_failing_raises_and_an_inaccurate_one_is_kept_with_a_warning()
         warnings.simplefilter("always")
         status = solve_with_chain(solve, "CLARABEL", probe=PROBE)[0]
     assert status == "optimal_inaccurate" and any("inaccurate" in str(w.message) for w in caught)
+
+
+def test_with_a_size_every_try_has_a_time_limit_and_one_that_reaches_it_is_a_failure():
+    """`size` (the problem's rows) gives each Clarabel and SCS try its own time limit (`solvers.time_limit`); a try
+    that ran that long is a failure, never the inaccurate result kept as a last resort: the chain ends in a clear
+    `SolverError` (on a puma560 path of 3200 intervals SCS had run its 50 000 iterations for minutes, and its
+    inaccurate result was a plan 7.45× over a limit). Without a size no limit is set."""
+    limit = time_limit(115_000)
+    assert 10.0 < limit < 20.0
+    calls = []
+
+    def slow(name, options):
+        calls.append((name, dict(options)))
+        return "optimal_inaccurate", np.array([1.0, 2.0]), limit + 0.01, 0.0
+    with pytest.raises(SolverError, match="time limit"):
+        solve_with_chain(slow, "CLARABEL", size=115_000)
+    assert [c[0] for c in calls] == ["CLARABEL", "CLARABEL"] + (["SCS"] if "SCS" in installed_solvers() else [])
+    assert [c[1].get("time_limit", c[1].get("time_limit_secs")) for c in calls] == [limit] * len(calls)
+    solve, calls = scripted(["optimal_inaccurate", "optimal"])
+    assert solve_with_chain(solve, "CLARABEL")[0] == "optimal"
+    assert not any("time_limit" in c[1] or "time_limit_secs" in c[1] for c in calls)
 
 
 def test_controller_plan_is_the_same_with_and_without_the_probe(monkeypatch):

@@ -172,7 +172,8 @@ def solve_station_problem(N: int, R: int, values: dict, solver, sd_start: float,
     with cache.acquire(N, R, K, linear, tangent, roots) as problem:
         out = solve_with_chain(lambda name, opts: problem.solve(values, name, opts), solver,
                                clarabel=CONTROLLER_CLARABEL if K else None,
-                               probe=CONTROLLER_PROBE if K and probed else None, probed=probed, first_only=reduced)
+                               probe=CONTROLLER_PROBE if K and probed else None, probed=probed, first_only=reduced,
+                               size=N * R + (N + 1) * K)
     if out[0] != "infeasible":
         return out
     if sd_start == 0 and sd_end == 0:

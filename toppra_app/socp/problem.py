@@ -55,6 +55,16 @@ import numpy as np
 import scipy.sparse as sp
 
 UNUSED = 1e21            # bound of an unused row slot (Clarabel's presolve drops rows with |h| ≥ 1e20)
+# a used row's bound h goes to the solver as at most this. Rows are scaled to coefficients ≤ 1 and β to the
+# coarse profile's top (~1), so the cap cuts only profiles with some β (or |ε|) above 2e5 — θ̇ ~450× that top —
+# and conservatively even then. Next to a turn back every q′ → 0 and the speed rows b ≤ q̇_max²/q′² grow
+# without bound: 4.9e10 at a station 1.4e-7 of the path from a puma560's turn (3200 intervals). Clarabel's
+# tolerances are relative to its largest bound: the linear program with every row ended "almost solved" (and
+# "solved" with the bounds capped at 1e9, its objective 2e-5 off), the time cones "dual infeasible" at the
+# second iteration (a ray with β < 0, no certificate), and the chain went on to SCS for minutes. Capped at
+# 1e6 both are solved (the linear program within 4e-7 of HiGHS's optimum); the planner suite's largest bound
+# is 113 (its plans bitwise the same)
+ROW_BOUND_MAX = 1e6
 
 _G0, _H0, _S0, _E0 = 1e3, 1e8, 2e8, 3e8      # marker offsets (exact integers in float64)
 _C0, _S2 = 9e8, 2.5e8                        # θ̈-continuity coefficients (6), second half-interval spans (linear law)
@@ -272,7 +282,10 @@ class StationProblem:
         for key in ("h", "span", "ends"):
             if key in pos:
                 sign, at = pos[key]
-                data["b"][at] = sign * np.asarray(values[key], dtype=float)
+                x = np.asarray(values[key], dtype=float)
+                if key == "h":                # (unused slots stay `UNUSED`: left out below, or never binding)
+                    x = np.where(x < UNUSED, np.minimum(x, ROW_BOUND_MAX), x)
+                data["b"][at] = sign * x
         if "weights" in pos:                  # (1′): on β, then on the solver's ε
             sign, at = pos["weights"]
             data["c"][at] = sign * np.asarray(values["weights"], dtype=float)

@@ -39,6 +39,29 @@ FAST_CLARABEL = dict(tol_feas=1e-7, tol_gap_abs=1e-7, tol_gap_rel=1e-7, iterativ
 CAREFUL_CLARABEL = dict(max_iter=500, tol_feas=1e-7, tol_gap_abs=1e-7, tol_gap_rel=1e-7, equilibrate_max_iter=50)
 
 
+# a time limit on each Clarabel and SCS try where the caller gives the problem's size (`solve_with_chain(size=)`:
+# the station problem's row slots, N·R + P·K): `TIME_LIMIT_BASE` + `TIME_LIMIT_PER_ROW` × size seconds. The solves
+# that succeed take far less: 10–30 ms on the default grids (~6 000 slots: limit 2.6 s); on 3208 intervals
+# (115 000 slots: limit 13.5 s) 0.15–0.6 s for the linear program, 0.5–1.6 s for the time cones, 1.5 s for a
+# 153-iteration θ̈-linear one — ≥ 8× below the limit. A problem Clarabel fails on is rarely one SCS solves to
+# 1e-7; SCS ran its 50 000 iterations there for minutes (a puma560 out-and-back path on 3200 intervals: 317 s,
+# 26 min unfinished with the other core busy; a plan 7.45× over a limit with only a warning). A try stopped by
+# its limit is a failure, never the inaccurate candidate kept as a last resort
+TIME_LIMIT_BASE = 2.0
+TIME_LIMIT_PER_ROW = 1e-4
+
+
+def time_limit(size: int | None) -> float | None:
+    """Seconds a Clarabel or SCS try of a problem with `size` rows may take (None: no limit)."""
+    return None if size is None else TIME_LIMIT_BASE + TIME_LIMIT_PER_ROW * float(size)
+
+
+def _limited(name: str, options: dict, limit: float | None) -> dict:
+    """`options` with the solver's own time-limit setting (Clarabel, SCS), if `limit`."""
+    key = {"CLARABEL": "time_limit", "SCS": "time_limit_secs"}.get(name)
+    return options if limit is None or key is None else {**options, key: limit}
+
+
 def solver_chain(solver: str | None, normalised: bool = True) -> list[tuple[str, dict]]:
     """[(solver name, options)] in the order they are tried; `InputError` for a solver cvxpy lacks.
     `normalised=False` (problems in physical units: `GeneralProblem`) starts with the careful settings."""
@@ -61,7 +84,8 @@ def solver_chain(solver: str | None, normalised: bool = True) -> list[tuple[str,
 
 
 def solve_with_chain(solve, solver: str | None, normalised: bool = True, what: str = "the time-optimal problem",
-                     clarabel: dict | None = None, probe: dict | None = None, probed=None, first_only: bool = False):
+                     clarabel: dict | None = None, probe: dict | None = None, probed=None, first_only: bool = False,
+                     size: int | None = None):
     """Try `solve(name, options) -> (status, x, wall, compile_s)` down the chain.
 
     Returns (status, x, solver name, wall seconds, compile seconds); status is "infeasible" when the
@@ -71,10 +95,12 @@ def solve_with_chain(solve, solver: str | None, normalised: bool = True, what: s
     the chain as if the probe had not been made (its infeasibility is not trusted); `probed(ok)` is told
     whether it was. `first_only`: the first solver of the chain only, and status "failed" (x None) unless it
     ends "optimal" — for a problem with rows left out, which the caller then solves again with every row (a
-    reduced problem whose solver failed went on to SCS, 9 s, before that)."""
+    reduced problem whose solver failed went on to SCS, 9 s, before that). `size`: the problem's rows, for each
+    Clarabel and SCS try's time limit (`time_limit`; a try that reaches it is a failure)."""
     failures, candidate = [], None
     wall_all = compile_all = 0.0
-    chain = [(name, {**opts, **(clarabel or {})} if name == "CLARABEL" else opts)
+    limit = time_limit(size)
+    chain = [(name, _limited(name, {**opts, **(clarabel or {})} if name == "CLARABEL" else opts, limit))
              for name, opts in solver_chain(solver, normalised)]
     chain = chain[:1] if first_only else chain
     if probe is not None and chain[0][0] == "CLARABEL":
@@ -103,6 +129,9 @@ def solve_with_chain(solve, solver: str | None, normalised: bool = True, what: s
             return status, x, name, wall_all, compile_all
         if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE) and not failures and not first_only:
             return "infeasible", None, name, wall_all, compile_all
+        if limit is not None and wall - compile_s >= limit:      # (Clarabel "user_limit", SCS "optimal_inaccurate")
+            failures.append(f"{name}: stopped by its time limit ({limit:.3g} s)")
+            continue
         failures.append(f"{name}: {status}")
         if status == cp.OPTIMAL_INACCURATE and ok and candidate is None:
             candidate = (status, x, name)

@@ -37,6 +37,13 @@ from ..trajectory import inside
 # weight λ of β_j (left end) at each station of an interval; θ = θ_j + (1 − λ) Δθ_j, θ̇² = λ β_j + (1 − λ) β_{j+1}
 SCHEMES = {"interpolation": (1.0, 0.75, 0.5, 0.25, 0.0), "collocation": (1.0, 0.0)}
 SLOT_SIZES = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
+# `pack`: a row's coefficient below this × its largest is rounding and set to 0 (it moves the row by < 1e-9 of
+# β, far below the solver's tolerance). At the turn of an out-and-back path every q′ is 0 up to rounding, so the
+# turn's row on the interval after it read u β_j + 2e-15 u β_{j+1} ≤ h (puma560, 3200 intervals): the sweeps of
+# the first reference (`reachability`) met its bound on β_j exactly and took β_{j+1} ≤ (h − u β_j)/w, rounding
+# over w — θ̇² 0.52 → 0.26 after the turn; every row of the next interval then had slack > `planner.FAR_SLACK`
+# there and was left out of the first solve, and that linear program was unbounded
+ROUNDING = 1e-9
 
 
 # the free stations (left half, right half): off until a refinement round places one on the worst point
@@ -208,7 +215,8 @@ def pack(rows: OneSided, keep: np.ndarray, theta: np.ndarray, lams: np.ndarray, 
     scale = np.where(scale > 0, scale, 1.0)
     out = {}
     for name, x in (("u", u), ("w", w), ("gl", gl), ("gr", gr)) + ((("v", v),) if linear else ()):
-        out[name] = np.where(valid, x / scale, 0.0).reshape(-1)
+        x = x / scale                                   # (a coefficient that is rounding next to the row's 1: 0)
+        out[name] = np.where(valid & (np.abs(x) > ROUNDING), x, 0.0).reshape(-1)
     out["h"] = np.where(valid, h / scale, UNUSED).reshape(-1)
     out["span"] = 2.0 * np.sqrt(2.0 * dsig)
     if linear:                                         # (2′) of `problem`: two halves of Δσ_j
