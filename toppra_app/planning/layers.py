@@ -126,8 +126,8 @@ def riding_flips(robot, path, law, count: int) -> np.ndarray:
     θ̈ no hold on the joint's torque and its Coulomb term jumps by 2 F_c: θ̇² dips into the flip in a narrow,
     log-shaped V that a time law cannot follow in the intervals beside it (one Puma 560 joint turning back:
     +0.10 % from converged on 136 intervals; with `FLIP_LAYERS` points on either side, +0.008 %; with four,
-    +0.003 %, but a z1 arm's path out and back, all six joints flipping where it turns, then broke the solver's
-    problem — 11× over a limit after 32 solves)."""
+    +0.003 %, but four once broke a z1 path out and back, all six joints flipping where it turns — 11× over a
+    limit after 32 solves, the rounding `socp.stations.ROUNDING` now removes; three leave more of the grid)."""
     flips = coulomb_flips(robot, path, law.theta)
     if flips is None or count <= 0:
         return np.empty(0)
