@@ -395,3 +395,17 @@ def test_durations_against_toppra_on_a_fine_grid(family, seed):
     ref = _toppra_duration(r, W, 5000)
     assert ours.duration >= ref * (1 - 2e-3)                  # never (much) faster than the optimum
     assert ours.duration <= ref * (1 + (1e-2 if family == "dense" else 5e-3))
+
+
+def test_a_controller_profile_gets_no_points_at_known_bends():
+    """The run-up points (and flip layers) make intervals far shorter than their neighbours; a controller
+    profile's θ̈ ramps (its torque-rate rows), so it has no such kink, and its rate rows over those intervals
+    had left Clarabel with a numerical error and SCS with its time limit (ur5e/many-0: 0.45 → 3.7 s). Plain
+    plans get the point, controller profiles do not."""
+    from benchmarks.bench_controller import profile
+    r = ur3_robot()
+    path = JointPath.from_waypoints(UR3_WRIST)
+    plain = TimeOptimalPlanner(r, path).grid
+    ctrl = TimeOptimalPlanner(r, path, controller=profile("linear")).grid
+    assert plain[1] - plain[0] < 5e-5 and plain[-1] - plain[-2] < 5e-5           # (the run-up ends ~2e-5 in)
+    assert ctrl[1] - ctrl[0] > 1e-4 and ctrl[-1] - ctrl[-2] > 1e-4

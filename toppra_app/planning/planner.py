@@ -88,7 +88,6 @@ class TimeOptimalPlanner:
         solver_chain(solver)                                    # validates the name
         self.robot, self.path, self.scheme, self.tol, self.solver = robot, path, scheme, number(tol, "tol", 0, 1), solver
         self.prune, self.payload_frame, self.allow_overload = bool(prune), payload_frame, bool(allow_overload)
-        self.relocate = bool(relocate)
         self.tangent = choice(time_objective, "time_objective", OBJECTIVES) == "tangent"
         self.limits = limit_list(robot, limits, tool_speed_max, collision_energy_max, cartesian_frame, contact_mass)
         # the time–energy objective and torque-rate / jerk limits (optional; `planning.sequential`)
@@ -99,12 +98,12 @@ class TimeOptimalPlanner:
         given = user_intervals(grid, self.grid_spec)          # None: the default grid, which may be refined
         self.auto_grid = given is None
         self.linear = linear_law(time_law, self.controller, self.energy_weight, self.rates, given,
-                                 scheme == "interpolation" and self.relocate)
+                                 scheme == "interpolation" and bool(relocate))
         self.rated = self.controller is not None and self.controller.has_rates   # θ̈ continuous with θ̈ linear
         if self.auto_grid and self.linear and not self.rated:
             self.grid_spec = intervals_for(path, linear=True)
         self.estimates_gap = estimates_gap(self.energy_weight, self.rates, self.controller)
-        self.check_position_limits = bool(check_position_limits)
+        self.check_position_limits, self.relocate = bool(check_position_limits), bool(relocate)
         self._lock, self._ready, self._finer = threading.Lock(), False, {}
 
     def _prepare(self) -> None:
@@ -112,12 +111,13 @@ class TimeOptimalPlanner:
         with self._lock:
             if self._ready:
                 return
+            gap = self.estimates_gap                   # (no rates: the grid's points at known bends, `layers`)
             s = prepare(self.robot, self.path, self.limits, grid_mode=self.grid_mode, grid_spec=self.grid_spec,
                         scheme=self.scheme, substeps=self.substeps, tol=self.tol,
                         check_positions=self.check_position_limits, relocate=self.relocate,
                         gap_target=REFINE_ABOVE if self.gap_target is None else self.gap_target, linear=self.linear,
-                        may_refine=self.auto_grid and self.max_splits > 0 and self.estimates_gap,
-                        dense_linear=self.linear and self.auto_grid and self.estimates_gap)
+                        may_refine=self.auto_grid and self.max_splits > 0 and self.estimates_gap, with_layers=gap,
+                        dense_linear=self.linear and self.auto_grid and gap)
             self.theta, self.L, self.Bbar, self.law0, self.all_stations = s.theta, s.L, s.Bbar, s.law, s.all_stations
             self.sub, self.ths, self.data0, self.b_ref0, self.lams0 = s.sub, s.ths, s.data, s.b_ref, s.lams
             self.moved0, self.caps, self.dense = s.moved, s.caps, s.dense

@@ -174,12 +174,15 @@ def flip_sides(robot, sub: SubSamples, scheme: str) -> tuple[np.ndarray, np.ndar
 
 def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, substeps: int, tol: float,
             check_positions: bool, relocate: bool, gap_target: float, may_refine: bool, linear: bool,
-            dense_linear: bool = False) -> Setup:
+            dense_linear: bool = False, with_layers: bool = True) -> Setup:
     """The grid and stations of a planner (`grid_mode`, `grid_spec` from `grid.parse_grid`); `may_refine`:
     the planner may refine its default grid for the gap estimate (`options.estimates_gap`); `linear`: its
     plans have θ̈ linear per interval where the path is not dense (speed caps closer together);
     `dense_linear`: θ̈ linear on the default grid, estimating the gap (not a controller profile's rates or an
-    energy term) — dense paths plan like others, and the grid takes the profile's variation into account."""
+    energy term) — dense paths plan like others, and the grid takes the profile's variation into account;
+    `with_layers`: points where a run-up from rest ends and beside flips a joint rides its torque limit into
+    (`layers.rest_layers`, `riding_flips`) — not for a controller profile's rates, whose θ̈ ramps (their rows
+    over such short intervals left Clarabel with a numerical error and SCS with its time limit: 0.45 → 3.7 s)."""
     coarse = grid_spec if grid_mode == "fixed" else default_grid(path, COARSE_INTERVALS)
     S = path.evaluate(coarse)
     if check_positions:
@@ -203,7 +206,7 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
         knots = takes_knots(len(path.knots) - 2, grid_spec)
         placed = (lambda k: with_knots(place, path.knots, k)) if knots else place
         theta = placed(grid_spec)
-        if law is not None and grid_spec > 8:            # points where the optimum bends (`layers`), placed with
+        if law is not None and grid_spec > 8 and with_layers:   # points where the optimum bends (`layers`), placed with
             layers = rest_layers(linearised(blocks, None), law, theta)      # as many fewer: the same size, a
             riding = riding_flips(robot, path, law, int(FLIP_LAYER_SHARE * grid_spec) // (2 * FLIP_LAYERS))
             extra = layers.size + 2 * FLIP_LAYERS * riding.size             # compiled structure
