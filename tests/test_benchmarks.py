@@ -153,3 +153,22 @@ def test_bench_files_are_written_exclusively_and_long_names_refused_first(tmp_pa
     monkeypatch.setattr(bp, "run_planner_benchmark", lambda json_path=None, **kw: open(json_path, "w").write("{}"))
     assert main(["bench", "planner", "--quick", "--json", "new.json"]) == 0
     assert sorted(os.listdir(tmp_path)) == ["late.json", "new.json"] and (tmp_path / "new.json").read_text() == "{}"
+
+
+def test_study_hunt_draws_the_hunts_cases():
+    """`benchmarks.study_hunt`: the sixteenth session's hunt cases, drawn again in its order of draws — the UR3
+    wrist path that was +0.14 % from converged (onejoint, seed 41: only the last joint moves, out and back) and
+    the Puma 560 path whose joint rode its torque limit into a Coulomb flip (onejoint, seed 42)."""
+    from benchmarks.cases import erd_path
+    from benchmarks.study_hunt import FAMILIES, arm, cases
+    if erd_path("robots/ur_description/urdf/ur3_robot.urdf") is None:
+        pytest.skip("example-robot-data not installed")
+    from test_friction_paths import PUMA_TORQUES, PUMA_W
+    from test_planner_any_path import UR3_WRIST
+    drawn = {(c[0], c[1]): c for c in cases("ur3")}
+    assert {c[0] for c in drawn.values()} == set(FAMILIES)
+    np.testing.assert_array_equal(drawn[("onejoint", 41)][3], UR3_WRIST)
+    puma = {(c[0], c[1]): c for c in cases("puma560")}
+    np.testing.assert_array_equal(puma[("onejoint", 42)][3], PUMA_W)
+    np.testing.assert_array_equal(arm("puma560").tau_max, PUMA_TORQUES)
+    assert arm("ur3+3").qdd_max.max() == 3.0
