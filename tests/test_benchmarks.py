@@ -164,7 +164,7 @@ def test_study_hunt_draws_the_hunts_cases():
     if erd_path("robots/ur_description/urdf/ur3_robot.urdf") is None:
         pytest.skip("example-robot-data not installed")
     from test_friction_paths import PUMA_TORQUES, PUMA_W
-    from test_planner_any_path import UR3_WRIST
+    from test_grid_layers import UR3_WRIST
     drawn = {(c[0], c[1]): c for c in cases("ur3")}
     assert {c[0] for c in drawn.values()} == set(FAMILIES)
     np.testing.assert_array_equal(drawn[("onejoint", 41)][3], UR3_WRIST)
