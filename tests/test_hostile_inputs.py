@@ -181,6 +181,7 @@ def test_symlink_loops_at_the_command_line_end_in_one_line(tmp_path, monkeypatch
     ("motion", "approach_height", 1e6, "must be <= 10"),
     ("gripper", "mass", 0.0, None),
     ("limits", "tool_speed_max", 1e-12, "limits.tool_speed_max.*must be >= 0.001"),   # (blamed on dt: a hunt)
+    ("motion", "energy_weight", 1e300, "motion.energy_weight: must be <= 1000000.0"),   # (a SolverError after 18 s)
 ])
 def test_absurd_cell_sizes_are_refused_before_any_work(tmp_path, table, key, value, message):
     doc = copy.deepcopy(BASE)

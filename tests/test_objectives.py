@@ -95,6 +95,7 @@ def test_energy_weight_with_payload_and_custom_R():
 @pytest.mark.parametrize("kw, field", [(dict(energy_weight=-1.0), "energy_weight"),
                                        (dict(energy_weight="x"), "energy_weight"),
                                        (dict(energy_weight=float("nan")), "energy_weight"),
+                                       (dict(energy_weight=1e300), "energy_weight: must be at most 1e"),
                                        (dict(energy_R=[1.0, 2.0]), "energy_R"),
                                        (dict(energy_R=-np.ones(7)), "energy_R")])
 def test_bad_energy_options(kw, field):

@@ -11,6 +11,7 @@ import numpy as np
 from dynamics.model import ModelError, RobotModel
 from dynamics.payload import RigidBodyInertia, with_payload
 from toppra_app.errors import InputError, short_repr
+from toppra_app.objectives.energy import MAX_WEIGHT
 from toppra_app.textfile import read_toml
 
 from .cell import BoxType, Cell, DEFAULT_CELL, TCP_FRAME, read_only, read_only_int, rot_z, tool_down_pose
@@ -243,7 +244,7 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
         samples=rm.number("samples", 80, lo=10, hi=2000, integer=True),
         grid=_grid(rm), gap_target=rm.number("gap_target", None, positive=True, hi=1.0) if "gap_target" in rm.table else None,
         rot_weight=rm.number("rot_weight", 0.2, positive=True),
-        energy_weight=rm.number("energy_weight", 0.0, lo=0.0),
+        energy_weight=rm.number("energy_weight", 0.0, lo=0.0, hi=MAX_WEIGHT),
         q_preferred=np.zeros(robot.n),
     )
     if cell.transfer not in ("arc", "line"):
