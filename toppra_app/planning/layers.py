@@ -11,6 +11,8 @@ import numpy as np
 
 from ..limits.rows import PathData
 from ..samples import CrossingSamples, flip_joints
+from ..socp.facets import half_planes, unit_rows
+from ..socp.reachability import bounds_on_a, speed_range
 from .grid import onto
 
 END_SPLITS = 4                     # viscous friction: points at halving distances inside the end intervals
@@ -48,21 +50,22 @@ def rest_layers(blocks, law, theta) -> np.ndarray:
     2e-5 of the path, +0.12 … +0.14 % from converged on 320 intervals after two refinements; +0.001 … +0.003 % on
     128 with the points, in one or two solves).
     `blocks`: the coarse grid's rows (`law.theta`), √b terms left out; the distance ∫ db / (2 |θ̈(b)|) is
-    taken at the end point's rows at `LAYER_LEVELS` levels of b."""
-    lower, upper, cap = _lines(blocks, [0, law.theta.size - 1])
-    # the largest b at which some θ̈ meets every row: each lower line below each upper line, and the b-only rows
-    gap_s = lower[0][:, :, None] - upper[0][:, None, :]                 # (2, l, u): (s_l − s_u) b ≤ i_u − i_l
-    gap_i = upper[1][:, None, :] - lower[1][:, :, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pair = np.where(gap_s > 0, gap_i / gap_s, np.inf).reshape(2, -1)
-    top = np.minimum(cap, pair.min(axis=1, initial=np.inf))
+    taken at the end point's rows (as the reachability sweeps read them: `reachability.bounds_on_a`,
+    `speed_range`) at `LAYER_LEVELS` levels of b."""
+    al, be, hh, _ = half_planes(blocks)
+    if al.shape[0] != law.theta.size:
+        return np.empty(0)
+    ends = [0, law.theta.size - 1]
+    al, be, hh, flat = unit_rows(al[ends], be[ends], hh[ends])
+    lower, upper, c, s = bounds_on_a(al, be, hh, flat)
+    top, _ = speed_range(flat, lower, upper, c, s, be, hh)
     out = []
     for e, h in ((0, theta[1] - theta[0]), (1, theta[-1] - theta[-2])):
         if not 0.0 < top[e] < np.inf:
             continue
         b = np.linspace(0.0, top[e], LAYER_LEVELS)[:, None]
-        a = (upper[0][e] * b + upper[1][e]).min(axis=1, initial=np.inf) if e == 0 else \
-            -(lower[0][e] * b + lower[1][e]).max(axis=1, initial=-np.inf)
+        a = np.where(upper[e], c[e] - s[e] * b, np.inf).min(axis=1) if e == 0 else \
+            -np.where(lower[e], c[e] - s[e] * b, -np.inf).max(axis=1)
         a[-1] = max(a[-1], a[-2])                      # (at the top itself the cap may leave no θ̈ at all)
         if not (np.isfinite(a) & (a > 0)).all():
             continue
@@ -70,30 +73,6 @@ def rest_layers(blocks, law, theta) -> np.ndarray:
         if 0.0 < x < LAYER_SHARE * h:
             out.append(theta[0] + x if e == 0 else theta[-1] - x)
     return np.array(out)
-
-
-def _lines(blocks, points):
-    """The rows of `blocks` at `points` (√b terms left out) as bounds on θ̈ linear in b: (lower, upper, cap) with
-    lower = (slopes, intercepts) (P, l) of θ̈ ≥ s b + i, upper likewise of θ̈ ≤ s b + i (inactive ones: slope 0,
-    intercept ∓inf), and cap (P,) the least b-only bound (rows without θ̈). Equality rows (boundary speeds) are
-    left out."""
-    low_s, low_i, up_s, up_i = [], [], [], []
-    cap = np.full(len(points), np.inf)
-    for blk in blocks:
-        if blk.equality:
-            continue
-        A, B = blk.A[points], blk.B[points]
-        for bound, has, sense in ((blk.hi[points], blk.has_hi, 1.0), (blk.lo[points], blk.has_lo, -1.0)):
-            a, bb, rhs = sense * A, sense * B, np.where(has & np.isfinite(bound), sense * bound, np.inf)
-            small = np.abs(a) < 1e-12                   # a·θ̈ + bb·b ≤ rhs
-            with np.errstate(divide="ignore", invalid="ignore"):
-                cap = np.minimum(cap, np.where(small & (bb > 0), rhs / bb, np.inf).min(axis=1, initial=np.inf))
-                s, i = np.where(small, 0.0, -bb / a), np.where(small, 0.0, rhs / a)
-            up, lo = ~small & (a > 0) & np.isfinite(rhs), ~small & (a < 0) & np.isfinite(rhs)
-            up_s.append(np.where(up, s, 0.0)), up_i.append(np.where(up, i, np.inf))
-            low_s.append(np.where(lo, s, 0.0)), low_i.append(np.where(lo, i, -np.inf))
-    cat = lambda x: np.concatenate(x, axis=1) if x else np.zeros((len(points), 0))   # noqa: E731
-    return (cat(low_s), cat(low_i)), (cat(up_s), cat(up_i)), cap
 
 
 def on_coulomb_flips(robot, path, theta) -> np.ndarray:
@@ -143,11 +122,11 @@ def riding_flips(robot, path, law, count: int) -> np.ndarray:
         + robot.coulomb[k] * np.sign(S.dq[r, k])
     ratio = np.abs(tau).reshape(2, -1).max(axis=0) / robot.tau_max[flips.joint]
     kept = []
-    for i in np.argsort(-ratio, kind="stable"):
-        if ratio[i] < FLIP_RIDING or len(kept) == count:
+    for j in np.argsort(-ratio, kind="stable"):
+        if ratio[j] < FLIP_RIDING or len(kept) == count:
             break
-        if all(abs(flips.theta[i] - x) > 1e-9 * (law.theta[-1] - law.theta[0]) for x in kept):
-            kept.append(flips.theta[i])                 # (joints flipping together: one point)
+        if all(abs(flips.theta[j] - x) > 1e-9 * (law.theta[-1] - law.theta[0]) for x in kept):
+            kept.append(flips.theta[j])                 # (joints flipping together: one point)
     return np.sort(np.array(kept))
 
 

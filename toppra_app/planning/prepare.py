@@ -234,8 +234,7 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
     if grid_mode != "fixed":
         theta = end_layers(robot, theta)
         size = theta.size - 1 + 2 * FLIP_LAYERS * riding.size   # (a flip layer that met a point: split the longest)
-        theta = filled(flip_layers(on_coulomb_flips(robot, path, theta), riding), size) if riding.size else \
-            on_coulomb_flips(robot, path, theta)
+        theta = filled(flip_layers(on_coulomb_flips(robot, path, theta), riding), size)
     L = theta[-1] - theta[0]
     top = law.b.max() if law is not None else np.nanmax(np.where(np.isfinite(vel), vel, np.nan), initial=np.nan)
     Bbar = float(top / L ** 2) if np.isfinite(top) and top > 0 else 1.0 / L ** 2

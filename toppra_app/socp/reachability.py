@@ -74,11 +74,8 @@ def reachable_profile(blocks, theta, b_start: float, b_end: float, turn_blocks=N
     weak = _near_turn(tal, tbe, tflat, np.diff(theta))
     if weak.any():
         al, be, hh, flat = unit_rows(*_both_ends(al, be, hh, flat, weak, np.diff(theta)))
-    lower, upper = ~flat & (al < 0), ~flat & (al > 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        c = np.where(flat, 0.0, hh / np.where(flat, 1.0, al))
-        s = np.where(flat, 0.0, be / np.where(flat, 1.0, al))
-    b_top, b_low = _speed_range(flat, lower, upper, c, s, be, hh)
+    lower, upper, c, s = bounds_on_a(al, be, hh, flat)
+    b_top, b_low = speed_range(flat, lower, upper, c, s, be, hh)
     if not (b_low <= b_top * (1 + 1e-9) + 1e-12).all() or b_start > b_top[0] or b_end > b_top[-1]:
         return None
     dth = np.diff(theta)
@@ -151,8 +148,18 @@ def _both_ends(al, be, hh, flat, at, dth):
     return np.hstack([al, extra[0]]), np.hstack([be, extra[1]]), np.hstack([hh, extra[2]])
 
 
-def _speed_range(flat, lower, upper, c, s, be, hh):
-    """(b̄, b_low) per point: the range of b at which some a meets every row."""
+def bounds_on_a(al, be, hh, flat):
+    """(lower, upper, c, s) of the unit rows (`facets.unit_rows`) α a + β b ≤ h: which rows bound a from below
+    (α < 0) and from above (α > 0), each as a ≥ c − s b or a ≤ c − s b (c = h/α, s = β/α; 0 for `flat` rows)."""
+    lower, upper = ~flat & (al < 0), ~flat & (al > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = np.where(flat, 0.0, hh / np.where(flat, 1.0, al))
+        s = np.where(flat, 0.0, be / np.where(flat, 1.0, al))
+    return lower, upper, c, s
+
+
+def speed_range(flat, lower, upper, c, s, be, hh):
+    """(b̄, b_low) per point: the range of b at which some a meets every row (`bounds_on_a`)."""
     P = flat.shape[0]
     with np.errstate(divide="ignore", invalid="ignore"):
         bf = hh / np.where(flat, be, 1.0)
