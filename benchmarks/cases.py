@@ -74,18 +74,22 @@ def robot(name: str):
     locked; its <dynamics damping> is viscous friction), and two built-ins. `accel` variants add joint
     acceleration limits of 10 rad/s²."""
     import dynamics
-    from dynamics.urdf import from_urdf
     base, _, accel = name.partition("+")
     if base == "panda-urdf":
-        r = from_urdf(erd_path("robots/panda_description/urdf/panda.urdf"),
-                      locked_joints={"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.0})
-        r = r.with_limits(tau_max=0.6 * r.tau_max)
+        r = erd_arm("panda_description/urdf/panda.urdf", {"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.0})
     elif base == "ur10-urdf":
-        r = from_urdf(erd_path("robots/ur_description/urdf/ur10_robot.urdf"))
-        r = r.with_limits(tau_max=0.6 * r.tau_max)
+        r = erd_arm("ur_description/urdf/ur10_robot.urdf")
     else:
         r = dynamics.load_robot(base)
     return r.with_limits(qdd_max=10.0) if accel else r
+
+
+def erd_arm(relative: str, locked: dict | None = None):
+    """The example-robot-data URDF robots/`relative`, `locked` joints held, at 0.6 × its rated torque (the
+    benchmarks' convention for URDF arms)."""
+    from dynamics.urdf import from_urdf
+    r = from_urdf(erd_path("robots/" + relative), locked_joints=locked)
+    return r.with_limits(tau_max=0.6 * r.tau_max)
 
 
 def available_robots() -> list[str]:

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import argparse
 import functools
-import warnings
 
 import numpy as np
 
-from .cases import _span, erd_path, holdable, robot
+from .cases import _span, erd_arm, holdable, robot
 from .study_families import _speed_at, plan_row, printed, report
 
 FAMILIES = {   # family: robots (the hunt's)
@@ -48,14 +47,7 @@ ERD = {   # example-robot-data arms: URDF under robots/, joints locked
 @functools.lru_cache(maxsize=None)
 def arm(name: str):
     """A suite robot (`cases.robot`) or an example-robot-data arm of `ERD` at 0.6 × its rated torque."""
-    if name not in ERD:
-        return robot(name)
-    from dynamics.urdf import from_urdf
-    rel, locked = ERD[name]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        r = from_urdf(erd_path("robots/" + rel), locked_joints=locked)
-    return r.with_limits(tau_max=0.6 * r.tau_max)
+    return erd_arm(*ERD[name]) if name in ERD else robot(name)
 
 
 def _friction(r, rng, viscous=(0.05, 0.20), coulomb=(0.02, 0.10)):

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import argparse
 import functools
-import warnings
 
 import numpy as np
 
-from .cases import erd_path, holdable
+from .cases import erd_arm, holdable
 from .study_families import plan_row, printed, report
 
 FAMILIES = ("random", "tiny", "onejoint", "twojoint", "outback", "endspeed", "accel", "payload", "reversal")
@@ -43,12 +42,7 @@ def arm(name: str):
     import dynamics
     base, _, accel = name.partition("+")
     if base in URDFS:
-        from dynamics.urdf import from_urdf
-        rel, locked = URDFS[base]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            r = from_urdf(erd_path("robots/" + rel), locked_joints=locked)
-        r = r.with_limits(tau_max=0.6 * r.tau_max)
+        r = erd_arm(*URDFS[base])
     elif base == "puma560":
         r = dynamics.load_robot("puma560").with_limits(tau_max=np.array(PUMA_TORQUES), qd_max=3.0)
     else:
