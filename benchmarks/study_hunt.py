@@ -20,8 +20,8 @@ import functools
 
 import numpy as np
 
-from .cases import erd_arm, holdable
-from .study_families import plan_row, printed, report
+from .cases import _span, erd_arm, holdable
+from .study_families import _speed_at, plan_row, printed, report
 
 FAMILIES = ("random", "tiny", "onejoint", "twojoint", "outback", "endspeed", "accel", "payload", "reversal")
 ROBOTS = ("ur3", "ur5", "kinova", "xarm7", "z1", "so101", "panda", "planar4", "puma560")
@@ -59,21 +59,12 @@ def _draw(r, make, tries: int = 60):
     return W
 
 
-def _end_speed(r, W) -> float:
-    """The largest θ̇ the joint speed limits allow at the path's end."""
-    from toppra_app import JointPath
-    dq = np.abs(JointPath.from_waypoints(W).dq(np.array([1.0]))[0])
-    return float(np.min(r.qd_max[dq > 1e-9] / dq[dq > 1e-9]))
-
-
 @functools.lru_cache(maxsize=None)
 def cases(name: str) -> tuple:
     """((family, seed, robot name, W, sd_end, payload), ...) of robot `name`, drawn in the hunt's order."""
     import dynamics
     r = arm(name)
-    qmin = np.where(np.isfinite(r.q_min), r.q_min, -np.pi)
-    qmax = np.where(np.isfinite(r.q_max), r.q_max, np.pi)
-    lo, hi, n = qmin + 0.2 * (qmax - qmin), qmin + 0.8 * (qmax - qmin), r.n
+    (lo, hi), n = _span(r), r.n
     out = []
     for seed in (7, 11, 23):
         rng = np.random.default_rng(seed)
@@ -111,7 +102,7 @@ def cases(name: str) -> tuple:
     for seed, frac in ((61, 0.3), (62, 0.6), (63, 0.9)):
         rng = np.random.default_rng(seed)
         W = _draw(r, lambda: rng.uniform(lo, hi, size=(int(rng.integers(3, 7)), n)))
-        out.append(("endspeed", seed, name, W, frac * _end_speed(r, W), None))
+        out.append(("endspeed", seed, name, W, frac * _speed_at(r, W, 1.0), None))
     for seed, a in ((71, 3.0), (72, 10.0)):
         rng = np.random.default_rng(seed)
         out.append(("accel", seed, f"{name}+{a:g}", _draw(r, lambda: rng.uniform(lo, hi, size=(int(rng.integers(3, 9)), n))),
