@@ -116,7 +116,7 @@ class TimeOptimalPlanner:
                         scheme=self.scheme, substeps=self.substeps, tol=self.tol,
                         check_positions=self.check_position_limits, relocate=self.relocate,
                         gap_target=REFINE_ABOVE if self.gap_target is None else self.gap_target, linear=self.linear,
-                        may_refine=self.auto_grid and self.max_splits > 0 and self.estimates_gap, with_layers=gap,
+                        may_refine=self.auto_grid and self.max_splits > 0 and gap, with_layers=gap,
                         dense_linear=self.linear and self.auto_grid and gap)
             self.theta, self.L, self.Bbar, self.law0, self.all_stations = s.theta, s.L, s.Bbar, s.law, s.all_stations
             self.sub, self.ths, self.data0, self.b_ref0, self.lams0 = s.sub, s.ths, s.data, s.b_ref, s.lams
