@@ -155,6 +155,31 @@ def test_bench_files_are_written_exclusively_and_long_names_refused_first(tmp_pa
     assert sorted(os.listdir(tmp_path)) == ["late.json", "new.json"] and (tmp_path / "new.json").read_text() == "{}"
 
 
+def test_bench_files_copied_where_there_are_no_hard_links_leave_nothing_on_a_full_disk(tmp_path, monkeypatch, capsys):
+    """Where the file system has no hard links (FAT, some FUSE) `bench` publishes its file by an exclusive
+    create and copy. A full disk in that copy left a partial --json file behind; now the file the copy
+    created is removed, one line says why, and nothing else is in the directory."""
+    import errno
+    import benchmarks.bench_planner as bp
+    from toppra_app.cli import main
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(bp, "run_planner_benchmark", lambda json_path=None, **kw: open(json_path, "w").write("{}"))
+
+    def no_links(src, dst):
+        raise OSError(errno.EPERM, "Operation not permitted")
+    monkeypatch.setattr(os, "link", no_links)
+    assert main(["bench", "planner", "--quick", "--json", "copied.json"]) == 0      # the fallback itself
+    assert os.listdir(tmp_path) == ["copied.json"] and (tmp_path / "copied.json").read_text() == "{}"
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(os, "fsync", full)
+    assert main(["bench", "planner", "--quick", "--json", "full.json"]) == 2
+    err = capsys.readouterr().err
+    assert "full.json: cannot write (No space left on device)" in err and len(err.strip().splitlines()) == 1
+    assert os.listdir(tmp_path) == ["copied.json"]
+
+
 def test_study_hunt_draws_the_hunts_cases():
     """`benchmarks.study_hunt`: the sixteenth session's hunt cases, drawn again in its order of draws — the UR3
     wrist path that was +0.14 % from converged (onejoint, seed 41: only the last joint moves, out and back) and

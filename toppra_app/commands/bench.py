@@ -64,7 +64,14 @@ def _link_or_copy(tmp: str, path: str) -> None:
         raise
     except OSError:                                     # no hard links here (FAT, some FUSE): create exclusively
         with open(tmp, "rb") as src, open(path, "xb") as dst:
-            dst.write(src.read())
+            try:                                        # (the file is ours from here: a full disk or a Ctrl-C
+                dst.write(src.read())                   # in the copy removes it, no partial file is left)
+                dst.flush()
+                os.fsync(dst.fileno())
+            except BaseException:
+                dst.close()
+                os.unlink(path)
+                raise
 
 
 def run(args) -> int:
