@@ -6,7 +6,8 @@ locked), the built-in Panda and planar4, and the built-in Puma 560 (Corke's fric
 3 rad/s. Nine families: random waypoints, tiny motions, one or two joints moving, out and back, a speed at the
 end, acceleration limits, a payload, and a single joint reversing. The seeds are the hunt's, so its cases are
 reproduced here. Columns as in `study_families`, plus the worst over-limit of the 1 ms samples by Pinocchio's
-RNEA + friction.
+RNEA + friction. Two synthetic robots with prismatic joints and friction on every joint, a SCARA and a palletizing
+gantry (benchmarks/robots/, eighteenth session), take the same families with `--robots scara,gantry`.
 
     python -m benchmarks.study_hunt [--families onejoint,reversal] [--robots ur3,puma560]
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+from pathlib import Path
 
 import numpy as np
 
@@ -36,6 +38,10 @@ URDFS = {   # example-robot-data arms: URDF under robots/, joints locked
 PUMA_TORQUES = (97.6, 186.4, 89.4, 24.2, 20.1, 21.3)     # Corke's rated torques (the built-in model has none)
 
 
+PRISMATIC = ("scara", "gantry")    # synthetic URDFs of benchmarks/robots/ (prismatic joints, friction on every
+                                   # joint; eighteenth session, not in the hunt's order: `--robots scara,gantry`)
+
+
 @functools.lru_cache(maxsize=None)
 def arm(name: str):
     """The robot of `name` as the hunt loaded it; "NAME+A": with acceleration limits A rad/s²."""
@@ -43,6 +49,8 @@ def arm(name: str):
     base, _, accel = name.partition("+")
     if base in URDFS:
         r = erd_arm(*URDFS[base])
+    elif base in PRISMATIC:
+        r = dynamics.RobotModel.from_urdf(str(Path(__file__).parent / "robots" / f"{base}.urdf"))
     elif base == "puma560":
         r = dynamics.load_robot("puma560").with_limits(tau_max=np.array(PUMA_TORQUES), qd_max=3.0)
     else:
