@@ -55,6 +55,9 @@ TURN_ANGLE = np.pi / 4            # a knot where the chords between waypoints tu
 PER_STOP = 64                     # ... and this many per stretch that ends where the path turns back (by more than
 STOP_ANGLE = 17 * np.pi / 18      # this: a cusp, q′ → 0); 8 reversals: up to +0.38 % at 32 per stretch, +0.068 %
                                   # at 64 (2 reversals on 160 intervals: up to +0.22 %)
+KNOT_SLIVER = 0.1                  # `with_knots`: a placed point closer to a knot than this share of its interval
+                                   # goes (the grid is filled again): a 6e-6 interval beside a knot on a gantry
+                                   # path left Clarabel without a solution for the controller's rate rows
 # grid sizes for paths with more spline segments than DEFAULT_INTERVALS (each a compiled structure)
 SIZES = (200, 256, 320, 400, 512, 640, 800, 1024, 1280, 1600, 2048, 2560, 3200, 4096, 5120, 6400, 8192, 10240,
          12800, 16384, 20000)
@@ -100,10 +103,18 @@ def with_knots(grid_of, knots: np.ndarray, intervals: int) -> np.ndarray:
     `grid_of(k)` (k + 1 points). Between knots the path's second derivative is linear and the limits
     smooth; at a knot it bends, and on dense waypoint paths the worst torque sits there (measured on a
     200-waypoint Panda path with 1e-4 rad noise: +8 % over the wrist's limit between 8 check points per
-    interval when knots were not grid points)."""
+    interval when knots were not grid points). A placed point within `KNOT_SLIVER` of its interval of a knot
+    goes and the longest interval is halved instead: a sliver beside a knot follows nothing."""
     inner = np.asarray(knots, dtype=float)[1:-1]
     k = intervals - inner.size
     base = grid_of(max(k, 1))
+    if inner.size and base.size > 2:                    # a placed point next to a knot would leave a sliver
+        j = np.clip(np.searchsorted(base, inner), 1, base.size - 1)   # (base[j − 1] ≤ knot ≤ base[j])
+        gap = base[j] - base[j - 1]
+        near = np.where(inner - base[j - 1] <= base[j] - inner, j - 1, j)          # the nearer of the two
+        close = np.abs(base[near] - inner) < KNOT_SLIVER * gap
+        drop = near[close & (near > 0) & (near < base.size - 1)]
+        base = np.delete(base, drop)
     grid = filled(np.union1d(base, inner), intervals)   # (knots that coincided with points)
     while grid.size - 1 > intervals:                    # (k < 1) merge the shortest non-knot interval
         d = np.diff(grid)
