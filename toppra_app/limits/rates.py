@@ -52,6 +52,23 @@ def _times(theta, b) -> np.ndarray:
     return np.concatenate(([0.0], np.cumsum(dt)))
 
 
+def rest_torques(robot, sample, preload) -> np.ndarray:
+    """(2, n) the torques at rest before the first and after the last sample of a motion from and to rest:
+    gravity, and for the joints in `preload` (n,) bool the Coulomb friction F_c sign(q′) of the motion next to
+    it (the first and last samples' friction, `trajectory.joint_motion`). At rest static friction holds a joint
+    anywhere within ±F_c, so a drive whose torque rate is limited can load that friction before the start —
+    F_c / τ̇_max, 3 ms for 3 N·m at 1000 N·m/s, with the joint still — and unload it after the end. The check
+    counts on that only where it must: for a joint whose F_c exceeds τ̇_max Δt_c (one sample period cannot
+    take the step; a SCARA's quill with 3 N was 202 % over after every pass); elsewhere the step into the
+    motion includes F_c, as a drive starting from its holding torque sees it."""
+    ends = np.stack([sample.q[0], sample.q[-1]])
+    zero = np.zeros_like(ends)
+    rigid = dynamics.inverse_dynamics(robot, np.concatenate([ends, ends]), np.concatenate([zero, sample.qd[[0, -1]]]),
+                                      np.concatenate([zero, sample.qdd[[0, -1]]]))
+    moving = sample.tau[[0, -1]] - rigid[2:] - robot.viscous * sample.qd[[0, -1]]      # F_c sign(q′) there
+    return rigid[:2] + np.where(np.asarray(preload, bool), moving, 0.0)
+
+
 class RateLimits:
     """The torque-rate and jerk limits of a planner (`torque_rate_max=`, `jerk_max=` options)."""
 
@@ -220,14 +237,20 @@ class RateLimits:
         return G, np.concatenate(los), np.concatenate(his)
 
     # ------------------------------------------------------------------ check
+    def preloaded(self, robot) -> np.ndarray:
+        """(n,) bool: the joints whose Coulomb friction a drive loads at rest before a motion (`rest_torques`)."""
+        if "torque_rate" not in self.limits:
+            return np.zeros(robot.n, bool)
+        return robot.coulomb > self.limits["torque_rate"] * self.dt_c
+
     def check_samples(self, robot, sample, rest_start: bool = True, rest_end: bool = True) -> dict:
         """{kind: (ratios (M, n) of the sample steps, θ at the step's start (M,), θ at its end (M,), Worst)}
         from finite differences of the sampled q̈ and τ (step m: samples m → m+1; with rest_start / rest_end
-        a sample at rest (q̈ = 0, τ = gravity) Δt_c before the start / after the end)."""
+        a sample at rest (q̈ = 0) Δt_c before the start / after the end, whose torque holds gravity — and the
+        Coulomb friction of the motion next to it where the drive must load that at rest, `rest_torques`)."""
         t, qdd, tau, s = sample.t, sample.qdd, sample.tau, sample.s
         if rest_start or rest_end:
-            ends = sample.q[[0, -1]]                     # the torques holding the end configurations, in one batch
-            rest = dynamics.inverse_dynamics(robot, ends, np.zeros_like(ends), np.zeros_like(ends))
+            rest = rest_torques(robot, sample, self.preloaded(robot))
             if rest_start:
                 t = np.concatenate(([t[0] - self.dt_c], t))
                 qdd = np.vstack([np.zeros(robot.n), qdd])

@@ -232,7 +232,7 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
         theta = relocated(robot, path, theta, law, stations0[1], lambda d, br: limit_blocks(limits, d, br, None),
                           gap_target, larger, np.union1d(path.knots, layers))
     if grid_mode != "fixed":
-        theta = end_layers(robot, theta)
+        theta = end_layers(robot, theta) if with_layers else theta
         size = theta.size - 1 + 2 * FLIP_LAYERS * riding.size   # (a flip layer that met a point: split the longest)
         theta = filled(flip_layers(on_coulomb_flips(robot, path, theta), riding), size)
     L = theta[-1] - theta[0]
