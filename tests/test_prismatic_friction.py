@@ -32,6 +32,16 @@ def profile():
     return ControllerProfile(torque_headroom=0.9, velocity_headroom=0.95, torque_rate_max=RATE)
 
 
+def controller_plan(name, family, seed):
+    """(robot, planner, plan) of the controller profile on a hunt case, warnings raised as errors."""
+    _, _, rname, W, sd_end, _ = case(name, family, seed)
+    r = arm(rname)
+    planner = TimeOptimalPlanner(r, JointPath.from_waypoints(W), controller=profile())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return r, planner, planner.plan(sd_end=sd_end)
+
+
 def test_a_point_placed_next_to_a_knot_leaves_no_sliver():
     """`grid.with_knots`: a point the time grid puts 1e-5 from a knot goes, and the grid is filled again to the
     same size; a point 0.2 of an interval from a knot stays."""
@@ -46,12 +56,7 @@ def test_the_controller_profile_plans_a_gantry_path_with_a_placed_point_beside_a
     """The gantry's Y axis alone through three waypoints: the time grid put a point 6e-6 from the middle knot, and
     the controller's rate rows over that sliver left Clarabel, Clarabel with refinement and SCS without a solution
     (SolverError). Now planned within its limits."""
-    _, _, rname, W, sd_end, _ = case("gantry", "onejoint", 41)
-    r = arm(rname)
-    planner = TimeOptimalPlanner(r, JointPath.from_waypoints(W), controller=profile())
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        plan = planner.plan(sd_end=sd_end)
+    _, planner, plan = controller_plan("gantry", "onejoint", 41)
     grid = planner.grid
     k = int(np.flatnonzero(grid == planner.path.knots[1])[0])                 # the middle knot
     assert np.diff(grid[k - 1:k + 2]).min() > KNOT_SLIVER * np.diff(grid[k - 2:k + 3]).max()
@@ -82,12 +87,7 @@ def test_a_joint_whose_coulomb_friction_exceeds_a_sample_of_torque_rate_starts_f
     rest, where static friction holds the joint (controller.md); the check and the rows now agree. Pinocchio's
     torques at the 1 ms samples stay within the limit — with the quill's friction loaded at rest, and every other
     joint's step from gravity alone."""
-    _, _, rname, W, sd_end, _ = case("scara", "twojoint", 42)
-    r = arm(rname)
-    planner = TimeOptimalPlanner(r, JointPath.from_waypoints(W), controller=profile())
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        plan = planner.plan(sd_end=sd_end)
+    r, planner, plan = controller_plan("scara", "twojoint", 42)
     # no end layers (points at 1/2 … 1/16 of the end intervals, for viscous friction: `layers.end_layers`) on a
     # controller profile, whose θ̈ ramps from rest: its rate rows over such slivers are what broke Clarabel before
     d = np.diff(planner.grid)

@@ -84,8 +84,15 @@ def test_huge_rate_limits_change_nothing():
 
 def test_coulomb_jump_at_reversal_is_infeasible():
     # joint 4 of the Panda reverses on pick-place; 2 F_c = 1.28 N·m > 1000 N·m/s × 1 ms
-    with pytest.raises(InfeasiblePathError, match="torque_rate_max.*panda_joint4|torque_rate_max.*#3"):
+    with pytest.raises(InfeasiblePathError, match="torque_rate_max.*panda_joint4|torque_rate_max.*#3") as err:
         TimeOptimalPlanner(robot(), path("pick-place"), torque_rate_max=TAU_RATE).plan()
+    r = robot()
+    need = 2.0 * r.coulomb[3] / 1e-3                      # the message names the rate that joint needs ...
+    assert f"torque_rate_max ≥ {need:.4g}" in str(err.value)
+    from toppra_app.limits.rates import RateLimits
+    rates = np.full(r.n, float(TAU_RATE))
+    rates[3] = need * 1.001                               # ... and with it (per joint) the path is not refused
+    RateLimits(r, torque_rate_max=rates).check_path(r, path("pick-place"), np.linspace(0.0, 1.0, 201))
 
 
 @pytest.mark.parametrize("kw, field", [

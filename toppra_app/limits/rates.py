@@ -158,7 +158,9 @@ class RateLimits:
                     f"torque_rate_max: joint {robot.joint_names[k]} (#{k}) reverses at θ ≈ {th[flips[0]]:.6g}, where "
                     f"its Coulomb friction torque jumps by 2 F_c = {jump:.4g} N·m > torque_rate_max × Δt_c = "
                     f"{self.limits['torque_rate'][k] * self.dt_c:.4g} N·m within one {1e3 * self.dt_c:g} ms sample "
-                    f"period; no time law along this path meets the sampled torque-rate limit")
+                    f"period; no time law along this path meets the sampled torque-rate limit (that joint needs "
+                    f"torque_rate_max ≥ {jump / self.dt_c:.4g}: give one per joint, or a path on which it does not "
+                    f"reverse)")
 
     # ------------------------------------------------------------------ rows
     def rows(self, coeffs: dict, theta, b_ref, scales: dict, nx: int, rest_start: bool, rest_end: bool):
