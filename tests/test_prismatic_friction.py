@@ -80,24 +80,28 @@ def _pin_rates(r, plan, preload):
     return np.abs(np.diff(np.vstack([rest[0], tau, rest[1]]), axis=0)) / 1e-3
 
 
-def test_a_joint_whose_coulomb_friction_exceeds_a_sample_of_torque_rate_starts_from_rest():
-    """The SCARA's quill (F_c = 3 N against 1000 N/s × 1 ms) and wrist moving from rest to rest. Before: a 2e-5-long
-    last interval (end layers of viscous friction) where the motion "stopped" (MotionStops), and every pass 202 %
-    over at the step from rest, which no time law can take in one sample. A drive loads that friction at
-    rest, where static friction holds the joint (controller.md); the check and the rows now agree. Pinocchio's
-    torques at the 1 ms samples stay within the limit — with the quill's friction loaded at rest, and every other
-    joint's step from gravity alone."""
-    r, planner, plan = controller_plan("scara", "twojoint", 42)
+@pytest.mark.parametrize("seed", [42, 41])
+def test_coulomb_friction_in_the_steps_from_and_to_rest_under_a_torque_rate_limit(seed):
+    """The SCARA from rest to rest, two joints moving. Seed 42, the quill and the wrist (the quill's F_c = 3 N
+    against 1000 N/s × 1 ms): before, a 2e-5-long last interval (end layers of viscous friction) where the motion
+    "stopped" (MotionStops), and every pass 202 % over at the step from rest, which no time law can take in one
+    sample. A drive loads that friction at rest, where static friction holds the joint (controller.md); the check
+    and the rows now agree. Seed 41, the elbow (F_c = 0.5 N·m, within a sample): the rows left its friction out of
+    the step from rest, the check did not, and after 4 passes (8 solves) the plan ended 0.94 % over with a
+    warning; the rows now hold it. Pinocchio's torques at the 1 ms samples stay within the limit — the quill's
+    friction loaded at rest, every other joint's step taken from gravity alone."""
+    r, planner, plan = controller_plan("scara", "twojoint", seed)
     # no end layers (points at 1/2 … 1/16 of the end intervals, for viscous friction: `layers.end_layers`) on a
     # controller profile, whose θ̈ ramps from rest: its rate rows over such slivers are what broke Clarabel before
     d = np.diff(planner.grid)
     assert d.min() > 0.02 * np.median(d)
-    preload = r.coulomb > RATE * 1e-3
-    assert preload.tolist() == [False, False, True, False]
+    preload = r.coulomb > 0.9 * RATE * 1e-3                # (`rates.PRELOAD_ABOVE`)
+    assert preload.tolist() == [True, False, True, False]        # the base 1 N·m and the quill 3 N
     rates = _pin_rates(r, plan, preload)
     assert rates.max() <= RATE * 1.001
-    assert rates[0, 2] > 0.1 * RATE                   # the quill's first step: its inertia, not its friction
-    assert plan.iterations <= 3 and plan.worst_ratio <= 1.001
+    if seed == 42:
+        assert rates[0, 2] > 0.1 * RATE               # the quill's first step: its inertia, not its friction
+    assert plan.iterations <= (3 if seed == 42 else 5) and plan.worst_ratio <= 1.001
 
 
 @pytest.mark.parametrize("name, family, seed", [("gantry", "accel", 71), ("scara", "accel", 71)])

@@ -42,6 +42,8 @@ from ..verify import Worst
 from ..errors import short_repr
 
 KINDS = ("torque_rate", "jerk")
+PRELOAD_ABOVE = 0.9    # a joint whose F_c exceeds this share of one sample's torque rate L Δt_c is loaded at rest
+                       # (`rest_torques`); the others' step from rest keeps ≥ 10 % of the sample for m̃ θ̈
 
 
 def _times(theta, b) -> np.ndarray:
@@ -58,9 +60,10 @@ def rest_torques(robot, sample, preload) -> np.ndarray:
     it (the first and last samples' friction, `trajectory.joint_motion`). At rest static friction holds a joint
     anywhere within ±F_c, so a drive whose torque rate is limited can load that friction before the start —
     F_c / τ̇_max, 3 ms for 3 N·m at 1000 N·m/s, with the joint still — and unload it after the end. The check
-    counts on that only where it must: for a joint whose F_c exceeds τ̇_max Δt_c (one sample period cannot
-    take the step; a SCARA's quill with 3 N was 202 % over after every pass); elsewhere the step into the
-    motion includes F_c, as a drive starting from its holding torque sees it."""
+    counts on that only where it must: for a joint whose F_c exceeds `PRELOAD_ABOVE` of τ̇_max Δt_c (one sample
+    period cannot take the step, or only with θ̈ ≈ 0: a SCARA's quill with 3 N was 202 % over after every pass, a
+    gantry's wrist with exactly 1 N·m at 1000 N·m/s 0.26 %); elsewhere the step into the motion includes F_c, as
+    a drive starting from its holding torque sees it (and the controller's rows hold it, `ControllerRows`)."""
     ends = np.stack([sample.q[0], sample.q[-1]])
     zero = np.zeros_like(ends)
     rigid = dynamics.inverse_dynamics(robot, np.concatenate([ends, ends]), np.concatenate([zero, sample.qd[[0, -1]]]),
@@ -243,7 +246,7 @@ class RateLimits:
         """(n,) bool: the joints whose Coulomb friction a drive loads at rest before a motion (`rest_torques`)."""
         if "torque_rate" not in self.limits:
             return np.zeros(robot.n, bool)
-        return robot.coulomb > self.limits["torque_rate"] * self.dt_c
+        return robot.coulomb > PRELOAD_ABOVE * self.limits["torque_rate"] * self.dt_c
 
     def check_samples(self, robot, sample, rest_start: bool = True, rest_end: bool = True) -> dict:
         """{kind: (ratios (M, n) of the sample steps, θ at the step's start (M,), θ at its end (M,), Worst)}

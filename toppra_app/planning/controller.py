@@ -43,7 +43,7 @@ import warnings
 
 import numpy as np
 
-from ..limits.rates import RateLimits
+from ..limits.rates import PRELOAD_ABOVE, RateLimits
 from ..socp.controller_problem import window_start
 from ..socp.problem import UNUSED
 from ..socp.stations import SLOT_SIZES
@@ -61,6 +61,7 @@ VISCOUS_SHARE = 0.02         # pack the θ̇ = 0 rows of (C3) where viscous term
 GAIN_MIN = 0.5               # another pass only if it could loosen a binding row by more than this share
 MARGIN = 0.05                # pack the groups that might come within this of their limit (`_initial_keep`)
 FIRST_SLACK = 0.25           # the first cap: (1 + FIRST_SLACK)² × the coarse reachability profile
+REST_FLOOR = 1.0 - PRELOAD_ABOVE   # a rest end's rows keep at least this share of L s_i after its Coulomb step
 
 
 class ControllerRows:
@@ -87,6 +88,11 @@ class ControllerRows:
         self.dbe, self.dga = 0.5 * np.abs(br - bl), 0.5 * np.abs(gr - gl)
         self.be_sides, self.ga_sides = (bl, br), (gl, gr)                  # (the linear law's rows use each side)
         self.Lg = np.array([self.limits[kind][k] for kind, k in cols])
+        # the Coulomb friction in the step from rest into the first sample and out of the last one, as the check
+        # counts it (`RateLimits.rest_torques`: joints whose F_c a drive must load at rest excepted), per group
+        moving = np.abs(np.sign(path.dq(self.theta[[0, -1]]))) * np.where(self.rates.preloaded(robot), 0.0,
+                                                                            robot.coulomb)
+        self.rest_step = np.stack([moving[:, k] if kind == "torque_rate" else np.zeros(2) for kind, k in cols], axis=1)
         self.visc = bool(np.any(self.za) or np.any(self.zb))
         self.E = 2 if self.visc else 1                      # θ̇ ends of (C3): √b̄ (and 0 with viscous terms)
         self.rest = (sd_start == 0.0 and profile.smooth_ends, sd_end == 0.0 and profile.smooth_ends)
@@ -124,6 +130,17 @@ class ControllerRows:
     def _scale(self) -> np.ndarray:
         """(P, G) allowed rate L_k s_i of every group."""
         return self.Lg[None, :] * np.stack([self.scales[kind][:, k] for kind, k in self.groups], axis=1)
+
+    def _row_bounds(self, w) -> np.ndarray:
+        """(P, G) the rows' bound L_k s_i, less at a rest end the Coulomb friction F_c/w_i the step from or to rest
+        also holds (`rest_step`: with a_0 ≥ 0 from rest and a ≤ 0 into it, |g Δa + F_c| ≤ |g| |Δa| + F_c, exact
+        where m̃ and q′ agree in sign); at least `REST_FLOOR` of it (a lowered s_i meets the rest in passes)."""
+        Ls = self._scale()
+        out = Ls.copy()
+        for e, i in ((0, 0), (1, -1)):
+            if self.rest[e]:
+                out[i] = np.maximum(Ls[i] - self.rest_step[e] / w[i], REST_FLOOR * Ls[i])
+        return out
 
     # ------------------------------------------------------------------ caps
     def _capped(self, b_up: np.ndarray) -> np.ndarray:
@@ -221,7 +238,7 @@ class ControllerRows:
         w = self._jump_window()
         i = np.arange(P)
         jump_on = ((i > 0) | self.rest[0]) & ((i < N) | self.rest[1])      # none at a moving end
-        Ls = self._scale()
+        Ls = self._row_bounds(w)
         out_p, out_h, G1 = [], [], None
         for e in range(self.E):                                          # θ̇ = √b̄, then θ̇ = 0
             s_e = su if e == 0 else 0.0 * su

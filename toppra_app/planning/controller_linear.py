@@ -45,7 +45,7 @@ class LinearControllerRows(ControllerRows):
         i = np.arange(P)
         jump = np.zeros(P, bool)
         jump[0], jump[N] = self.rest[0], self.rest[1]
-        Ls = self._scale()
+        Ls = self._row_bounds(w)
         G_ = len(self.groups)
         LB = L * Bbar
         inv = 0.5 / dsig                                                   # ā_j = L B̄ inv_j (β_{j+1} − β_j)
