@@ -201,6 +201,7 @@ def test_a_tangent_profile_that_stops_falls_back_to_the_time_cones(monkeypatch):
     (`MotionStops`); the planner then solves the time cones, which do. The plan is within its limits and
     12 % shorter than the one the constant-law pipeline gave such paths (estimate 30 %)."""
     from toppra_app.planning import planner as planner_module
+    from toppra_app.planning import grid as grid_module
     from toppra_app.planning import prepare as prepare_module
     from toppra_app.socp import reachability
     from toppra_app.trajectory import MotionStops
@@ -209,6 +210,8 @@ def test_a_tangent_profile_that_stops_falls_back_to_the_time_cones(monkeypatch):
     # and by the coarse profile of each point's rows on its interval alone (the noise makes every q′ small next
     # to many points, where the sweeps now also take the next point's rows, `reachability.NEAR_TURN`: no stop)
     monkeypatch.setattr(reachability, "NEAR_TURN", 0.0)
+    # and with the points the time grid places beside knots (`grid.KNOT_SLIVER`: slivers there; none, no stop)
+    monkeypatch.setattr(grid_module, "KNOT_SLIVER", 0.0)
     plan = TimeOptimalPlanner(r, path).plan()
     assert plan.worst_ratio <= 1.001 and plan.law.linear
     with monkeypatch.context() as m:                          # without the fallback

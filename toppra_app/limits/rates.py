@@ -248,6 +248,12 @@ class RateLimits:
             return np.zeros(robot.n, bool)
         return robot.coulomb > PRELOAD_ABOVE * self.limits["torque_rate"] * self.dt_c
 
+    def rest_steps(self, robot, path) -> np.ndarray:
+        """(2, n) the Coulomb friction F_c in the step from rest into the start and out of the end that the check
+        counts (`rest_torques`): joints moving there and not `preloaded`; 0 elsewhere."""
+        moving = np.abs(np.sign(path.dq(np.array([path.s_start, path.s_end]))))
+        return moving * np.where(self.preloaded(robot), 0.0, robot.coulomb)
+
     def check_samples(self, robot, sample, rest_start: bool = True, rest_end: bool = True) -> dict:
         """{kind: (ratios (M, n) of the sample steps, θ at the step's start (M,), θ at its end (M,), Worst)}
         from finite differences of the sampled q̈ and τ (step m: samples m → m+1; with rest_start / rest_end
@@ -296,3 +302,19 @@ class RateLimits:
                 sl = slice(a, b_ + 1)
                 scales[kind][sl, k] = np.minimum(scales[kind][sl, k], scales[kind][sl, k] * fk)
         return count
+
+
+def ramp_profile(theta, g_start, g_end, L, rest) -> np.ndarray:
+    """b along the fastest start from (stop at) rest that the jump rows allow (C5): θ̈ rising at
+    k = min_k L_k / |g_k| at most, so θ̈ = k t, θ = k t³/6, b = (k t²/2)² = (k²/4)(6Δθ/k)^{4/3} at a
+    distance Δθ from the rest end; inf where no end is at rest. (g: jump coefficients of every limited
+    (kind, joint) at the two ends, L their limits.)"""
+    theta = np.asarray(theta, float)
+    out = np.full(theta.size, np.inf)
+    for end, g, on in ((0, g_start, rest[0]), (-1, g_end, rest[1])):
+        g = np.abs(np.asarray(g, float))
+        k = np.min(np.where(g > 0, L / np.where(g > 0, g, 1.0), np.inf))
+        if on and np.isfinite(k):
+            d = np.abs(theta - theta[end])
+            out = np.minimum(out, 0.25 * k * k * (6.0 * d / k) ** (4.0 / 3.0))
+    return out

@@ -43,7 +43,7 @@ import warnings
 
 import numpy as np
 
-from ..limits.rates import PRELOAD_ABOVE, RateLimits
+from ..limits.rates import PRELOAD_ABOVE, RateLimits, ramp_profile
 from ..socp.controller_problem import window_start
 from ..socp.problem import UNUSED
 from ..socp.stations import SLOT_SIZES
@@ -88,11 +88,8 @@ class ControllerRows:
         self.dbe, self.dga = 0.5 * np.abs(br - bl), 0.5 * np.abs(gr - gl)
         self.be_sides, self.ga_sides = (bl, br), (gl, gr)                  # (the linear law's rows use each side)
         self.Lg = np.array([self.limits[kind][k] for kind, k in cols])
-        # the Coulomb friction in the step from rest into the first sample and out of the last one, as the check
-        # counts it (`RateLimits.rest_torques`: joints whose F_c a drive must load at rest excepted), per group
-        moving = np.abs(np.sign(path.dq(self.theta[[0, -1]]))) * np.where(self.rates.preloaded(robot), 0.0,
-                                                                            robot.coulomb)
-        self.rest_step = np.stack([moving[:, k] if kind == "torque_rate" else np.zeros(2) for kind, k in cols], axis=1)
+        steps = self.rates.rest_steps(robot, path)           # (2, n): the Coulomb friction in the steps from rest
+        self.rest_step = np.stack([steps[:, k] if kind == "torque_rate" else np.zeros(2) for kind, k in cols], axis=1)
         self.visc = bool(np.any(self.za) or np.any(self.zb))
         self.E = 2 if self.visc else 1                      # θ̇ ends of (C3): √b̄ (and 0 with viscous terms)
         self.rest = (sd_start == 0.0 and profile.smooth_ends, sd_end == 0.0 and profile.smooth_ends)
@@ -397,18 +394,3 @@ def controller_rows(profile, robot, path, theta, L: float, Bbar: float, law0, sd
         b_first = np.full(theta.size, 4.0 * Bbar * L ** 2)
     return (cls or ControllerRows)(profile, robot, path, theta, L, Bbar, sd_start, sd_end, b_first, tol)
 
-
-def ramp_profile(theta, g_start, g_end, L, rest) -> np.ndarray:
-    """b along the fastest start from (stop at) rest that the jump rows allow (C5): θ̈ rising at
-    k = min_k L_k / |g_k| at most, so θ̈ = k t, θ = k t³/6, b = (k t²/2)² = (k²/4)(6Δθ/k)^{4/3} at a
-    distance Δθ from the rest end; inf where no end is at rest. (g: jump coefficients of every limited
-    (kind, joint) at the two ends, L their limits.)"""
-    theta = np.asarray(theta, float)
-    out = np.full(theta.size, np.inf)
-    for end, g, on in ((0, g_start, rest[0]), (-1, g_end, rest[1])):
-        g = np.abs(np.asarray(g, float))
-        k = np.min(np.where(g > 0, L / np.where(g > 0, g, 1.0), np.inf))
-        if on and np.isfinite(k):
-            d = np.abs(theta - theta[end])
-            out = np.minimum(out, 0.25 * k * k * (6.0 * d / k) ** (4.0 / 3.0))
-    return out
