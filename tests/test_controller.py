@@ -126,6 +126,8 @@ def test_a_split_grid_keeps_the_headroom_once():
     (dict(dt=0.0), "dt"),
     (dict(smooth_ends="yes"), "smooth_ends"),
     (dict(max_passes=0), "max_passes"),
+    (dict(coulomb_reversals="ignore"), "coulomb_reversals"),
+    (dict(coulomb_reversals=True), "coulomb_reversals"),
 ])
 def test_bad_profile_fields(kw, field):
     with pytest.raises(InputError, match=rf"^controller\.{field}: ") as exc:
@@ -149,6 +151,8 @@ def test_bad_profile_in_the_planner_and_from_text():
     p = ControllerProfile.parse("torque_rate_max=1000,jerk_max=1:2:3:4:5:6:7,smooth_ends=false,max_passes=2")
     assert p.torque_rate_max == 1000.0 and p.jerk_max == (1, 2, 3, 4, 5, 6, 7) and not p.smooth_ends
     assert p.max_passes == 2 and ControllerProfile.parse("default") == ControllerProfile()
+    p = ControllerProfile.parse("torque_rate_max=1000,time_law=linear,coulomb_reversals=exempt")
+    assert p.time_law == "linear" and p.coulomb_reversals == "exempt"
 
 
 def test_cli_plan_with_controller(tmp_path, capsys):
@@ -179,6 +183,11 @@ def test_cell_controller_table(tmp_path):
     good.write_text(text + "\n[controller]\ntorque_rate_max = 1000.0\ntorque_headroom = 0.85\n")
     cell = load_cell(good, check_reach=False)
     assert cell.controller == ControllerProfile(torque_rate_max=1000.0, torque_headroom=0.85)
+    # every field of the profile is a key of the table (time_law was refused as unknown before)
+    good.write_text(text + '\n[controller]\ntorque_rate_max = 1000.0\ntime_law = "linear"\n'
+                    'coulomb_reversals = "exempt"\n')
+    assert load_cell(good, check_reach=False).controller == ControllerProfile(
+        torque_rate_max=1000.0, time_law="linear", coulomb_reversals="exempt")
     assert cell.planner_options()["controller"] is cell.controller
     bad = tmp_path / "bad.toml"
     bad.write_text(text + "\n[controller]\ntorque_headroom = 0\n")

@@ -63,21 +63,26 @@ def test_the_controller_profile_plans_a_gantry_path_with_a_placed_point_beside_a
     assert plan.worst_ratio <= 1.001 and plan.rate_check["torque_rate"].ratio <= 1.001
 
 
-def _pin_rates(r, plan, preload):
+def _pin_rates(r, plan, preload, coulomb=True):
     """Sampled torque rates (M, n) by Pinocchio's RNEA + friction at the 1 ms controller samples, with a rest sample
     before and after whose torque is gravity plus, for the joints in `preload`, their Coulomb friction in the
-    direction of the motion next to it."""
+    direction of the motion next to it. `coulomb=False`: the motion's samples without their Coulomb term, the
+    steps from and to rest with it (the first and last samples' F_c sign(q′) added to those steps)."""
     pin = pytest.importorskip("pinocchio")
     model = pin.buildModelFromUrdf(str(ROBOTS / "scara.urdf"))
     data = model.createData()
     s = controller_samples(r, plan.path, plan.law, 1e-3)
-    tau = np.array([pin.rnea(model, data, q, v, a) for q, v, a in zip(s.q, s.qd, s.qdd)])
+    tau = np.array([pin.rnea(model, data, q, v, a) for q, v, a in zip(s.q, s.qd, s.qdd)]) + r.viscous * s.qd
     direction = plan.path.dq(np.array([plan.path.s_start, plan.path.s_end]))
-    tau += r.viscous * s.qd + r.coulomb * np.sign(np.where(s.qd != 0, s.qd, direction[np.r_[0, [1] * (len(s.q) - 1)]]))
+    friction = r.coulomb * np.sign(np.where(s.qd != 0, s.qd, direction[np.r_[0, [1] * (len(s.q) - 1)]]))
     z = np.zeros(r.n)
     rest = [pin.rnea(model, data, q, z, z) + np.where(preload, r.coulomb * np.sign(d), 0.0)
             for q, d in ((s.q[0], direction[0]), (s.q[-1], direction[1]))]
-    return np.abs(np.diff(np.vstack([rest[0], tau, rest[1]]), axis=0)) / 1e-3
+    if coulomb:
+        return np.abs(np.diff(np.vstack([rest[0], tau + friction, rest[1]]), axis=0)) / 1e-3
+    inner = np.abs(np.diff(tau, axis=0)) / 1e-3
+    ends = np.abs(np.vstack([tau[0] + friction[0] - rest[0], rest[1] - tau[-1] - friction[-1]])) / 1e-3
+    return np.vstack([inner, ends])
 
 
 @pytest.mark.parametrize("seed", [42, 41])
@@ -102,6 +107,31 @@ def test_coulomb_friction_in_the_steps_from_and_to_rest_under_a_torque_rate_limi
     if seed == 42:
         assert rates[0, 2] > 0.1 * RATE               # the quill's first step: its inertia, not its friction
     assert plan.iterations <= (3 if seed == 42 else 5) and plan.worst_ratio <= 1.001
+
+
+def test_coulomb_steps_at_reversals_refused_or_exempt():
+    """SCARA random waypoints: the base joint reverses, its ideal Coulomb step 2 F_c = 2 N·m > 1000 N·m/s × 1 ms. By
+    default the path is refused, naming the rate that joint needs; with `coulomb_reversals="exempt"` it plans, and
+    Pinocchio's torques without the Coulomb term — which between the rest ends changes only at the reversals —
+    change by at most the limit per sample (the steps from and to rest with it, as `_pin_rates` takes them)."""
+    from toppra_app.errors import InfeasiblePathError
+    _, _, rname, W, sd_end, _ = case("scara", "random", 7)
+    r = arm(rname)
+    with pytest.raises(InfeasiblePathError, match=r"joint j1 \(#0\) reverses.*torque_rate_max ≥ 2000"):
+        TimeOptimalPlanner(r, JointPath.from_waypoints(W), controller=profile()).plan(sd_end=sd_end)
+    prof = ControllerProfile(torque_headroom=0.9, velocity_headroom=0.95, torque_rate_max=RATE,
+                             coulomb_reversals="exempt")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plan = TimeOptimalPlanner(r, JointPath.from_waypoints(W), controller=prof).plan(sd_end=sd_end)
+    assert plan.worst_ratio <= 1.001 and plan.rate_check["torque_rate"].ratio <= 1.001
+    s = controller_samples(r, plan.path, plan.law, 1e-3)
+    flips = np.diff(np.sign(plan.path.dq(s.s)), axis=0) != 0
+    assert flips[:, 0].any()                             # the base does reverse
+    rates = _pin_rates(r, plan, r.coulomb > 0.9 * RATE * 1e-3, coulomb=False)
+    assert rates.max() <= RATE * 1.001
+    full = _pin_rates(r, plan, r.coulomb > 0.9 * RATE * 1e-3)
+    assert full.max() > 1.5 * RATE                       # with the Coulomb step the reversal breaks it, as it must
 
 
 @pytest.mark.parametrize("name, family, seed", [("gantry", "accel", 71), ("scara", "accel", 71)])

@@ -23,8 +23,9 @@ import numpy as np
 from .errors import InputError, short_repr
 
 FIELDS = ("torque_headroom", "velocity_headroom", "qdd_max", "torque_rate_max", "jerk_max", "dt", "smooth_ends",
-          "max_passes", "time_law")
+          "max_passes", "time_law", "coulomb_reversals")
 TIME_LAWS = ("constant", "linear")
+REVERSALS = ("refuse", "exempt")
 
 
 def _fraction(value, name: str) -> float:
@@ -61,7 +62,10 @@ class ControllerProfile:
     `dt` (s), `smooth_ends` (limit the steps from and to rest), `max_passes` (solves of the rate rows
     around the last speed profile, 1–20) and `time_law`: "constant" (θ̈ constant per grid interval) or
     "linear" (θ̈ linear and continuous: no steps of q̈ and τ at grid points, so rate-limited plans do not
-    creep — shorter motions for a longer planning time, docs/controller.md)."""
+    creep — shorter motions for a longer planning time, docs/controller.md). `coulomb_reversals`: where a joint
+    reverses, its ideal Coulomb friction steps by 2 F_c; "refuse" (default) refuses a path on which that step
+    exceeds one sample of torque rate, "exempt" leaves the step out of the sampled torque rate (real friction
+    passes through it in its pre-sliding regime; the feed-forward torque still holds it: docs/controller.md)."""
     torque_headroom: float = 0.9
     velocity_headroom: float = 0.95
     qdd_max: object = None
@@ -71,6 +75,7 @@ class ControllerProfile:
     smooth_ends: bool = True
     max_passes: int = 4
     time_law: str = "constant"
+    coulomb_reversals: str = "refuse"
 
     def __post_init__(self):
         set_ = lambda k, v: object.__setattr__(self, k, v)   # noqa: E731
@@ -94,6 +99,9 @@ class ControllerProfile:
         if not isinstance(self.time_law, str) or self.time_law not in TIME_LAWS:
             raise InputError(f"controller.time_law: expected one of {', '.join(TIME_LAWS)}, got "
                              f"{short_repr(self.time_law)}")
+        if not isinstance(self.coulomb_reversals, str) or self.coulomb_reversals not in REVERSALS:
+            raise InputError(f"controller.coulomb_reversals: expected one of {', '.join(REVERSALS)}, got "
+                             f"{short_repr(self.coulomb_reversals)}")
 
     @property
     def has_rates(self) -> bool:
@@ -152,7 +160,7 @@ class ControllerProfile:
                 raise InputError(f"--controller: expected key=value, got {item!r} (keys: {', '.join(FIELDS)})")
             if key in table:
                 raise InputError(f"--controller: {key} given twice")
-            if key == "time_law":
+            if key in ("time_law", "coulomb_reversals"):
                 table[key] = value
                 continue
             if key == "smooth_ends":

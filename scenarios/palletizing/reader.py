@@ -24,9 +24,9 @@ SCHEMA = {
                "energy_weight"},
     "limits": {"tool_speed_max", "collaborative", "torque_rate_max", "jerk_max"},   # optional extra limits
     "friction": {"coulomb", "viscous"},                 # optional joint friction of the robot model
-    "thermal": {"tau_rms", "tau_rms_fraction", "box"},
+    "thermal": {"tau_rms", "tau_rms_fraction", "box"},   # optional RMS-torque rating over one box's cycle
     "controller": {"torque_headroom", "velocity_headroom", "qdd_max", "torque_rate_max", "jerk_max", "dt",
-                   "smooth_ends", "max_passes"},                # optional controller profile (docs/controller.md)  # optional RMS-torque rating over one box's cycle
+                   "smooth_ends", "max_passes", "time_law", "coulomb_reversals"},   # optional controller profile
     "collision": {"enabled", "link_radius"},           # optional: collision checking of every move
     "boxes": None,        # a table of box types
 }

@@ -75,7 +75,8 @@ def rest_torques(robot, sample, preload) -> np.ndarray:
 class RateLimits:
     """The torque-rate and jerk limits of a planner (`torque_rate_max=`, `jerk_max=` options)."""
 
-    def __init__(self, robot, torque_rate_max=None, jerk_max=None, dt_c: float = 1e-3, trust: float = 0.05):
+    def __init__(self, robot, torque_rate_max=None, jerk_max=None, dt_c: float = 1e-3, trust: float = 0.05,
+                 exempt_reversals: bool = False):
         n = robot.n
         self.limits = {}
         if torque_rate_max is not None:
@@ -89,6 +90,7 @@ class RateLimits:
         if not (math.isfinite(dt_c) and dt_c > 0):
             raise InputError(f"rate_dt: must be a positive number of seconds, got {short_repr(dt_c)}")
         self.dt_c, self.trust = dt_c, float(trust)
+        self.exempt_reversals = bool(exempt_reversals)   # Coulomb steps at reversals left out (`check_samples`)
 
     def __bool__(self) -> bool:
         return bool(self.limits)
@@ -144,8 +146,9 @@ class RateLimits:
         return out
 
     def check_path(self, robot, path, theta) -> None:
-        """Coulomb friction jumps by 2 F_c where joint k reverses; infeasible if above τ̇_max,k Δt_c."""
-        if "torque_rate" not in self.limits:
+        """Coulomb friction jumps by 2 F_c where joint k reverses; infeasible if above τ̇_max,k Δt_c (unless those
+        steps are exempt, `exempt_reversals`)."""
+        if "torque_rate" not in self.limits or self.exempt_reversals:
             return
         th = np.linspace(path.s_start, path.s_end, max(20 * np.asarray(theta).size, 2001))
         d = path.dq(th)
@@ -254,14 +257,22 @@ class RateLimits:
         moving = np.abs(np.sign(path.dq(np.array([path.s_start, path.s_end]))))
         return moving * np.where(self.preloaded(robot), 0.0, robot.coulomb)
 
-    def check_samples(self, robot, sample, rest_start: bool = True, rest_end: bool = True) -> dict:
+    def check_samples(self, robot, sample, rest_start: bool = True, rest_end: bool = True, direction=None) -> dict:
         """{kind: (ratios (M, n) of the sample steps, θ at the step's start (M,), θ at its end (M,), Worst)}
         from finite differences of the sampled q̈ and τ (step m: samples m → m+1; with rest_start / rest_end
         a sample at rest (q̈ = 0) Δt_c before the start / after the end, whose torque holds gravity — and the
-        Coulomb friction of the motion next to it where the drive must load that at rest, `rest_torques`)."""
+        Coulomb friction of the motion next to it where the drive must load that at rest, `rest_torques`).
+        With `exempt_reversals`, `direction` (the samples' q′) says where each joint's Coulomb term F_c sign(q′)
+        changes between samples — along a motion only where it reverses — and the torque rate there leaves out
+        that step."""
         t, qdd, tau, s = sample.t, sample.qdd, sample.tau, sample.s
+        offset = np.zeros((1, robot.n))
+        if self.exempt_reversals and direction is not None:
+            flips = robot.coulomb * np.diff(np.sign(direction), axis=0)         # (M − 1, n): 0 but at reversals
+            offset = np.concatenate([np.zeros((1, robot.n)), np.cumsum(flips, axis=0)])
+            tau = tau - offset                                                 # (so the end's rest sample too)
         if rest_start or rest_end:
-            rest = rest_torques(robot, sample, self.preloaded(robot))
+            rest = rest_torques(robot, sample, self.preloaded(robot)) - offset[[0, -1]]
             if rest_start:
                 t = np.concatenate(([t[0] - self.dt_c], t))
                 qdd = np.vstack([np.zeros(robot.n), qdd])

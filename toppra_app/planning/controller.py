@@ -73,7 +73,8 @@ class ControllerRows:
                  b_first, tol: float):
         self.profile, self.theta, self.L, self.Bbar, self.tol = profile, np.asarray(theta, float), L, Bbar, tol
         self.limits = profile.limits_for(robot)
-        self.rates = RateLimits(robot, self.limits.get("torque_rate"), self.limits.get("jerk"), profile.dt)
+        self.rates = RateLimits(robot, self.limits.get("torque_rate"), self.limits.get("jerk"), profile.dt,
+                                exempt_reversals=profile.coulomb_reversals == "exempt")
         self.rates.check_path(robot, path, theta)
         sides = self.rates.sided_coefficients(robot, path, theta, (-1, 1))
         # one column per limited (kind, joint): arrays (P, G)
@@ -295,7 +296,7 @@ class ControllerRows:
         self.passes += 1
         self.rounds = 0
         sample = controller_samples(robot, path, law, self.profile.dt)
-        checked = self.rates.check_samples(robot, sample, *self.rest_check)
+        checked = self.rates.check_samples(robot, sample, *self.rest_check, direction=path.dq(sample.s))
         if not self.rest[0] or not self.rest[1]:          # smooth_ends off: ignore the steps from / to rest
             checked = self._drop_end_steps(checked)
         worst = max(c[3].ratio for c in checked.values())
