@@ -146,3 +146,23 @@ def test_prismatic_robots_with_friction_plan_close_to_the_converged_optimum(name
         ref, _ = converged(r, W, sd_end)
     assert plan.worst_ratio <= 1.001
     assert -1e-4 <= plan.duration / ref.duration - 1.0 <= 1e-3
+
+
+def test_the_command_line_refuses_or_exempts_a_reversal_naming_the_option(tmp_path, capsys):
+    """`toppra-app plan WAYPOINTS --robot scara.urdf --controller ...`: one line naming the joint, the rate it needs
+    and the option; with `coulomb_reversals=exempt` a plan within the sampled rate limit."""
+    import json
+
+    from toppra_app.cli import main
+    _, _, _, W, _, _ = case("scara", "random", 7)
+    csv = tmp_path / "wp.csv"
+    csv.write_text("\n".join(",".join(f"{v:.9f}" for v in row) for row in W) + "\n")
+    base = ["plan", str(csv), "--robot", str(ROBOTS / "scara.urdf"), "--no-plots", "--no-report"]
+    assert main(base + ["--out", str(tmp_path / "a"), "--controller", "torque_rate_max=1000"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "joint j1 (#0) reverses" in err and "coulomb_reversals" in err
+    assert not (tmp_path / "a").exists()
+    assert main(base + ["--out", str(tmp_path / "b"), "--controller",
+                        "torque_rate_max=1000,coulomb_reversals=exempt"]) == 0
+    summary = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert summary["rate_check"]["torque_rate"]["ratio"] <= 1.001

@@ -165,8 +165,9 @@ class RateLimits:
                     f"its Coulomb friction torque jumps by 2 F_c = {jump:.4g} N·m > torque_rate_max × Δt_c = "
                     f"{self.limits['torque_rate'][k] * self.dt_c:.4g} N·m within one {1e3 * self.dt_c:g} ms sample "
                     f"period; no time law along this path meets the sampled torque-rate limit (that joint needs "
-                    f"torque_rate_max ≥ {jump / self.dt_c:.4g}: give one per joint, or a path on which it does not "
-                    f"reverse)")
+                    f"torque_rate_max ≥ {jump / self.dt_c:.4g}: give one per joint; or plan on a path on which it "
+                    f"does not reverse; a controller profile can also exempt these steps, coulomb_reversals = "
+                    f"\"exempt\", docs/controller.md)")
 
     # ------------------------------------------------------------------ rows
     def rows(self, coeffs: dict, theta, b_ref, scales: dict, nx: int, rest_start: bool, rest_end: bool):
