@@ -34,17 +34,17 @@ def profile(time_law: str = "constant"):
 
 def sampled_rates(r, plan, dt: float = 1e-3) -> dict:
     """Worst torque rate (N·m/s) and jerk (rad/s³) over 1 ms controller samples of `plan` (t = k dt up to the
-    first sample at or after the end; rest before and after a rest-to-rest motion, holding gravity — and the
-    Coulomb friction of the motion's direction there where it is above 0.9 TORQUE_RATE × dt (`rates.PRELOAD_ABOVE`),
-    which the drive loads
-    while static friction holds the joint: controller.md), worst |τ|/τ_max."""
+    first sample at or after the end; rest before and after a rest-to-rest motion, holding gravity — and, for the
+    joints a drive loads at rest (`RateLimits.preloaded`, controller.md), the Coulomb friction of the motion's
+    direction there), worst |τ|/τ_max."""
     import dynamics
-    from toppra_app.limits.rates import PRELOAD_ABOVE
+    from toppra_app.limits.rates import RateLimits
     from toppra_app.planning.controller import controller_samples
     s = controller_samples(plan.robot, plan.path, plan.law, dt)
     tau, qdd = s.tau, s.qdd
+    loaded = np.where(RateLimits(r, torque_rate_max=TORQUE_RATE, dt_c=dt).preloaded(r), r.coulomb, 0.0)
     rest = lambda q, th: (dynamics.inverse_dynamics(r, q[None], 0 * q[None], 0 * q[None])[0]      # noqa: E731
-                          + np.where(r.coulomb > PRELOAD_ABOVE * TORQUE_RATE * dt, r.coulomb, 0.0) * np.sign(plan.path.dq(np.array([th]))[0]))
+                          + loaded * np.sign(plan.path.dq(np.array([th]))[0]))
     if plan.sd_start == 0:
         tau, qdd = np.vstack([rest(s.q[0], plan.path.s_start), tau]), np.vstack([np.zeros(r.n), qdd])
     if plan.sd_end == 0:

@@ -97,8 +97,8 @@ def read_thermal(source, doc, cell: Cell) -> None:
 
 def read_controller(source, doc, cell: Cell) -> None:
     """[controller] torque_headroom, velocity_headroom, qdd_max, torque_rate_max, jerk_max, dt, smooth_ends,
-    max_passes, time_law, coulomb_reversals: the moves are planned with this controller profile (`toppra_app.ControllerProfile`,
-    docs/controller.md); the rate limits then belong here, not in [limits]."""
+    max_passes, time_law, coulomb_reversals: the moves are planned with this controller profile
+    (`toppra_app.ControllerProfile`, docs/controller.md); the rate limits then belong here, not in [limits]."""
     if "controller" not in doc:
         return
     from toppra_app.controller import ControllerProfile

@@ -296,7 +296,8 @@ class ControllerRows:
         self.passes += 1
         self.rounds = 0
         sample = controller_samples(robot, path, law, self.profile.dt)
-        checked = self.rates.check_samples(robot, sample, *self.rest_check, direction=path.dq(sample.s))
+        direction = path.dq(sample.s) if self.rates.exempt_reversals else None      # (q′ at every sample: only then)
+        checked = self.rates.check_samples(robot, sample, *self.rest_check, direction=direction)
         if not self.rest[0] or not self.rest[1]:          # smooth_ends off: ignore the steps from / to rest
             checked = self._drop_end_steps(checked)
         worst = max(c[3].ratio for c in checked.values())
