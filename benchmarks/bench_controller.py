@@ -39,7 +39,7 @@ def sampled_rates(r, plan, dt: float = 1e-3) -> dict:
     direction there), worst |τ|/τ_max."""
     import dynamics
     from toppra_app.limits.rates import RateLimits
-    from toppra_app.planning.controller import controller_samples
+    from toppra_app.trajectory import controller_samples
     s = controller_samples(plan.robot, plan.path, plan.law, dt)
     tau, qdd = s.tau, s.qdd
     loaded = np.where(RateLimits(r, torque_rate_max=TORQUE_RATE, dt_c=dt).preloaded(r), r.coulomb, 0.0)

@@ -17,7 +17,7 @@ from benchmarks.cases import BENCH_PATHS
 from toppra_app import ControllerProfile, JointPath
 from toppra_app.errors import InputError
 from toppra_app.planner import TimeOptimalPlanner
-from toppra_app.planning.controller import controller_samples
+from toppra_app.trajectory import controller_samples
 
 TOL = 1.001
 JERK = np.array([7500, 3750, 5000, 6250, 7500, 10000, 10000], dtype=float)
@@ -246,3 +246,21 @@ def test_dense_and_out_and_back_paths_keep_the_rate_and_solve_accurately(case):
     assert not [w for w in caught if "inaccurate" in str(w.message) or "exceeds" in str(w.message)]
     assert pinocchio_rates(r, p) <= 1000.0 * TOL
     assert p.rate_check["torque_rate"].ratio <= TOL
+
+
+def test_a_tiny_motion_is_its_shortest_pass_and_only_a_pass_that_can_be_the_plan_is_certified():
+    """Passes are not monotone: on this tiny motion the second pass's profile meets its caps nearly everywhere
+    (there the rows are exact), the third grows them and is longer. The plan is the shortest pass within the
+    limits (it was the last one, 1.7 % longer), its rate recomputed by Pinocchio; and the tangent objective is
+    solved again for its certificate only on a pass that can be the plan (5 solves over 3 passes before)."""
+    pytest.importorskip("pinocchio")
+    from benchmarks.bench_controller import profile
+    c = _suite_case("iiwa7/tiny-0")
+    r = robot(c.robot)
+    p = TimeOptimalPlanner(r, JointPath.from_waypoints(c.waypoints), controller=profile()).plan(sd_end=c.sd_end)
+    history = p.rate_info["history"]
+    assert p.duration == min(h["duration"] for h in history if h["worst_rate_ratio"] <= TOL)
+    assert p.duration < history[-1]["duration"]
+    assert p.rate_info["solves"] <= p.rate_info["passes"] + 1
+    assert p.rate_check["torque_rate"].ratio <= TOL and p.worst_ratio <= TOL
+    assert pinocchio_rates(r, p) <= 1000.0 * TOL

@@ -18,7 +18,7 @@ import dynamics  # noqa: E402
 from benchmarks.cases import BENCH_PATHS  # noqa: E402
 from toppra_app import ControllerProfile, JointPath  # noqa: E402
 from toppra_app.planner import TimeOptimalPlanner  # noqa: E402
-from toppra_app.planning.controller import controller_samples  # noqa: E402
+from toppra_app.trajectory import controller_samples  # noqa: E402
 
 DT = 1e-3
 TORQUE_RATE = 1000.0          # N·m/s, a typical drive limit

@@ -31,7 +31,7 @@ The first pass takes b̄ = (1 + FIRST_SLACK)² × the smallest of the coarse rea
 of each coarse interval, (C5) and (C7) b = (L/|β|)^{2/3}; a further pass (while the 1 ms samples break a
 limit, a cap binds, or the smooth terms gave away more than `GAIN_MIN` of a binding limit; at most
 `max_passes`) takes (1 + `GROW`)² × the cap where it bound and the fixed-point estimate (C6)
-b̄^{1/3} b^{2/3} ≥ (1 + `TRUST`)² b elsewhere (`_next_cap`). β and γ differ on the two sides of a spline
+b̄^{1/3} b^{2/3} ≥ (1 + `TRUST`)² b elsewhere (`_next_cap`; the passes: `controller_passes`). β and γ differ on the two sides of a spline
 knot: the rows take their mean and half the difference as a margin (C3'). Only the groups that can
 bind at a point are packed (`_initial_keep`); any other row a solution breaks is added and the problem
 solved again (`add_broken`); rows at θ̇ = 0 only where the viscous terms matter.
@@ -39,32 +39,25 @@ solved again (`add_broken`); rows at θ̇ = 0 only where the viscous terms matte
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from ..limits.rates import PRELOAD_ABOVE, RateLimits, ramp_profile
 from ..socp.controller_problem import window_start
 from ..socp.problem import UNUSED
 from ..socp.stations import SLOT_SIZES
-from ..trajectory import controller_samples
+from .controller_passes import MARGIN, ControllerPasses
 
-TRUST = 0.05                 # δ: the next pass's cap is at least (1 + δ)² × the last profile (`_next_cap`)
-GROW = 0.15                  # where the last cap bound, the next is (1 + GROW)² × it
 GAMMA_SHARE = 0.6            # (C4): share of the rate budget the gravity term may take at the cap
-SETTLE = 2e-3                # another pass while the duration moved by more than this (relative)
 BROKEN = 1e-7                # rows added after a solve: those broken by more than this (normalised)
 MAX_ADD_ROUNDS = 12          # solves per pass that add broken rows
 D_RANGE = 1e-2              # z = D β (`_compute`): D_i = 1 / the expected β_i, from 1 to 1 / D_RANGE
 H_SLACK = 2e-7               # every normalised bound lowered by this: twice the solver's feasibility tolerance
 VISCOUS_SHARE = 0.02         # pack the θ̇ = 0 rows of (C3) where viscous terms may reach this share of L
-GAIN_MIN = 0.5               # another pass only if it could loosen a binding row by more than this share
-MARGIN = 0.05                # pack the groups that might come within this of their limit (`_initial_keep`)
 FIRST_SLACK = 0.25           # the first cap: (1 + FIRST_SLACK)² × the coarse reachability profile
 REST_FLOOR = 1.0 - PRELOAD_ABOVE   # a rest end's rows keep at least this share of L s_i after its Coulomb step
 
 
-class ControllerRows:
+class ControllerRows(ControllerPasses):
     """The rate rows of one plan: coefficients at the grid points once, numbers per pass."""
 
     SETTLED_AFTER = None    # passes after which a plan within its limits stops (None: the rules of `after`)
@@ -116,6 +109,7 @@ class ControllerRows:
         pad = np.pad(a_pt, 2, mode="edge")
         self.a_ref = 1.5 * np.max(np.stack([pad[k:k + P] for k in range(5)]), axis=0)[:, None]
         self.passes, self.history, self.last, self._rows, self._values = 0, [], None, None, None
+        self.best = None            # (law, plain check, rate check) of the shortest pass within the limits (`chosen`)
         self.probe = True           # try each solve without iterative refinement first (`diagnose`) until that fails
 
     def probed(self, ok: bool) -> None:
@@ -291,96 +285,6 @@ class ControllerRows:
         self._D = D
         return p, hh, cap_beta, G1
 
-    def after(self, robot, path, law) -> bool:
-        """Check the samples; True if another pass is wanted (its numbers then set)."""
-        self.passes += 1
-        self.rounds = 0
-        sample = controller_samples(robot, path, law, self.profile.dt)
-        direction = path.dq(sample.s) if self.rates.exempt_reversals else None      # (q′ at every sample: only then)
-        checked = self.rates.check_samples(robot, sample, *self.rest_check, direction=direction)
-        if not self.rest[0] or not self.rest[1]:          # smooth_ends off: ignore the steps from / to rest
-            checked = self._drop_end_steps(checked)
-        worst = max(c[3].ratio for c in checked.values())
-        self.last = checked
-        moved = bool(self.history) and abs(self.history[-1]["duration"] - law.duration) > SETTLE * law.duration
-        self.history.append(dict(duration=law.duration, worst_rate_ratio=worst))
-        over = worst > 1.0 + self.tol
-        gain = self._gain(law)
-        capped = bool(np.any((law.b >= (1.0 - 1e-4) * self.cap) & (self.cap > self.b_floor)))
-        self.history[-1].update(gain=gain, capped=capped)
-        if self.passes >= self.profile.max_passes or (not over and not capped and (gain < GAIN_MIN or
-                                                                                   (not moved and self.passes > 1))):
-            return False
-        if self.SETTLED_AFTER and self.passes >= self.SETTLED_AFTER and not over:
-            return False
-        if over:
-            # squared: an excess left by the solver's absolute tolerance on tiny rows (near a rest end) does
-            # not shrink with the bound, and the measured ratio alone took 4+ passes to settle
-            RateLimits.tighten(self.scales, checked, self.theta, self.tol, power=2.0)
-        self.cap = self._capped(self._next_cap(law))
-        self._rows = self._values = None
-        return True
-
-    def _next_cap(self, law) -> np.ndarray:
-        """The next pass's cap. Where the last cap bound, the rows were exact (θ̇ = √b̄) and the trust region
-        stopped the plan: grow it by (1 + `GROW`)². Elsewhere the rows took θ̇ = √b̄ > √b, and the smooth rate
-        (~ θ̇ β b near a velocity-dominated limit) was over-stated by √(b̄/b): the row met at b̄^{1/2} b is met
-        at the profile b* with b*^{3/2} = b̄^{1/2} b, the estimate b̄^{1/3} b^{2/3} of the fixed point (C6),
-        at least (1 + `TRUST`)² b."""
-        b = np.maximum(law.b, 0.0)
-        bound = (b >= (1.0 - 1e-4) * self.cap) & (self.cap > self.b_floor)
-        fixed = np.cbrt(self.cap) * np.cbrt(b) ** 2
-        return np.where(bound, (1.0 + GROW) ** 2 * self.cap, np.maximum(fixed, (1.0 + TRUST) ** 2 * b))
-
-    def _gain(self, law) -> float:
-        """What another pass could gain: at the groups within `MARGIN` of their limit at this solution, the
-        largest share of the limit that the smooth term (C2) gave away by taking θ̇ = √b̄ instead of √b."""
-        theta, b = self.theta, np.maximum(law.b, 0.0)
-        a = np.diff(b) / (2.0 * np.diff(theta))
-        a_prev = np.concatenate(([0.0 if self.rest[0] else a[0]], a))
-        a_next = np.concatenate((a, [0.0 if self.rest[1] else a[-1]]))
-        abar = 0.5 * (a_prev + a_next)[:, None]
-        su, sd = np.sqrt(self.cap)[:, None], np.sqrt(b)[:, None]
-        G = self._rows[3]
-        smooth = self.al * abar + self.be * b[:, None] + self.ga
-        value = G * np.abs(a_next - a_prev)[:, None] + np.abs(su * smooth + self.za * abar + self.zb * b[:, None])
-        Ls = self._scale()
-        near = value >= (1.0 - MARGIN) * Ls
-        lost = np.maximum(su - sd, 0.0) * np.abs(smooth) / Ls
-        return float(np.max(np.where(near, lost, 0.0), initial=0.0))
-
-    def _drop_end_steps(self, checked):
-        out = {}
-        for kind, (ratio, s0, s1, w) in checked.items():
-            ratio = ratio.copy()
-            if self.rest_check[0] and not self.rest[0]:
-                ratio[0] = 0.0
-            if self.rest_check[1] and not self.rest[1]:
-                ratio[-1] = 0.0
-            m, k = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
-            out[kind] = (ratio, s0, s1, type(w)(w.kind, float(ratio[m, k]), int(k), w.theta, int(m), w.value, w.limit))
-        return out
-
-    def warn_if_over(self, robot) -> None:
-        w = max(self.rate_check().values(), key=lambda x: x.ratio, default=None)
-        if w is not None and w.ratio > 1.0 + self.tol:
-            warnings.warn(f"the plan still exceeds the controller profile's {w.kind} limit of joint "
-                          f"{robot.joint_names[w.joint]} by {100 * (w.ratio - 1):.3f} % at t = {w.theta:.6g} s on "
-                          f"the {1e3 * self.profile.dt:g} ms samples after {self.passes} passes (tol "
-                          f"{100 * self.tol:g} %); raise max_passes or use a finer grid", RuntimeWarning, stacklevel=3)
-
-    def finished(self, robot) -> tuple[dict, dict]:
-        """(`rate_check`, `info`) of the plan, warned about where a rate limit is still exceeded."""
-        self.warn_if_over(robot)
-        return self.rate_check(), self.info()
-
-    def rate_check(self) -> dict:
-        return {kind: c[3] for kind, c in self.last.items()} if self.last else {}
-
-    def info(self) -> dict:
-        keep = self.keep if self.keep is not None else np.zeros(0, bool)
-        return dict(solves=self.solves, passes=self.passes, history=self.history, rows=int(keep.sum()),
-                    rows_all=int(keep.size))
 
 
 def controller_rows(profile, robot, path, theta, L: float, Bbar: float, law0, sd_start: float, sd_end: float,

@@ -247,9 +247,10 @@ class TimeOptimalPlanner:
             if "weights" in values:                            # certified, or again, or the time cones
                 step, tangent_rounds, last_bound = next_step(tangent_bound(prev, ref, dsig), tangent_rounds,
                                                              last_bound, TANGENT_TOL, MAX_TANGENT_ROUNDS, TANGENT_SHRINK)
-                if step != "certified":
+                if step != "certified" and not (step == "again" and ctrl is not None and ctrl.uncertified(law, last_bound)):
                     reweigh, cones = step == "again", step == "cones"
                     continue
+                tangent_rounds, last_bound = 0, np.inf         # certified, or a controller pass not the plan
             if viscous and viscous_rounds < self.max_viscous_iterations and \
                     refine.tangent_gap(robot, data, b_ref, law, lams, self.scheme, scales, on, tangent) > VISCOUS_TOL:
                 viscous_rounds, b_ref = viscous_rounds + 1, tangent_point(law.b_at(ths))
@@ -257,11 +258,10 @@ class TimeOptimalPlanner:
             with timed(timings, "verify"):
                 check, over, n_over = early[1:] if early is not None and early[0] is beta else refine.checked(
                     robot, self.sub, law, self.limits, self.all_stations, CHECK_SHARE * self.tol)
-                again = n_over == 0 and ctrl is not None and ctrl.after(robot, self.path, law)
-            if n_over == 0:                                    # done, or another pass of the controller's rate rows
-                if again:
-                    continue
-                break
+                if n_over == 0 and (ctrl is None or not ctrl.after(robot, self.path, law, check)):
+                    break                                      # done; else another pass of the controller's rate rows
+            if n_over == 0:
+                continue
             excess.append(check.worst_ratio - 1.0)
             if rounds == 0 and gap_split and (finer := split(check, law, over, 1.0)) is not None:
                 return finer                                   # refined anyway: split now, not repair
@@ -284,7 +284,7 @@ class TimeOptimalPlanner:
         if (finer := split_when_done(self, check, law, gap_split, estimating and linear and not self.dense, payload,
                                      sd_start, sd_end, refinements, iterations, timings, t_all)) is not None:
             return finer
-        rate_check, rate_info = ctrl.finished(robot) if ctrl is not None else (None, None)
+        law, check, rate_check, rate_info = ctrl.finished(robot, law, check) if ctrl is not None else (law, check, None, None)
         if self.energy_weight > 0 or self.rates is not None:
             from .sequential import plan_sequential
             law, check, status, solver_used, rate_check, rate_info, n = plan_sequential(
