@@ -15,7 +15,8 @@ reachability profile), a number of intervals (placed the same way) or the grid p
 `RobotModel.with_payload`; `limits` – replaces the joint limits; `tool_speed_max`,
 `collision_energy_max`, `cartesian_frame`, `contact_mass` – Cartesian limits (`cartesian_limits`);
 `prune` – pack only the rows that can bind (default True); `relocate` – move grid points to where the
-optimum switches before the first solve (`placement`, default True); `time_law` – θ̈ per interval "constant",
+optimum switches before the first solve (`placement`, default True; θ̈-constant plans and user grid sizes, not
+θ̈-linear plans on the default grid, `prepare`); `time_law` – θ̈ per interval "constant",
 "linear" (also the controller's; continuous with its rate rows) or "auto" (default, `options.linear_law`);
 `time_objective` – "tangent" (default: minimise the duration's first-order expansion at a reference
 profile, a linear program, `socp.problem` (1′)) or "cone" (the duration itself through time cones, (1)–(2));
