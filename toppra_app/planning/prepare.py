@@ -8,8 +8,8 @@ none changes (a plan copies `lams` and `moved` before repairing them):
    the joint ranges and every point must be holdable at rest (`diagnose`);
 2. a rest-to-rest reachability profile on it (`grid.rest_to_rest_law`), which places the final grid mostly
    uniform in time, the spline's knots among them (`grid.time_grid`, `grid.with_knots`);
-3. θ̈ constant per interval: grid points moved to where the optimum switches, or the grid refined by the
-   predicted room where the plan would refine it anyway (`placement.relocated`);
+3. grid points moved to where the optimum switches, or the grid refined by the predicted room where the plan
+   would refine it anyway (`placement.relocated`) — not on plans θ̈ linear on the default grid;
 4. the scale L of θ and B̄ of b = θ̇², the between-grid check's sub-samples, the joint-speed caps between
    stations (`speed_caps`), and the path and reference speed b_ref at the stations (the free stations off:
    a repair places them where the check asks).
@@ -221,8 +221,9 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
     stations0 = None
     # not for plans θ̈ linear on the default grid (`dense_linear`): on the planner suite relocation took them
     # from +0.019 % to +0.010 % from converged (median), worst +0.051 → +0.045 %, and cost ~3.5 ms of a ~28 ms
-    # plan; on the 450 paths of the families, hunt and friction studies the worst gap was the same (+0.071,
-    # +0.084, +0.095 % without it; +0.069, +0.076, +0.095 % with it) at 2–5 % more solves (nineteenth session)
+    # plan; on the 450 paths of the families, hunt and friction studies the worst gaps stayed below +0.1 %
+    # (+0.071, +0.083, +0.095 % without it; +0.069, +0.076, +0.095 % with it), 2–5 % more solves (nineteenth
+    # session)
     if law is not None and grid_mode != "fixed" and not all_stations and relocate and not dense_linear:
         # start on the grid refined by the predicted room only where the plan's gap estimate could ask
         # for it: not with rate limits, a controller profile's rates or an energy term (no estimate), nor
