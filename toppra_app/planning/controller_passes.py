@@ -134,8 +134,11 @@ class ControllerPasses:
         """(law, check, `rate_check`, `info`) of the plan: the last pass's, or an earlier pass's within the limits
         that was shorter — passes are not monotone (a cap raised where it bound makes the rows at θ̇ = √b̄ more
         conservative elsewhere: the suite's tiny iiwa motion took 0.1266 s on the second pass, 0.1290 s on the
-        third) — warned about where a rate limit is still exceeded."""
-        if self.best is not None and self.best[0].duration < law.duration:
+        third) — or, where the last pass still exceeds a rate limit, the shortest one within them (a UR5e path
+        with the linear law and `max_passes=2` ended 0.73 % over with its first pass within); warned about where
+        no pass kept the limits."""
+        last_over = bool(self.last) and max(c[3].ratio for c in self.last.values()) > 1.0 + self.tol
+        if self.best is not None and (last_over or self.best[0].duration < law.duration):
             law, check, self.last = self.best
         self.warn_if_over(robot)
         return law, check, self.rate_check(), self.info()
