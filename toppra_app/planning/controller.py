@@ -286,7 +286,6 @@ class ControllerRows(ControllerPasses):
         return p, hh, cap_beta, G1
 
 
-
 def controller_rows(profile, robot, path, theta, L: float, Bbar: float, law0, sd_start: float, sd_end: float,
                     tol: float, cls=None) -> ControllerRows:
     """The rate rows of the controller profile for one plan, first capped by the coarse reachability
@@ -299,4 +298,3 @@ def controller_rows(profile, robot, path, theta, L: float, Bbar: float, law0, sd
     else:
         b_first = np.full(theta.size, 4.0 * Bbar * L ** 2)
     return (cls or ControllerRows)(profile, robot, path, theta, L, Bbar, sd_start, sd_end, b_first, tol)
-

@@ -29,6 +29,7 @@ class ControllerPasses:
     def after(self, robot, path, law, check=None) -> bool:
         """Check the samples of `law` (`check`: its plain check, kept with it); True if another pass is wanted (its
         numbers then set)."""
+        more, gain, capped = self._wanted(law)          # (before this pass is counted and recorded)
         self.passes += 1
         self.rounds = 0
         sample = controller_samples(robot, path, law, self.profile.dt)
@@ -38,18 +39,11 @@ class ControllerPasses:
             checked = self._drop_end_steps(checked)
         worst = max(c[3].ratio for c in checked.values())
         self.last = checked
-        moved = self._moved(law)
-        self.history.append(dict(duration=law.duration, worst_rate_ratio=worst))
         over = worst > 1.0 + self.tol
+        self.history.append(dict(duration=law.duration, worst_rate_ratio=worst, gain=gain, capped=capped))
         if not over and (self.best is None or law.duration < self.best[0].duration):
             self.best = (law, check, checked)
-        gain = self._gain(law)
-        capped = bool(self._at_cap(law).any())
-        self.history[-1].update(gain=gain, capped=capped)
-        if self.passes >= self.profile.max_passes or (not over and not capped and (gain < GAIN_MIN or
-                                                                                   (not moved and self.passes > 1))):
-            return False
-        if self.SETTLED_AFTER and self.passes >= self.SETTLED_AFTER and not over:
+        if not (more or (over and self.passes < self.profile.max_passes)):
             return False
         if over:
             # squared: an excess left by the solver's absolute tolerance on tiny rows (near a rest end) does
@@ -69,11 +63,17 @@ class ControllerPasses:
         return self.more_passes(law) or (self.best is not None and (1.0 - bound) * law.duration > self.best[0].duration)
 
     def more_passes(self, law) -> bool:
-        """True where `after` will ask for another pass whatever the sampled check finds: passes are left and a
-        cap bound or the smooth terms gave away `GAIN_MIN` of a binding limit (with the duration still moving)."""
-        if self.passes + 1 >= self.profile.max_passes or (self.SETTLED_AFTER and self.passes + 1 >= self.SETTLED_AFTER):
-            return False
-        return self._at_cap(law).any() or ((self._moved(law) or self.passes == 0) and self._gain(law) >= GAIN_MIN)
+        """True where `after` will ask for another pass whatever the sampled check finds (`_wanted`)."""
+        return self._wanted(law)[0]
+
+    def _wanted(self, law) -> tuple[bool, float, bool]:
+        """(another pass whatever the sampled check finds, gain, capped) for the pass about to be checked: passes
+        are left and a cap bound (`capped`) or the smooth terms gave away `GAIN_MIN` of a binding limit (`gain`,
+        `_gain`) with the duration still moving; `after` also makes one, passes left, where the samples break a
+        limit."""
+        gain, capped = self._gain(law), bool(self._at_cap(law).any())
+        left = self.passes + 1 < self.profile.max_passes and not (self.SETTLED_AFTER and self.passes + 1 >= self.SETTLED_AFTER)
+        return left and (capped or ((self._moved(law) or self.passes == 0) and gain >= GAIN_MIN)), gain, capped
 
     def _at_cap(self, law) -> np.ndarray:
         """(P,) where the profile met its cap (above the boundary speeds)."""
