@@ -248,6 +248,30 @@ def test_dense_and_out_and_back_paths_keep_the_rate_and_solve_accurately(case):
     assert p.rate_check["torque_rate"].ratio <= TOL
 
 
+@pytest.mark.parametrize("time_law", ["constant", "linear"])
+def test_a_dense_path_plans_with_stations_off_and_keeps_torque_and_rate_by_pinocchio(time_law):
+    """A dense path under the controller profile no longer turns every station on (its cone problems were
+    ill-conditioned: 70–123 interior-point iterations, "almost solved" probes, 1.6 s on this path); it plans
+    θ̈ constant per interval with either time law, with stations switched on by repairs as on other paths
+    (fails on the old code). By Pinocchio the 1 ms samples keep 0.9 τ_max and the torque rate."""
+    pytest.importorskip("pinocchio")
+    from benchmarks.bench_controller import profile
+    from benchmarks.peers import pinocchio_inverse_dynamics
+    c = _suite_case("iiwa7/dense-0")
+    r = robot(c.robot)
+    p = TimeOptimalPlanner(r, JointPath.from_waypoints(c.waypoints), controller=profile(time_law)).plan(
+        sd_end=c.sd_end)
+    assert p.planner.dense and not p.planner.all_stations and not np.any(p.law.d)
+    t = np.arange(0.0, p.duration, 1e-3)
+    s, sd, sdd = p.law(t)
+    q1 = p.path(s, 1)
+    inv_dyn = pinocchio_inverse_dynamics(r)
+    tau = np.array([inv_dyn(a, b, c) + r.coulomb * np.sign(b) + r.viscous * b for a, b, c in
+                    zip(p.path(s), q1 * sd[:, None], p.path(s, 2) * sd[:, None] ** 2 + q1 * sdd[:, None])])
+    assert np.max(np.abs(tau) / (0.9 * r.tau_max)) <= TOL
+    assert pinocchio_rates(r, p) <= 1000.0 * TOL
+
+
 def test_a_tiny_motion_is_its_shortest_pass_and_only_a_pass_that_can_be_the_plan_is_certified():
     """Passes are not monotone: on this tiny motion the second pass's profile meets its caps nearly everywhere
     (there the rows are exact), the third grows them and is longer. The plan is the shortest pass within the

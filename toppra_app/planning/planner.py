@@ -117,10 +117,10 @@ class TimeOptimalPlanner:
                         check_positions=self.check_position_limits, relocate=self.relocate,
                         gap_target=REFINE_ABOVE if self.gap_target is None else self.gap_target, linear=self.linear,
                         may_refine=self.auto_grid and self.max_splits > 0 and gap, with_layers=gap,
-                        dense_linear=self.linear and self.auto_grid and gap)
+                        dense_linear=self.linear and self.auto_grid and gap, dense_stations=not self.rated)
             self.theta, self.L, self.Bbar, self.law0, self.all_stations = s.theta, s.L, s.Bbar, s.law, s.all_stations
             self.sub, self.ths, self.data0, self.b_ref0, self.lams0 = s.sub, s.ths, s.data, s.b_ref, s.lams
-            self.moved0, self.caps, self.dense = s.moved, s.caps, s.dense
+            self.moved0, self.caps, self.dense, self.dense_constant = s.moved, s.caps, s.dense, s.dense_constant
             if self.gap_target is None:
                 self.gap_target = DENSE_REFINE_ABOVE if self.dense else REFINE_ABOVE
             self._ready = True
@@ -148,7 +148,7 @@ class TimeOptimalPlanner:
         diagnose.check_holdable(robot, ths, data.coefficients.d, data.dq)
         diagnose.warn_rest_margin(robot, theta, data.coefficients.d[:P], sd_start, sd_end, self.tol)
         self.sub.prefetch(robot)                               # the check's kinematics, during the solve
-        linear = self.linear and not self.all_stations and (not self.rated or P - 1 <= LINEAR_MAX_INTERVALS)
+        linear = self.linear and not self.dense_constant and (not self.rated or P - 1 <= LINEAR_MAX_INTERVALS)
         b_ends, scale_b = np.array([sd_start ** 2, sd_end ** 2]), self.L ** 2 * self.Bbar    # b = scale_b β
         with timed(timings, "coefficients"):
             ctrl = None if not self.rated else controller_rows(self.controller, robot, self.path, self.theta, self.L,
@@ -240,7 +240,7 @@ class TimeOptimalPlanner:
                 raise
             prev, ref = ref, (law.b / scale_b, law.b_at(0.5 * (theta[:-1] + theta[1:])) / scale_b if linear else None)
             if early is None and self.dense and gap_split:     # a dense path's first solution, checked (reused
-                early = (beta,) + refine.checked(robot, self.sub, law, self.limits, self.all_stations,
+                early = (beta,) + refine.checked(robot, self.sub, law, self.limits, self.dense,
                                                  CHECK_SHARE * self.tol)
                 if (finer := split(early[1], law, early[2], EARLY_SPLIT)) is not None:   # if it stays the last one),
                     return finer                               # far over its gap target splits at once
@@ -257,7 +257,7 @@ class TimeOptimalPlanner:
                 continue
             with timed(timings, "verify"):
                 check, over, n_over = early[1:] if early is not None and early[0] is beta else refine.checked(
-                    robot, self.sub, law, self.limits, self.all_stations, CHECK_SHARE * self.tol)
+                    robot, self.sub, law, self.limits, self.dense, CHECK_SHARE * self.tol)
                 if n_over == 0 and (ctrl is None or not ctrl.after(robot, self.path, law, check)):
                     break                                      # done; else another pass of the controller's rate rows
             if n_over == 0:

@@ -55,6 +55,7 @@ class Setup:
     law: TimeLaw | None            # the coarse rest-to-rest reachability profile (None: stops inside, or none)
     all_stations: bool             # every station on from the start (dense waypoint paths, `dense_linear` aside)
     dense: bool                    # a dense waypoint path (`grid.dense`)
+    dense_constant: bool           # ... planned θ̈ constant per interval (`dense_linear` aside)
     sub: SubSamples                # the between-grid check's sub-samples
     lams: np.ndarray               # (P − 1, stations) the stations' positions inside the intervals
     moved: np.ndarray              # (P − 1, 2) free stations already switched on
@@ -174,7 +175,7 @@ def flip_sides(robot, sub: SubSamples, scheme: str) -> tuple[np.ndarray, np.ndar
 
 def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, substeps: int, tol: float,
             check_positions: bool, relocate: bool, gap_target: float, may_refine: bool, linear: bool,
-            dense_linear: bool = False, with_layers: bool = True) -> Setup:
+            dense_linear: bool = False, with_layers: bool = True, dense_stations: bool = True) -> Setup:
     """The grid and stations of a planner (`grid_mode`, `grid_spec` from `grid.parse_grid`); `may_refine`:
     the planner may refine its default grid for the gap estimate (`options.estimates_gap`); `linear`: its
     plans have θ̈ linear per interval where the path is not dense (speed caps closer together);
@@ -182,7 +183,9 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
     energy term) — dense paths plan like others, and the grid takes the profile's variation into account;
     `with_layers`: points where a run-up from rest ends and beside flips a joint rides its torque limit into
     (`layers.rest_layers`, `riding_flips`) — not for a controller profile's rates, whose θ̈ ramps (their rows
-    over such short intervals left Clarabel with a numerical error and SCS with its time limit: 0.45 → 3.7 s)."""
+    over such short intervals left Clarabel with a numerical error and SCS with its time limit: 0.45 → 3.7 s);
+    `dense_stations=False`: a dense path keeps stations off until a repair moves them, as other paths (a
+    controller profile's rate rows, whose cone problems with every station on were ill-conditioned)."""
     coarse = grid_spec if grid_mode == "fixed" else default_grid(path, COARSE_INTERVALS)
     S = path.evaluate(coarse)
     if check_positions:
@@ -217,7 +220,8 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
     # paths, θ̈ linear (`planner`) — judged by the default grid, so the finer grids split from it (`finer`) too
     default = intervals_for(path, linear=True) if dense_linear else theta.size - 1
     dense_path = dense(path, default)
-    all_stations = dense_path and not (dense_linear and default <= DENSE_LINEAR_MAX)
+    dense_constant = dense_path and not (dense_linear and default <= DENSE_LINEAR_MAX)     # plans θ̈ constant
+    all_stations = dense_constant and dense_stations
     stations0 = None
     # not for plans θ̈ linear on the default grid (`dense_linear`): on the planner suite relocation took them
     # from +0.019 % to +0.010 % from converged (median), worst +0.051 → +0.045 %, and cost ~3.5 ms of a ~28 ms
@@ -249,9 +253,10 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
     caps = None
     if scheme == "interpolation":      # between the stations always on: the middle, or all five on dense paths
         lam = np.asarray(st.SCHEMES[scheme])
-        lin = linear and not all_stations
+        lin = linear and not dense_constant
         at = SubSamples.build(path, theta, CAP_SUBSTEPS_LINEAR, knots=False) if lin else sub
         caps = speed_caps(robot, limits, at, law, L * L * Bbar, tol, lam if all_stations else lam[[0, 2, 4]], lin)
-    return Setup(theta=theta, L=L, Bbar=Bbar, law=law, all_stations=all_stations, dense=dense_path, sub=sub,
+    return Setup(theta=theta, L=L, Bbar=Bbar, law=law, all_stations=all_stations, dense=dense_path,
+                 dense_constant=dense_constant, sub=sub,
                  lams=lams, moved=moved,
                  ths=ths, data=data, b_ref=reference_b(law, Bbar, L, ths), caps=caps)
