@@ -127,8 +127,8 @@ class LinearControllerRows(ControllerRows):
         dwin = window_start(self.theta.size)[:, None] + np.arange(2)[None, :]
         return np.concatenate([super()._row_variables(beta, None), np.asarray(delta, float)[dwin]], axis=1)
 
-    def _gain(self, law) -> float:
-        """As `ControllerRows._gain`, with the linear law's node θ̈ and jerk terms."""
+    def _lost(self, law) -> np.ndarray:
+        """As `ControllerRows._lost`, with the linear law's node θ̈ and jerk terms."""
         theta, b = self.theta, np.maximum(law.b, 0.0)
         a = law.sdd_grid[:, None]
         slope = law.d / np.diff(theta)
@@ -140,4 +140,4 @@ class LinearControllerRows(ControllerRows):
             value = np.abs(su * smooth + self.za * a + self.zb * b[:, None])
             near = value >= (1.0 - MARGIN) * Ls
             lost = np.maximum(lost, np.where(near, np.maximum(su - sd, 0.0) * np.abs(smooth) / Ls, 0.0))
-        return float(lost.max(initial=0.0))
+        return lost.max(axis=1, initial=0.0)
