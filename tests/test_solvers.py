@@ -77,6 +77,17 @@ def test_every_try_failing_raises_and_an_inaccurate_one_is_kept_with_a_warning()
     assert status == "optimal_inaccurate" and any("inaccurate" in str(w.message) for w in caught)
 
 
+def test_an_inaccurate_result_is_told_to_a_caller_that_asks_instead_of_warned_about():
+    """`inaccurate=` (the planner's): the warning goes into the list, for the caller to raise only if that solution
+    becomes its result (`diagnose.plan_status`)."""
+    solve, _ = scripted(["solver_error", "optimal_inaccurate"] + ["solver_error"] * 10)
+    told = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        status = solve_with_chain(solve, "CLARABEL", inaccurate=told)[0]
+    assert status == "optimal_inaccurate" and len(told) == 1 and "solved only inaccurately" in told[0]
+
+
 def test_with_a_size_every_try_has_a_time_limit_and_one_that_reaches_it_is_a_failure():
     """`size` (the problem's rows) gives each Clarabel and SCS try its own time limit (`solvers.time_limit`); a try
     that ran that long is a failure, never the inaccurate result kept as a last resort: the chain ends in a clear

@@ -159,21 +159,21 @@ CONTROLLER_PROBE: dict = dict(iterative_refinement_enable=False, tol_gap_abs=1e-
 
 
 def solve_station_problem(N: int, R: int, values: dict, solver, sd_start: float, sd_end: float, K: int = 0,
-                          probed=None, linear: bool = False, reduced: bool = False):
+                          probed=None, linear: bool = False, reduced: bool = False, inaccurate: list | None = None):
     """Solve the compiled problem of structure (N, R) with `values` down the solver chain; K > 0: with K
     controller-row slots, and with `probed` (a callable told whether it succeeded) a `CONTROLLER_PROBE`
     try first; `linear`: θ̈ linear per interval; `values` with "weights": the tangent objective (1′) of
     `socp.problem` (its √β cones only where a row has a √β term); `reduced`: rows were left out, one try and
-    status "failed" unless it ends "optimal" (`solve_with_chain`). An infeasible report is explained: rest to rest with
-    every point holdable (checked before) it is a numerical failure (`SolverError`) — creeping is always
-    feasible; otherwise the boundary speeds cannot be met."""
+    status "failed" unless it ends "optimal" (`solve_with_chain`, as `inaccurate`). An infeasible report is
+    explained: rest to rest with every point holdable (checked before) it is a numerical failure (`SolverError`)
+    — creeping is always feasible; otherwise the boundary speeds cannot be met."""
     tangent = "weights" in values
     roots = bool(np.any(values["gl"]) or np.any(values["gr"]))
     with cache.acquire(N, R, K, linear, tangent, roots) as problem:
         out = solve_with_chain(lambda name, opts: problem.solve(values, name, opts), solver,
                                clarabel=CONTROLLER_CLARABEL if K else None,
                                probe=CONTROLLER_PROBE if K and probed else None, probed=probed, first_only=reduced,
-                               size=N * R + (N + 1) * K)
+                               size=N * R + (N + 1) * K, inaccurate=inaccurate)
     if out[0] != "infeasible":
         return out
     if sd_start == 0 and sd_end == 0:
@@ -184,6 +184,18 @@ def solve_station_problem(N: int, R: int, values: dict, solver, sd_start: float,
         f"no speed profile satisfies the limits along the path (solver status: infeasible). Every grid point "
         f"can be held at rest, so the boundary speeds (sd_start = {sd_start:g}, sd_end = {sd_end:g}) cannot be "
         f"reached or left within the limits on the {N}-interval grid")
+
+
+def plan_status(noted: dict, law) -> str:
+    """The status of the solve that gave the plan's time law `law` — "optimal_inaccurate", with the solver chain's
+    warning, where `noted` (id(law) → (law, warning)) holds it. The warning of an inaccurate solve whose law is not
+    the plan's (a tangent round, a repair or a controller pass that another solve replaced) is dropped: the plan's
+    own solve was accurate (a tiny UR3 motion's first controller pass, with the linear law, warned of a solve whose
+    profile only set the next pass's caps)."""
+    if id(law) not in noted:
+        return "optimal"
+    warnings.warn(noted[id(law)][1], RuntimeWarning, stacklevel=3)
+    return "optimal_inaccurate"
 
 
 def warn_plan(robot, check, estimate, rounds: int, tol: float, intervals: int, dense: bool = False,

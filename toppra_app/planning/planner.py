@@ -14,8 +14,7 @@ speeds) only, so the same inputs give the same plan whatever was planned before 
 6. check the exact time law between grid points (`verify`); over `tol`, move a free station onto the worst
    point or lower the limit there (`refine`, `max_rounds`); split the grid (`finer`) when that stalls, or above
    `gap_target` (at once: repairs would not lower it; a dense path at its first solution; θ̈ linear: the swing);
-7. warn where the plan still exceeds a limit or may be far from the optimum (`diagnose.warn_plan`).
-
+7. warn where the plan exceeds a limit, may be far from the optimum, or its own solve was inaccurate (`diagnose`).
 The options are checked, and turned into the robot, path and limits a plan uses, by `options`.
 """
 
@@ -45,6 +44,7 @@ from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, LINEAR_MAX_INTERVALS, REFIN
                       rate_limits, whole)
 from .prepare import DENSE_REFINE_MAX, at_stations, limit_blocks, prepare, reference_b, tangent_points
 from .result import TimeOptimalPlan, timed
+from .sequential import plan_sequential
 
 CHECK_SHARE = 0.9                  # of tol at the check's points and peaks (`verify`; full tol: +0.108 % on 1 ms)
 REFINE_ABOVE = 0.01                # default `gap_target`: plan again on a finer default grid where
@@ -165,8 +165,8 @@ class TimeOptimalPlanner:
         gap_split = estimating and self.auto_grid and self.max_splits > 0 and (not linear or self.dense) and \
             P - 1 < (DENSE_REFINE_MAX if linear else REFINE_MAX_INTERVALS)     # over the gap target: split (step 6)
         rounds = viscous_rounds = tangent_rounds = iterations = 0
-        last, cones, last_bound, found, early, pinned = None, False, np.inf, None, None, None   # (β, δ); cones; …
-        refinements, excess, check, reweigh, bound = [], [np.inf], None, False, {}   # the same rows; `st.binding`'s
+        last, cones, last_bound, found, early, pinned, inexact, noted = None, False, np.inf, None, None, None, [], {}
+        refinements, excess, check, reweigh, bound = [], [np.inf], None, False, {}   # last: (β, δ); `st.binding`'s
 
         def split(check, law, over, factor):                   # the plan on a grid split for the gap, or None
             return split_for_gap(self, check, law, over, factor, payload, sd_start, sd_end, refinements, iterations,
@@ -201,7 +201,7 @@ class TimeOptimalPlanner:
                 status, beta, solver_used, wall, compile_s = diagnose.solve_station_problem(
                     P - 1, values["u"].size // (P - 1), values if far is None else st.without(values, far), self.solver,
                     sd_start, sd_end, ctrl.K if ctrl else 0, probed=ctrl.probed if ctrl is not None and ctrl.probe
-                    else None, linear=linear, reduced=far is not None and far.any())
+                    else None, linear=linear, reduced=far is not None and far.any(), inaccurate=inexact)
             except (SolverError, InfeasiblePathError):
                 if rounds == 0:
                     raise
@@ -231,6 +231,7 @@ class TimeOptimalPlanner:
             b[0], b[-1] = b_ends                               # exact boundary speeds (the rows hold them: `with_ends`)
             try:
                 law = TimeLaw(theta, b, None if delta is None else delta * (self.L * self.Bbar))
+                noted.update({id(law): (law, inexact[-1])} if status == "optimal_inaccurate" else {})   # its warning
             except MotionStops:                                # the tangent's profile stops on an interval (its
                 if tangent and not cones:                      # weights do not price θ̇ → 0): the time cones;
                     cones = True                               # θ̇² of θ̈ linear still 0 between stations: θ̈
@@ -285,8 +286,8 @@ class TimeOptimalPlanner:
                                      sd_start, sd_end, refinements, iterations, timings, t_all)) is not None:
             return finer
         law, check, rate_check, rate_info = ctrl.finished(robot, law, check) if ctrl is not None else (law, check, None, None)
+        status = diagnose.plan_status(noted, law)
         if self.energy_weight > 0 or self.rates is not None:
-            from .sequential import plan_sequential
             law, check, status, solver_used, rate_check, rate_info, n = plan_sequential(
                 self, robot, law, check, status, solver_used, sd_start, sd_end, timings)
             iterations += n
@@ -294,7 +295,6 @@ class TimeOptimalPlanner:
         timings["total"] = time.perf_counter() - t_all
         return TimeOptimalPlan(robot=robot, path=self.path, law=law, check=check, torques=check.grid_torques,
                                status=status, solver=solver_used, timings=timings, iterations=iterations,
-                               reused_problem=timings["compile"] == 0.0, planner=self, payload=payload,
-                               sd_start=sd_start, sd_end=sd_end, refinements=refinements,
-                               energy_weight=self.energy_weight, energy_R=self.energy_R, rate_check=rate_check,
-                               rate_info=rate_info, gap_estimate=estimate)
+                               reused_problem=timings["compile"] == 0.0, planner=self, payload=payload, sd_end=sd_end,
+                               sd_start=sd_start, refinements=refinements, energy_weight=self.energy_weight,
+                               energy_R=self.energy_R, rate_check=rate_check, rate_info=rate_info, gap_estimate=estimate)

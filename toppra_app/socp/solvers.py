@@ -85,7 +85,7 @@ def solver_chain(solver: str | None, normalised: bool = True) -> list[tuple[str,
 
 def solve_with_chain(solve, solver: str | None, normalised: bool = True, what: str = "the time-optimal problem",
                      clarabel: dict | None = None, probe: dict | None = None, probed=None, first_only: bool = False,
-                     size: int | None = None):
+                     size: int | None = None, inaccurate: list | None = None):
     """Try `solve(name, options) -> (status, x, wall, compile_s)` down the chain.
 
     Returns (status, x, solver name, wall seconds, compile seconds); status is "infeasible" when the
@@ -96,7 +96,9 @@ def solve_with_chain(solve, solver: str | None, normalised: bool = True, what: s
     whether it was. `first_only`: the first solver of the chain only, and status "failed" (x None) unless it
     ends "optimal" — for a problem with rows left out, which the caller then solves again with every row (a
     reduced problem whose solver failed went on to SCS, 9 s, before that). `size`: the problem's rows, for each
-    Clarabel and SCS try's time limit (`time_limit`; a try that reaches it is a failure)."""
+    Clarabel and SCS try's time limit (`time_limit`; a try that reaches it is a failure). `inaccurate`: a list
+    that takes the warning about an "optimal_inaccurate" solution instead of `warnings` (for a caller that warns
+    only if that solution becomes its result)."""
     failures, candidate = [], None
     wall_all = compile_all = 0.0
     limit = time_limit(size)
@@ -138,8 +140,11 @@ def solve_with_chain(solve, solver: str | None, normalised: bool = True, what: s
     if first_only:
         return "failed", None, chain[0][0], wall_all, compile_all
     if candidate is not None:
-        warnings.warn(f"{what} solved only inaccurately ({'; '.join(failures)}); "
-                      f"the between-grid check still applies", RuntimeWarning, stacklevel=3)
+        message = f"{what} solved only inaccurately ({'; '.join(failures)}); the between-grid check still applies"
+        if inaccurate is None:
+            warnings.warn(message, RuntimeWarning, stacklevel=3)
+        else:
+            inaccurate.append(message)
         return (*candidate, wall_all, compile_all)
     raise SolverError(f"{what} could not be solved ({'; '.join(failures)}); "
                       f"try another grid (grid=...) or solver (solver=...)")
