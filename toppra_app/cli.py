@@ -13,11 +13,27 @@ import time
 
 STARTED = time.perf_counter()        # wall times "since start" (palletize) count from here
 
+import os  # noqa: E402
+import signal  # noqa: E402
+import sys  # noqa: E402
+
+
+def _interrupted_while_starting(signum, frame):
+    """Ctrl-C before `main` runs (while the modules load, ~20–50 ms): one line, not the traceback of an import;
+    nothing has been written yet."""
+    sys.stderr.write("toppra-app: interrupted; nothing was written\n")
+    sys.stderr.flush()
+    os._exit(130)
+
+
+# as the command (not when imported as a library, e.g. by tests), and unless SIGINT is ignored (a background job)
+if (os.path.basename(sys.argv[0]) == "toppra-app" or __name__ == "__main__") and \
+        signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    signal.signal(signal.SIGINT, _interrupted_while_starting)
+
 import argparse  # noqa: E402
 import importlib  # noqa: E402
 import importlib.metadata  # noqa: E402
-import signal  # noqa: E402
-import sys  # noqa: E402
 import threading  # noqa: E402
 
 BUILTIN_COMMANDS = {name: f"toppra_app.commands.{name}" for name in ("plan", "bench", "draw")}
@@ -68,6 +84,8 @@ def _what_was_written() -> str:
 
 
 def main(argv=None) -> int:
+    if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
+        signal.signal(signal.SIGINT, signal.default_int_handler)      # from here on, KeyboardInterrupt (below)
     try:
         parser = build_parser()                 # imports the commands (numpy, ...): Ctrl-C may come here
     except KeyboardInterrupt:
