@@ -266,7 +266,7 @@ def test_a_dense_path_plans_with_stations_off_and_keeps_torque_and_rate_by_pinoc
     s, sd, sdd = p.law(t)
     q1 = p.path(s, 1)
     inv_dyn = pinocchio_inverse_dynamics(r)
-    tau = np.array([inv_dyn(a, b, c) + r.coulomb * np.sign(b) + r.viscous * b for a, b, c in
+    tau = np.array([inv_dyn(a, b, c) + r.coulomb * np.sign(b) for a, b, c in              # (F_v q̇ in inv_dyn)
                     zip(p.path(s), q1 * sd[:, None], p.path(s, 2) * sd[:, None] ** 2 + q1 * sdd[:, None])])
     assert np.max(np.abs(tau) / (0.9 * r.tau_max)) <= TOL
     assert pinocchio_rates(r, p) <= 1000.0 * TOL
