@@ -29,9 +29,10 @@ and at a rest end, to the fastest ramp the jump rows allow (θ̈ rising at k = m
 
 The first pass takes b̄ = (1 + FIRST_SLACK)² × the smallest of the coarse reachability profile's larger end
 of each coarse interval, (C5) and (C7) b = (L/|β|)^{2/3}; a further pass (while the 1 ms samples break a
-limit, a cap binds, or the smooth terms gave away more than `GAIN_MIN` of a binding limit; at most
-`max_passes`) takes (1 + `GROW`)² × the cap where it bound and the fixed-point estimate (C6)
-b̄^{1/3} b^{2/3} ≥ (1 + `TRUST`)² b elsewhere (`_next_cap`; the passes: `controller_passes`). β and γ differ on the two sides of a spline
+limit, a cap binds, or the smooth terms gave away more than `GAIN_MIN` of a binding limit or `MEAN_GAIN_MIN`
+of the limits on average; at most `max_passes`) takes (1 + `GROW`)² × the cap where it bound and the
+fixed-point estimate (C6) b̄^{1/3} b^{2/3} ≥ (1 + `TRUST`)² b elsewhere (`_next_cap`; the passes:
+`controller_passes`). β and γ differ on the two sides of a spline
 knot: the rows take their mean and half the difference as a margin (C3'). Only the groups that can
 bind at a point are packed (`_initial_keep`); any other row a solution breaks is added and the problem
 solved again (`add_broken`); rows at θ̇ = 0 only where the viscous terms matter.
@@ -109,7 +110,7 @@ class ControllerRows(ControllerPasses):
         pad = np.pad(a_pt, 2, mode="edge")
         self.a_ref = 1.5 * np.max(np.stack([pad[k:k + P] for k in range(5)]), axis=0)[:, None]
         self.passes, self.history, self.last, self._rows, self._values = 0, [], None, None, None
-        self.best = None            # (law, plain check, rate check) of the shortest pass within the limits (`chosen`)
+        self.best = None            # (law, plain check, rate check) of the shortest pass within the limits (`finished`)
         self.probe = True           # try each solve without iterative refinement first (`diagnose`) until that fails
 
     def probed(self, ok: bool) -> None:

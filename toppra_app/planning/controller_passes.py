@@ -1,8 +1,9 @@
 """The passes of the controller profile's rate rows (`planning.controller.ControllerRows`, docs/controller.md
 "Passes"): after each solve the 1 ms samples are checked, and another pass re-solves with new caps b̄ — the
 rows hold at θ̇ = √b̄, exact where the profile meets its cap and conservative below it — while a limit is
-broken, a cap binds, or the smooth terms gave away more than `GAIN_MIN` of a binding limit (at most
-`max_passes`). Passes are not monotone, so the plan is the shortest pass within the limits (`chosen`), and
+broken, a cap binds, or the smooth terms gave away more than `GAIN_MIN` of a binding limit or `MEAN_GAIN_MIN`
+of the limits on average (at most `max_passes`). Passes are not monotone, so the plan is the shortest pass
+within the limits (`finished`), and
 the tangent objective's certificate (`socp.tangent`) is asked for only where that pass can be the plan
 (`uncertified`).
 """
@@ -82,7 +83,8 @@ class ControllerPasses:
         the pass is made.)"""
         gain, mean = self._gain(law)
         capped = bool(self._at_cap(law).any())
-        left = self.passes + 1 < self.profile.max_passes and not (self.SETTLED_AFTER and self.passes + 1 >= self.SETTLED_AFTER)
+        n = self.passes + 1
+        left = n < self.profile.max_passes and not (self.SETTLED_AFTER and n >= self.SETTLED_AFTER)
         moving = self._moved(law) or self.passes == 0
         sure = left and (capped or (moving and gain >= GAIN_MIN))
         return sure or (left and moving and mean >= MEAN_GAIN_MIN), sure, gain, mean, capped

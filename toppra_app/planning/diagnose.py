@@ -186,15 +186,16 @@ def solve_station_problem(N: int, R: int, values: dict, solver, sd_start: float,
         f"reached or left within the limits on the {N}-interval grid")
 
 
-def plan_status(noted: dict, law) -> str:
+def plan_status(noted: list, law) -> str:
     """The status of the solve that gave the plan's time law `law` — "optimal_inaccurate", with the solver chain's
-    warning, where `noted` (id(law) → (law, warning)) holds it. The warning of an inaccurate solve whose law is not
-    the plan's (a tangent round, a repair or a controller pass that another solve replaced) is dropped: the plan's
-    own solve was accurate (a tiny UR3 motion's first controller pass, with the linear law, warned of a solve whose
-    profile only set the next pass's caps)."""
-    if id(law) not in noted:
+    warning, where `noted` ([(law, warning)] of the inaccurate solves) holds it. The warning of an inaccurate solve
+    whose law is not the plan's (a tangent round, a repair or a controller pass that another solve replaced) is
+    dropped: the plan's own solve was accurate (a tiny UR3 motion's first controller pass, with the linear law,
+    warned of a solve whose profile only set the next pass's caps)."""
+    warning = next((w for solved, w in noted if solved is law), None)
+    if warning is None:
         return "optimal"
-    warnings.warn(noted[id(law)][1], RuntimeWarning, stacklevel=3)
+    warnings.warn(warning, RuntimeWarning, stacklevel=3)
     return "optimal_inaccurate"
 
 

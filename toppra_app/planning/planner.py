@@ -165,7 +165,7 @@ class TimeOptimalPlanner:
         gap_split = estimating and self.auto_grid and self.max_splits > 0 and (not linear or self.dense) and \
             P - 1 < (DENSE_REFINE_MAX if linear else REFINE_MAX_INTERVALS)     # over the gap target: split (step 6)
         rounds = viscous_rounds = tangent_rounds = iterations = 0
-        last, cones, last_bound, found, early, pinned, inexact, noted = None, False, np.inf, None, None, None, [], {}
+        last, cones, last_bound, found, early, pinned, inexact, noted = None, False, np.inf, None, None, None, [], []
         refinements, excess, check, reweigh, bound = [], [np.inf], None, False, {}   # last: (β, δ); `st.binding`'s
 
         def split(check, law, over, factor):                   # the plan on a grid split for the gap, or None
@@ -231,7 +231,7 @@ class TimeOptimalPlanner:
             b[0], b[-1] = b_ends                               # exact boundary speeds (the rows hold them: `with_ends`)
             try:
                 law = TimeLaw(theta, b, None if delta is None else delta * (self.L * self.Bbar))
-                noted.update({id(law): (law, inexact[-1])} if status == "optimal_inaccurate" else {})   # its warning
+                noted += [(law, inexact[-1])] if status == "optimal_inaccurate" else []   # (law, its warning)
             except MotionStops:                                # the tangent's profile stops on an interval (its
                 if tangent and not cones:                      # weights do not price θ̇ → 0): the time cones;
                     cones = True                               # θ̇² of θ̈ linear still 0 between stations: θ̈
