@@ -148,3 +148,10 @@ class PinReference:
             assert self.model.existFrame(name), f"pinocchio model has no frame '{name}'"
             out[name] = self.data.oMf[self.model.getFrameId(name)].homogeneous.copy()
         return out
+
+
+def default_sigint():
+    """`preexec_fn` of a subprocess that must see Ctrl-C: a test run started in the background (`cmd &` in a
+    script) has SIGINT ignored, and children inherit that, so Python would never raise KeyboardInterrupt."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fixtures import default_sigint
 from toppra_app import output
 from toppra_app.cli import main
 
@@ -250,16 +251,10 @@ def slow_csv(path: Path) -> None:
     np.savetxt(path, W, delimiter=",")
 
 
-def _default_sigint():
-    # a test run started in the background (`cmd &` in a script) has SIGINT ignored, and children inherit
-    # that, so Python would never raise KeyboardInterrupt: give the child the default disposition
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def start(cell, out):
     return subprocess.Popen([sys.executable, "-m", "toppra_app.cli", "plan", "slow.csv", "--out", out, "--no-plots"],
                             cwd=cell, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_default_sigint)
+                            preexec_fn=default_sigint)
 
 
 def wait_for_temporary(cell, proc, timeout=60.0):
@@ -395,4 +390,3 @@ def test_no_preexisting_file_ever_changes(cell, capsys, out, force):
         if v is not None and os.path.normpath(k) not in {os.path.normpath(o) for o in ours}:
             assert after.get(k) == v, (out, force, k)
     assert not leftovers(cell)
-

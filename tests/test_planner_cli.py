@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 
@@ -12,6 +11,7 @@ import numpy as np
 import pytest
 
 from benchmarks.cases import BENCH_PATHS
+from fixtures import default_sigint
 from toppra_app.cli import main
 
 
@@ -205,11 +205,6 @@ def test_a_solver_failure_in_any_command_is_one_line(monkeypatch, capsys):
     assert len(err.splitlines()) == 1 and err.startswith("toppra-app draw: error: the time-optimal problem")
 
 
-def _default_sigint():
-    # a test run started in the background has SIGINT ignored, and children inherit that
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def test_an_interrupt_while_the_command_starts_is_one_line():
     """Ctrl-C while the command's modules load (before `main`): one line and status 130, not the traceback of an
     import (a hunt hit it 20–50 ms after the start). Imported as a library the handler is not installed, and `main`
@@ -217,7 +212,7 @@ def test_an_interrupt_while_the_command_starts_is_one_line():
     code = ("import os, signal, sys, time; sys.argv[0] = '/venv/bin/toppra-app'; import toppra_app.cli; "
             "os.kill(os.getpid(), signal.SIGINT); time.sleep(5); print('not stopped')")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                         preexec_fn=_default_sigint)
+                         preexec_fn=default_sigint)
     assert run.returncode == 130 and run.stderr == "toppra-app: interrupted; nothing was written\n", run
     assert "not stopped" not in run.stdout
     code = "\n".join(["import contextlib, io, signal, sys", "import toppra_app.cli as cli",
@@ -227,5 +222,5 @@ def test_an_interrupt_while_the_command_starts_is_one_line():
                       "    cli.main(['--help'])",
                       "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"])
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                         preexec_fn=_default_sigint)
+                         preexec_fn=default_sigint)
     assert run.stdout == "True\nTrue\n", run
