@@ -37,7 +37,7 @@ from ..verify import gap_estimate
 from . import diagnose, refine
 from .controller import controller_rows
 from .controller_linear import LinearControllerRows
-from .finer import plan_constant, plan_finer, split_for_gap, split_when_done
+from .finer import LIMIT_SPLITS, plan_constant, plan_finer, split_for_gap, split_for_limits, split_when_done
 from .grid import MAX_INTERVALS, intervals_for, parse_grid, user_intervals
 from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, LINEAR_MAX_INTERVALS, REFINE_MAX_INTERVALS, choice,
                       controlled_robot, energy_terms, estimates_gap, joint_path, limit_list, linear_law, number,
@@ -80,9 +80,9 @@ class TimeOptimalPlanner:
         self.controller, robot = controlled_robot(robot, controller, torque_rate_max, jerk_max)
         path = joint_path(path, robot)
         scheme = choice(scheme, "scheme", st.SCHEMES)
-        self.substeps = whole(substeps, "substeps", 1, 1000)
-        self.max_rounds = whole(max_rounds, "max_rounds", 0, 1000)
+        self.substeps, self.max_rounds = whole(substeps, "substeps", 1, 1000), whole(max_rounds, "max_rounds", 0, 1000)
         self.max_splits = whole(max_splits, "max_splits", 0, 10)
+        self.limit_splits = LIMIT_SPLITS * (self.max_splits > 0)    # (a finer planner's: `finer.plan_finer`)
         self.gap_target = None if gap_target is None else number(gap_target, "gap_target", 0, 1)
         self.max_viscous_iterations = whole(max_viscous_iterations, "max_viscous_iterations", 0, 100)
         solver_chain(solver)                                    # validates the name
@@ -267,11 +267,9 @@ class TimeOptimalPlanner:
             if rounds == 0 and gap_split and (finer := split(check, law, over, 1.0)) is not None:
                 return finer                                   # refined anyway: split now, not repair
             if rounds >= self.max_rounds or (rounds >= 3 and excess[-1] > 0.7 * excess[-2]):
-                if self.auto_grid and self.max_splits > 0 and P <= MAX_INTERVALS:
-                    bad = refine.over_intervals(over, P - 1)
-                    return plan_finer(self, bad, dict(action="split", points=int(bad.sum()),
-                                                      worst_ratio=check.worst_ratio),
-                                      payload, sd_start, sd_end, refinements, iterations, timings, t_all, law)
+                if P <= MAX_INTERVALS and (finer := split_for_limits(self, check, over, payload, sd_start, sd_end,
+                                                                     refinements, iterations, timings, t_all, law)):
+                    return finer                               # (else the last plan, warned about below)
                 break
             rounds += 1
             refinements.append(refine.repaired(lams, moved, scales, caps, over, check, self.scheme, self.tol,
