@@ -238,6 +238,25 @@ def test_to_urdf_writes_mimic_joints_back(tmp_path):
     compare(robot, PinCoupled(own, list(robot.joint_names), np.eye(3), np.zeros(3)), seed=6, christoffel=False)
 
 
+def test_a_mimic_joints_armature_joins_its_leaders_times_the_multiplier_squared(tmp_path):
+    """<dynamics armature> of j3 = -2 j1 + 0.3: its rotor's energy ½ a (2 q̇1)² adds 4a to j1's; to_urdf
+    writes the coordinate's on the leader and none on the mimic, and reads back the same."""
+    path = mimic_file(tmp_path)
+    with open(path) as fh:
+        text = fh.read().replace('damping="0.1"/>', 'damping="0.1" armature="0.05"/>')      # j3's <dynamics>
+    with open(path, "w") as fh:
+        fh.write(text)
+    robot, free = from_urdf(path), from_urdf(path, mimic="independent")
+    assert free.joint_names == ("j1", "j2", "j3", "j4") and np.array_equal(free.armature, [0, 0, 0.05, 0])
+    assert np.allclose(robot.armature, [4 * 0.05, 0, 0], rtol=1e-15)
+    G, q0 = hand_coupled(free, robot)
+    q = np.random.default_rng(5).uniform(-1, 1, (4, 3))
+    assert_rel(dyn.mass_matrix(robot, q), G.T @ dyn.mass_matrix(free, q @ G.T + q0) @ G, 1e-13, "M")
+    back = from_urdf(robot.to_urdf(tmp_path / "back.urdf"))
+    assert np.array_equal(back.armature, robot.armature)
+    assert_rel(dyn.mass_matrix(back, q), dyn.mass_matrix(robot, q), 1e-14, "M")
+
+
 # ------------------------------------------------------------------------------ property: random trees, random couplings
 try:
     from hypothesis import given, settings

@@ -17,7 +17,8 @@ walked depth-first from the root link, child joints in file order, so parents co
   is expressed in; the tensor is about the COM), ``<inertia ixx ixy ixz iyy iyz izz>`` (the matrix
   entries). A link without ``<inertial>`` is massless.
 * ``<limit lower upper velocity effort>`` → q_min/q_max (continuous: unbounded), qd_max, tau_max;
-  ``<dynamics friction damping>`` → Coulomb / viscous friction.
+  ``<dynamics friction damping>`` → Coulomb / viscous friction; ``<dynamics armature>`` (not in the URDF
+  specification: MuJoCo's name for it, written by `to_urdf`) → the rotor inertia, default 0.
 * ``<mimic joint multiplier offset>`` joints are coupled by default, q_mimic = multiplier · q_leader + offset:
   their bodies move, but only the independent joints are coordinates (``mimic="coupled"``, see
   `dynamics.io.urdf_mimic` and `dynamics.mimic`); ``mimic="independent"`` makes each its own coordinate.
@@ -116,6 +117,7 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
             q_min=[j["lower"] for j in js], q_max=[j["upper"] for j in js],
             qd_max=[j["velocity"] for j in js], tau_max=[j["effort"] for j in js],
             coulomb=[j["coulomb"] for j in js], viscous=[j["viscous"] for j in js],
+            armature=[j["armature"] for j in js],
             gravity=gravity,
             frames=frame_dict,
             tool_frame=tool_frame,
@@ -269,6 +271,9 @@ def _read_movable(rd: Reader, el, j: dict, where: str, strict: bool, notes: dict
     for key in ("coulomb", "viscous"):
         if j[key] < 0:
             raise rd.error(where, f"<dynamics {'friction' if key == 'coulomb' else 'damping'}>: must be >= 0")
+    j["armature"] = rd.number(dyn, "armature", where + " <dynamics>", default=0.0) if dyn is not None else 0.0
+    if not (np.isfinite(j["armature"]) and j["armature"] >= 0):     # (not URDF's: MuJoCo's name, what to_urdf writes)
+        raise rd.error(where, f"<dynamics armature=\"{dyn.get('armature')}\">: must be a finite number >= 0")
     j["mimic"] = urdf_mimic.read_mimic(rd, el, where)
 
 

@@ -16,7 +16,8 @@ The coordinate's limits are the leader's joined with every follower's:
 * velocity: q̇_a ≤ q̇_max,b / |m|;
 * effort: the leader's only — a coupled joint has no actuator of its own in this model (as Pinocchio,
   which keeps the leader's effort limit); the follower's torque is part of the coordinate's Gᵀ τ;
-* friction: the follower's Coulomb F_c sign(m q̇_a) projected by m adds |m| F_c, viscous m² F_v (exact).
+* friction: the follower's Coulomb F_c sign(m q̇_a) projected by m adds |m| F_c, viscous m² F_v (exact);
+  its armature (rotor inertia) adds m² times it, like viscous friction.
 
 ``mimic="independent"`` ignores ``<mimic>``: every mimic joint is a coordinate of its own.
 A ``<mimic>`` on a fixed joint is ignored in both modes (the joint does not move).
@@ -107,4 +108,5 @@ def coordinates(path: str, body_joints: list[dict], follows: dict):
         c["velocity"] = min(c["velocity"], j["velocity"] / abs(m))
         c["coulomb"] += abs(m) * j["coulomb"]
         c["viscous"] += m * m * j["viscous"]
+        c["armature"] += m * m * j["armature"]          # its rotor's kinetic energy ½ a (m q̇)²
     return coords, coord, mult, off
