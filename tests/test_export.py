@@ -3,6 +3,8 @@ names, and the `plan` command's --format, --lock, --tool-frame and scaling facto
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 import numpy as np
@@ -13,7 +15,7 @@ from fixtures import PANDA_FINGERS
 from toppra_app import JointPath, plan_time_optimal
 from toppra_app.cli import main
 from toppra_app.errors import InputError
-from toppra_app.export import export_text, joint_trajectory
+from toppra_app.export import export_text, joint_trajectory, trajectory_csv
 from toppra_app.trajectory import TrajectorySample, sample_times
 
 yaml = pytest.importorskip("yaml")
@@ -93,6 +95,24 @@ def test_time_stamps_strictly_increase_and_end_on_the_exact_end_time(plan):
                               for i in range(5)), *([np.zeros(3)] * 3))
     with pytest.raises(InputError, match=r"dt: samples 0 and 1 \(t = 0 s\) get the same time_from_start"):
         joint_trajectory(tiny, plan.robot.joint_names)
+
+
+def test_csv_header_quotes_names_that_hold_commas_or_quotes(plan, tmp_path):
+    """A joint named 'j,1' (the audit's URDF) made 9 header fields for 5 per row; now the csv module reads
+    back one column per name, in the library's CSV and in the plan command's trajectory.csv."""
+    names = ["j,1", 'j"2', "j 3", "j4", "j5", "j6"]
+    rows = list(csv.reader(io.StringIO(trajectory_csv(plan.sample(0.01), names))))
+    assert rows[0] == ["t"] + [f"{k}_{j}" for k in ("q", "qd", "qdd", "tau") for j in names]
+    assert {len(r) for r in rows} == {1 + 4 * 6}
+    urdf = tmp_path / "comma.urdf"
+    urdf.write_text('<robot name="r"><link name="a"/><link name="b"><inertial><mass value="1"/><origin xyz="0.1 0 0"/>'
+                    '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+                    '<joint name="j,1" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 1 0"/>'
+                    '<limit lower="-1" upper="1" velocity="1" effort="10"/></joint></robot>')
+    wp = _csv(tmp_path / "wp.csv", np.array([[0.0], [0.5]]))
+    assert main(["plan", wp, "--robot", str(urdf), "--out", str(tmp_path / "o"), "--no-plots", "--no-report"]) == 0
+    rows = list(csv.reader(open(tmp_path / "o" / "trajectory.csv", newline="")))
+    assert rows[0] == ["t", "q_j,1", "qd_j,1", "qdd_j,1", "tau_j,1"] and {len(r) for r in rows} == {5}
 
 
 # ------------------------------------------------------------------------------ command line

@@ -11,6 +11,8 @@ structure is fixed and only holds numbers and quoted names."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 
@@ -64,12 +66,13 @@ def joint_trajectory_yaml(message: dict) -> str:
 
 def trajectory_csv(sample, joint_names, fmt: str = "%.17g") -> str:
     """t, then q, qd, qdd, tau of every joint (columns named ``q_<joint>`` …); by default every double
-    exactly (`fmt` ``%.17g``)."""
-    import io
+    exactly (`fmt` ``%.17g``). The header is written by the `csv` module: a name holding a comma, a quote
+    or a line break is quoted, so a CSV reader finds one column per name."""
     cols = ["t"] + [f"{k}_{j}" for k in ("q", "qd", "qdd", "tau") for j in joint_names]
     buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow(cols)
     np.savetxt(buf, np.column_stack([sample.t, sample.q, sample.qd, sample.qdd, sample.tau]), delimiter=",",
-               header=",".join(cols), comments="", fmt=fmt)
+               fmt=fmt)
     return buf.getvalue()
 
 
