@@ -157,8 +157,11 @@ def test_a_locked_leader_locks_its_mimic_at_multiplier_value_plus_offset(tmp_pat
     assert held.coupling is None and held.joint_names == ("j2", "j4")
     q = np.array([0.4, -0.2])
     assert_rel(dyn.mass_matrix(held, q), dyn.mass_matrix(explicit, q), 1e-15, "M")
-    assert not np.allclose(dyn.mass_matrix(held, q),
-                           dyn.mass_matrix(from_urdf(path, locked_joints={"j1": 0.25, "j3": 0.0}), q))
+    other = from_urdf(path, mimic="independent", locked_joints={"j1": 0.25, "j3": 0.0})    # (not the mimic's)
+    assert not np.allclose(dyn.mass_matrix(held, q), dyn.mass_matrix(other, q))
+    with pytest.raises(ModelError, match=r"locked joint 'j3': position 0 contradicts its <mimic> of 'j1', locked "
+                                         r"at 0.25, which holds it at -0.2"):
+        from_urdf(path, locked_joints={"j1": 0.25, "j3": 0.0})
     # locking the mimic joint itself leaves its leader free
     own = from_urdf(path, locked_joints={"j3": 0.1})
     assert own.coupling is None and own.joint_names == ("j1", "j2", "j4")

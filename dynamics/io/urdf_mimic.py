@@ -5,7 +5,8 @@ q_b = m q_a + o. With ``mimic="coupled"`` (the default, as Pinocchio's ``buildMo
 and MoveIt) b keeps its body but gets no coordinate of its own (`dynamics.mimic.Coupling`):
 
 * a chain (a mimics c) is resolved to the root leader: q_b = m (m_a q_c + o_a) + o; a loop is refused;
-* a mimic of a locked joint is locked too, at m · (locked position) + o;
+* a mimic of a locked joint is locked too, at m · (locked position) + o; locking both at other positions
+  is refused (locking the mimic alone leaves its leader free);
 * a mimic of a missing or fixed joint is refused (load with ``mimic="independent"`` or lock it);
 * the leader and the mimic may be of different types (the map is a plain linear one on the numbers).
 
@@ -53,6 +54,7 @@ def resolve(path: str, joints: dict, locked: dict, movable: set, mode: str):
     for every movable, not locked joint with a <mimic>; both empty for ``"independent"``."""
     if mode == "independent":
         return {}, {}
+    _check_locked_mimics(path, joints, locked, movable)
     follows, lock = {}, {}
     for name, j in joints.items():
         if j.get("mimic") is None or j["type"] not in movable or name in locked:
@@ -79,6 +81,27 @@ def resolve(path: str, joints: dict, locked: dict, movable: set, mode: str):
                 break
             cur = leader
     return follows, lock
+
+
+def _check_locked_mimics(path: str, joints: dict, locked: dict, movable: set) -> None:
+    """A locked mimic joint whose leader (or a leader up its chain) is locked too must be held where its
+    <mimic> puts it (the Panda's finger_joint1 at 0.02 and finger_joint2 at 0.03 cannot both hold)."""
+    for name, value in locked.items():
+        mult, off, seen, cur = 1.0, 0.0, {name}, name
+        while joints[cur].get("mimic") is not None and joints[cur]["type"] in movable:
+            leader, m, o = joints[cur]["mimic"]
+            if leader not in joints or leader in seen:
+                break                                   # (refused below, or a free mimic of nothing)
+            mult, off = mult * m, mult * o + off        # q_name = mult · q_leader + off
+            if leader in locked:
+                held = mult * locked[leader] + off
+                if abs(value - held) > 1e-9 * max(1.0, abs(held)):
+                    raise ModelError(f"{path}: locked joint '{name}': position {value:g} contradicts its <mimic> of "
+                                     f"'{leader}', locked at {locked[leader]:g}, which holds it at {held:g} (lock "
+                                     f"only '{leader}', or load with mimic=\"independent\")")
+                break
+            seen.add(leader)
+            cur = leader
 
 
 def coordinates(path: str, body_joints: list[dict], follows: dict):

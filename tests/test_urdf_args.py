@@ -1,0 +1,100 @@
+"""The arguments of from_urdf and collision_shapes (one line naming the argument, never a TypeError, never a
+string taken apart into characters), and locks that contradict a <mimic>."""
+
+import os
+
+import numpy as np
+import pytest
+
+import dynamics as dyn
+from dynamics import ModelError
+from dynamics.urdf import from_urdf
+from dynamics.urdf_collision import collision_shapes
+from test_urdf import inertial, joint, write
+
+
+def one_line(call, match):
+    with pytest.raises(ModelError, match=match) as info:
+        call()
+    assert "\n" not in str(info.value)
+    return str(info.value)
+
+
+# ------------------------------------------------------------------------------ from_urdf's arguments
+@pytest.mark.parametrize("kw, match", [
+    (dict(locked_joints="panda_joint1"), r"^from_urdf: locked_joints: expected a dict \{joint: position\} or a list "
+                                         r"of joint names, got the single name 'panda_joint1' \(write \['panda_joint1'\]"),
+    (dict(locked_joints=b"panda_joint1"), r"^from_urdf: locked_joints: .* got the single name b'panda_joint1'"),
+    (dict(locked_joints=5), r"^from_urdf: locked_joints: expected a dict .* got 5$"),
+    (dict(locked_joints=[5]), r"^from_urdf: locked_joints: joint names must be str, got 5$"),
+    (dict(locked_joints={("a",): 0.0}), r"^from_urdf: locked_joints: joint names must be str, got \('a',\)$"),
+    (dict(locked_joints={"panda_joint1": object()}), r"locked joint 'panda_joint1': position <object .*> is not a number"),
+    (dict(name=5), r"^from_urdf: name: expected a str, got 5$"),
+    (dict(tool_frame=["panda_hand"]), r"^from_urdf: tool_frame: expected a str, got \['panda_hand'\]$"),
+    (dict(strict="yes"), r"^from_urdf: strict: expected True or False, got 'yes'$"),
+    (dict(xacro_args=[("a", "b")]), r"^from_urdf: xacro_args: expected a dict \{name: value\}, got \[\('a', 'b'\)\]$"),
+    (dict(mimic=None), r"^from_urdf: mimic: expected 'coupled' or 'independent', got None$"),
+])
+def test_from_urdf_arguments_are_checked(panda_urdf, kw, match):
+    one_line(lambda: from_urdf(panda_urdf, **kw), match)
+
+
+def test_locked_joints_as_a_list_tuple_or_set_of_names(panda_urdf):
+    names = ["panda_joint1", "panda_finger_joint1"]
+    models = [from_urdf(panda_urdf, locked_joints=c(names)) for c in (list, tuple, set)]
+    assert {m.joint_names for m in models} == {tuple(f"panda_joint{k}" for k in range(2, 8))}
+    assert from_urdf(panda_urdf, name="arm", strict=np.bool_(False)).name == "arm"
+
+
+# ------------------------------------------------------------------------------ locks and <mimic>
+def test_locks_that_contradict_a_mimic_are_refused(panda_urdf):
+    """finger_joint2 = finger_joint1 (<mimic>): 0.02 and 0.03 cannot both hold; 0.02 and 0.02 is the same
+    model as finger_joint1 alone at 0.02; independent joints have no relation to keep."""
+    one_line(lambda: from_urdf(panda_urdf, locked_joints={"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.03}),
+             r"panda.urdf: locked joint 'panda_finger_joint2': position 0.03 contradicts its <mimic> of "
+             r"'panda_finger_joint1', locked at 0.02, which holds it at 0.02 \(lock only 'panda_finger_joint1', or "
+             r"load with mimic=\"independent\"\)$")
+    both = from_urdf(panda_urdf, locked_joints={"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.02})
+    one = from_urdf(panda_urdf, locked_joints={"panda_finger_joint1": 0.02})
+    q = np.linspace(-0.5, 0.5, 7)
+    assert np.array_equal(dyn.mass_matrix(both, q), dyn.mass_matrix(one, q))
+    free = from_urdf(panda_urdf, mimic="independent",
+                     locked_joints={"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.03})
+    assert free.n == 7
+
+
+def test_a_chain_of_mimics_is_checked_through_to_the_locked_leader(tmp_path):
+    """j3 = 0.5 j2 + 0.1, j2 = -2 j1 (a chain): with j1 locked at 0.1, j3 may be locked at 0 only."""
+    links = '<link name="base"/>' + "".join(f'<link name="{n}">{inertial(1.0)}</link>' for n in "abcd")
+    lim = '<limit lower="-3" upper="3" velocity="3" effort="40"/>'
+    path = write(tmp_path, links + joint("j1", "base", "a", extra=lim)
+                 + joint("j2", "a", "b", extra=lim + '<mimic joint="j1" multiplier="-2"/>')
+                 + joint("j3", "b", "c", extra=lim + '<mimic joint="j2" multiplier="0.5" offset="0.1"/>')
+                 + joint("j4", "c", "d", extra=lim))
+    assert from_urdf(path, locked_joints={"j1": 0.1, "j3": 0.0}).joint_names == ("j4",)
+    one_line(lambda: from_urdf(path, locked_joints={"j1": 0.1, "j3": 0.2}),
+             r"locked joint 'j3': position 0.2 contradicts its <mimic> of 'j1', locked at 0.1, which holds it at 0 \(lock only 'j1'")
+
+
+# ------------------------------------------------------------------------------ collision_shapes
+def test_collision_search_paths_take_one_directory_or_a_list(tmp_path, monkeypatch):
+    monkeypatch.delenv("ROS_PACKAGE_PATH", raising=False)
+    mesh = tmp_path / "pkgs" / "mypkg" / "meshes" / "a.stl"
+    mesh.parent.mkdir(parents=True)
+    mesh.write_bytes(b"solid a\nendsolid a\n")
+    (tmp_path / "robot").mkdir()
+    geometry = '<collision><geometry><mesh filename="package://mypkg/meshes/a.stl"/></geometry></collision>'
+    path = write(tmp_path / "robot", f'<link name="base"/><link name="a">{inertial(1.0)}{geometry}</link>'
+                 + joint("j1", "base", "a"))
+    robot = from_urdf(path)
+    pkgs = tmp_path / "pkgs"
+    for value in (str(pkgs), pkgs, [str(pkgs)], (pkgs,), os.fsencode(str(pkgs))):
+        (shape,) = collision_shapes(path, robot, search_paths=value)
+        assert shape.file == str(mesh)
+    one_line(lambda: collision_shapes(path, robot, search_paths=5),
+             r"^collision_shapes: search_paths: expected a directory or a list of directories, got 5$")
+    one_line(lambda: collision_shapes(path, robot, search_paths=[str(pkgs), 5]),
+             r"^collision_shapes: search_paths: expected a file name, got int$")
+    one_line(lambda: collision_shapes(5, robot), r"^collision_shapes: urdf_path: expected a file name, got int$")
+    one_line(lambda: collision_shapes(path, "robot"), r"^collision_shapes: robot: expected a RobotModel, got str$")
+    one_line(lambda: collision_shapes(path, robot), r"mesh 'package://mypkg/meshes/a.stl': package 'mypkg' not found")
