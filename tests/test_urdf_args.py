@@ -1,14 +1,16 @@
-"""The arguments of from_urdf and collision_shapes (one line naming the argument, never a TypeError, never a
-string taken apart into characters), and locks that contradict a <mimic>."""
+"""The arguments of from_urdf and collision_shapes (one line naming the argument, never a TypeError,
+never a string taken apart into characters), locks that contradict a <mimic>, and mimic limits that leave a
+coordinate a single position (PR2's grippers)."""
 
 import os
+import warnings
 
 import numpy as np
 import pytest
 
 import dynamics as dyn
 from dynamics import ModelError
-from dynamics.urdf import from_urdf
+from dynamics.urdf import URDFWarning, from_urdf
 from dynamics.urdf_collision import collision_shapes
 from test_urdf import inertial, joint, write
 
@@ -74,6 +76,39 @@ def test_a_chain_of_mimics_is_checked_through_to_the_locked_leader(tmp_path):
     assert from_urdf(path, locked_joints={"j1": 0.1, "j3": 0.0}).joint_names == ("j4",)
     one_line(lambda: from_urdf(path, locked_joints={"j1": 0.1, "j3": 0.2}),
              r"locked joint 'j3': position 0.2 contradicts its <mimic> of 'j1', locked at 0.1, which holds it at 0 \(lock only 'j1'")
+
+
+def test_mimic_limits_that_pin_a_coordinate_warn_and_leave_no_negative_zero(tmp_path):
+    """A −1 mimic of [0, 0.5] with limits [0, 0.5] of its own leaves its leader only 0 (PR2's grippers):
+    one warning naming both joints, and the range [0.0, 0.0] — not [0.0, -0.0], on which
+    numpy.random.uniform(q_min, q_max) fails."""
+    links = '<link name="base"/>' + "".join(f'<link name="{n}">{inertial(1.0)}</link>' for n in "ab")
+    lim = '<limit lower="0" upper="0.5" velocity="3" effort="40"/>'
+    path = write(tmp_path, links + joint("lead", "base", "a", extra=lim)
+                 + joint("follow", "base", "b", extra=lim + '<mimic joint="lead" multiplier="-1"/>'))
+    with pytest.warns(URDFWarning, match=r"robot.urdf: the limits of mimic joints leave a single position to 'lead' "
+                                         r"at 0 by 'follow' \(the coordinate cannot move"):
+        robot = from_urdf(path)
+    assert robot.q_min[0] == robot.q_max[0] == 0.0 and not np.signbit(robot.q_max[0])
+    assert np.random.default_rng(0).uniform(robot.q_min, robot.q_max) == 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                      # a range left wider, or no mimic: no warning
+        from_urdf(path, mimic="independent")
+
+
+def test_pr2_grippers():
+    from fixtures import erd_path
+    path = erd_path("robots/pr2_description/urdf/pr2.urdf")
+    if path is None:
+        pytest.skip("example-robot-data's PR2 is not installed")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        robot = from_urdf(path)
+    pinned = [str(w.message) for w in said if "single position" in str(w.message)]
+    assert len(pinned) == 1 and all(f"'{s}_gripper_l_finger_joint' at 0 by '{s}_gripper_r_parallel_root_joint'"
+                                    in pinned[0] for s in "rl")
+    k = [robot.joint_names.index(f"{s}_gripper_l_finger_joint") for s in "rl"]
+    assert np.all(robot.q_max[k] == 0.0) and not np.signbit(robot.q_max[k]).any()
 
 
 # ------------------------------------------------------------------------------ collision_shapes

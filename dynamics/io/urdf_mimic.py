@@ -13,7 +13,8 @@ and MoveIt) b keeps its body but gets no coordinate of its own (`dynamics.mimic.
 The coordinate's limits are the leader's joined with every follower's:
 
 * position: the leader's interval intersected with the follower's mapped back, (lo_b − o)/m … (hi_b − o)/m
-  (swapped for m < 0); an empty intersection is refused;
+  (swapped for m < 0); an empty intersection is refused, one that is a single point loads with a
+  `URDFWarning` naming the joints (PR2's gripper: a −1 mimic of [0, 0.548] leaves its leader only 0);
 * velocity: q̇_a ≤ q̇_max,b / |m|;
 * effort: the leader's only — a coupled joint has no actuator of its own in this model (as Pinocchio,
   which keeps the leader's effort limit); the follower's torque is part of the coordinate's Gᵀ τ;
@@ -26,9 +27,12 @@ A ``<mimic>`` on a fixed joint is ignored in both modes (the joint does not move
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..checks import ModelError
+from .urdf_as_found import URDFWarning
 
 MODES = ("coupled", "independent")
 
@@ -112,7 +116,7 @@ def coordinates(path: str, body_joints: list[dict], follows: dict):
         if j["name"] not in follows:
             index[j["name"]] = len(coords)
             coords.append(dict(j))
-    coord, mult, off = [], [], []
+    coord, mult, off, pinned = [], [], [], []
     for j in body_joints:
         leader, m, o = follows.get(j["name"], (j["name"], 1.0, 0.0))
         k = index[leader]
@@ -127,9 +131,15 @@ def coordinates(path: str, body_joints: list[dict], follows: dict):
         if new_lo > new_hi:
             raise ModelError(f"{path}: joint '{j['name']}' <mimic>: its limits [{j['lower']}, {j['upper']}] allow "
                              f"'{leader}' only in [{lo}, {hi}], outside its own [{c['lower']}, {c['upper']}]")
-        c["lower"], c["upper"] = new_lo, new_hi
+        if new_lo == new_hi < c["upper"] or new_hi == new_lo > c["lower"]:
+            pinned.append(f"'{leader}' at {new_lo + 0.0:g} by '{j['name']}'")
+        c["lower"], c["upper"] = new_lo + 0.0, new_hi + 0.0           # (+ 0.0: no -0.0 from a negative m)
         c["velocity"] = min(c["velocity"], j["velocity"] / abs(m))
         c["coulomb"] += abs(m) * j["coulomb"]
         c["viscous"] += m * m * j["viscous"]
         c["armature"] += m * m * j["armature"]          # its rotor's kinetic energy ½ a (m q̇)²
+    if pinned:
+        warnings.warn(f"{path}: the limits of mimic joints leave a single position to " + ", ".join(pinned)
+                      + " (the coordinate cannot move; lock it there, or load with mimic=\"independent\")",
+                      URDFWarning, stacklevel=3)
     return coords, coord, mult, off
