@@ -1,4 +1,4 @@
-"""The arguments of from_urdf and collision_shapes (one line naming the argument, never a TypeError,
+"""The arguments of from_urdf, collision_shapes and to_urdf (one line naming the argument, never a TypeError,
 never a string taken apart into characters), locks that contradict a <mimic>, and mimic limits that leave a
 coordinate a single position (PR2's grippers)."""
 
@@ -111,7 +111,7 @@ def test_pr2_grippers():
     assert np.all(robot.q_max[k] == 0.0) and not np.signbit(robot.q_max[k]).any()
 
 
-# ------------------------------------------------------------------------------ collision_shapes
+# ------------------------------------------------------------------------------ collision_shapes, to_urdf
 def test_collision_search_paths_take_one_directory_or_a_list(tmp_path, monkeypatch):
     monkeypatch.delenv("ROS_PACKAGE_PATH", raising=False)
     mesh = tmp_path / "pkgs" / "mypkg" / "meshes" / "a.stl"
@@ -133,3 +133,12 @@ def test_collision_search_paths_take_one_directory_or_a_list(tmp_path, monkeypat
     one_line(lambda: collision_shapes(5, robot), r"^collision_shapes: urdf_path: expected a file name, got int$")
     one_line(lambda: collision_shapes(path, "robot"), r"^collision_shapes: robot: expected a RobotModel, got str$")
     one_line(lambda: collision_shapes(path, robot), r"mesh 'package://mypkg/meshes/a.stl': package 'mypkg' not found")
+
+
+@pytest.mark.parametrize("name, match", [("x\n.urdf", r"'x\\n.urdf' is not a printable file name"),
+                                          ("x\x1b.urdf", r"'x\\x1b.urdf' is not a printable file name"),
+                                          (5, r"expected a file name, got int"), (None, "expected a file name, got NoneType$")])
+def test_to_urdf_refuses_a_file_name_from_urdf_would_refuse(tmp_path, monkeypatch, name, match):
+    monkeypatch.chdir(tmp_path)
+    one_line(lambda: dyn.to_urdf(dyn.load_robot("planar4"), name), r"^to_urdf: path: " + match)
+    assert os.listdir(tmp_path) == []

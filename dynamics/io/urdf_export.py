@@ -27,7 +27,7 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
-from ..checks import ModelError
+from ..checks import ModelError, file_name
 from ..model import PRISMATIC, RobotModel
 from ..spatial import rpy_from_matrix
 
@@ -121,8 +121,9 @@ def _body_joint(robot: RobotModel, i: int):
 
 
 def to_urdf(robot: RobotModel, path) -> str:
-    """Write `robot` to a new URDF file at `path` (an existing file is never overwritten); returns the path."""
-    path = os.fspath(path)
+    """Write `robot` to a new URDF file at `path` (an existing file is never overwritten); returns the path.
+    A name `from_urdf` would refuse (not printable: a newline, a control character) is refused first."""
+    path = file_name("to_urdf: path", path)
     text = to_urdf_text(robot)
     try:
         with open(path, "x", encoding="utf-8") as fh:
