@@ -24,13 +24,15 @@ def one_line(call, match):
 
 # ------------------------------------------------------------------------------ from_urdf's arguments
 @pytest.mark.parametrize("kw, match", [
-    (dict(locked_joints="panda_joint1"), r"^from_urdf: locked_joints: expected a dict \{joint: position\} or a list "
-                                         r"of joint names, got the single name 'panda_joint1' \(write \['panda_joint1'\]"),
+    (dict(locked_joints="panda_joint1"), r"^from_urdf: locked_joints: expected a dict \{joint: position\} or a "
+                                         r"list of joint names, got the single name 'panda_joint1' "
+                                         r"\(write \['panda_joint1'\]"),
     (dict(locked_joints=b"panda_joint1"), r"^from_urdf: locked_joints: .* got the single name b'panda_joint1'"),
     (dict(locked_joints=5), r"^from_urdf: locked_joints: expected a dict .* got 5$"),
     (dict(locked_joints=[5]), r"^from_urdf: locked_joints: joint names must be str, got 5$"),
     (dict(locked_joints={("a",): 0.0}), r"^from_urdf: locked_joints: joint names must be str, got \('a',\)$"),
-    (dict(locked_joints={"panda_joint1": object()}), r"locked joint 'panda_joint1': position <object .*> is not a number"),
+    (dict(locked_joints={"panda_joint1": object()}),
+     r"locked joint 'panda_joint1': position <object .*> is not a number"),
     (dict(name=5), r"^from_urdf: name: expected a str, got 5$"),
     (dict(tool_frame=["panda_hand"]), r"^from_urdf: tool_frame: expected a str, got \['panda_hand'\]$"),
     (dict(strict="yes"), r"^from_urdf: strict: expected True or False, got 'yes'$"),
@@ -75,7 +77,8 @@ def test_a_chain_of_mimics_is_checked_through_to_the_locked_leader(tmp_path):
                  + joint("j4", "c", "d", extra=lim))
     assert from_urdf(path, locked_joints={"j1": 0.1, "j3": 0.0}).joint_names == ("j4",)
     one_line(lambda: from_urdf(path, locked_joints={"j1": 0.1, "j3": 0.2}),
-             r"locked joint 'j3': position 0.2 contradicts its <mimic> of 'j1', locked at 0.1, which holds it at 0 \(lock only 'j1'")
+             r"locked joint 'j3': position 0.2 contradicts its <mimic> of 'j1', locked at 0.1, which holds it at 0 "
+             r"\(lock only 'j1'")
 
 
 def test_mimic_limits_that_pin_a_coordinate_warn_and_leave_no_negative_zero(tmp_path):
@@ -137,7 +140,8 @@ def test_collision_search_paths_take_one_directory_or_a_list(tmp_path, monkeypat
 
 @pytest.mark.parametrize("name, match", [("x\n.urdf", r"'x\\n.urdf' is not a printable file name"),
                                           ("x\x1b.urdf", r"'x\\x1b.urdf' is not a printable file name"),
-                                          (5, r"expected a file name, got int"), (None, "expected a file name, got NoneType$")])
+                                          (5, r"expected a file name, got int"),
+                                          (None, "expected a file name, got NoneType$")])
 def test_to_urdf_refuses_a_file_name_from_urdf_would_refuse(tmp_path, monkeypatch, name, match):
     monkeypatch.chdir(tmp_path)
     one_line(lambda: dyn.to_urdf(dyn.load_robot("planar4"), name), r"^to_urdf: path: " + match)

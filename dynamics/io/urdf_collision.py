@@ -4,8 +4,8 @@ sphere, capsule or mesh file — for a collision library (coal) to build.
 
 ``package://NAME/rest`` mesh names are resolved through `search_paths` (a directory or a list of directories
 that hold a folder NAME, or are NAME), then ``ROS_PACKAGE_PATH``, then the URDF's own ancestors (a directory
-named NAME, or holding NAME): example-robot-data's files resolve without any setting. ``file://`` and relative names are
-taken from the URDF's directory."""
+named NAME, or holding NAME): example-robot-data's files resolve without any setting. ``file://`` and
+relative names are taken from the URDF's directory."""
 
 from __future__ import annotations
 
@@ -65,7 +65,8 @@ def _search_paths(func: str, value) -> list[str]:
     if isinstance(value, (str, bytes, os.PathLike)):
         value = [value]
     elif not isinstance(value, Iterable):
-        raise ModelError(f"{func}: search_paths: expected a directory or a list of directories, got {short_repr(value)}")
+        raise ModelError(f"{func}: search_paths: expected a directory or a list of directories, "
+                         f"got {short_repr(value)}")
     return [file_name(f"{func}: search_paths", d) for d in value]
 
 

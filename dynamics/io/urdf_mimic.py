@@ -94,7 +94,7 @@ def _check_locked_mimics(path: str, joints: dict, locked: dict, movable: set) ->
         mult, off, seen, cur = 1.0, 0.0, {name}, name
         while joints[cur].get("mimic") is not None and joints[cur]["type"] in movable:
             leader, m, o = joints[cur]["mimic"]
-            if leader not in joints or leader in seen:
+            if leader not in joints or joints[leader]["type"] not in movable or leader in seen:
                 break                                   # (refused below, or a free mimic of nothing)
             mult, off = mult * m, mult * o + off        # q_name = mult · q_leader + off
             if leader in locked:
