@@ -1,12 +1,14 @@
 """Errors and input checks shared by the whole dynamics package (no dependency on any other module of it).
 
 * `ModelError` (and its `PayloadError`): one-line messages naming the field, the joint or the link.
+* File names given by users: `file_name` (a printable str).
 * Field conversion for the model's constructor: `readonly`, `floats`, `vector`, `array`.
 * Batched inputs of the algorithms: `as_batch`, `same_batch` (a configuration (n,) or a batch (N, n)).
 """
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -14,7 +16,7 @@ import numpy as np
 if TYPE_CHECKING:                     # only for annotations: checks must not import the model
     from .model import RobotModel
 
-__all__ = ["ModelError", "PayloadError", "short_repr", "readonly", "floats", "vector", "array",
+__all__ = ["ModelError", "PayloadError", "short_repr", "file_name", "readonly", "floats", "vector", "array",
            "as_batch", "same_batch"]
 
 
@@ -37,6 +39,21 @@ def short_repr(value, limit: int = 80) -> str:
             text = f"<{type(value).__name__}>"
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def file_name(where: str, path) -> str:
+    """`path` (str, bytes or os.PathLike) as a str, else a one-line `ModelError` starting with `where`; a
+    name with a newline or another unprintable character is refused too (it would break one-line errors,
+    and `from_urdf` refuses to read such a file)."""
+    try:
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            raise TypeError
+        path = os.fsdecode(path)
+    except TypeError:
+        raise ModelError(f"{where}: expected a file name, got {type(path).__name__}") from None
+    if not path.isprintable():
+        raise ModelError(f"{where}: {short_repr(path)} is not a printable file name")
+    return path
 
 
 def readonly(a, dtype=float) -> np.ndarray:

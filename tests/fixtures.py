@@ -20,7 +20,8 @@ try:
 except ImportError:  # pragma: no cover - hypothesis is a test dependency
     st = None
 
-PANDA_FINGERS = {"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.03}
+# both fingers locked where <mimic> puts finger 2 (0.02 and 0.03 contradict it: refused)
+PANDA_FINGERS = {"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.02}
 
 
 # ------------------------------------------------------------------------------ comparison

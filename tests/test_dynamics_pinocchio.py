@@ -193,24 +193,47 @@ def test_builtin_to_urdf_round_trips_through_our_loader_and_pinocchio(name, tmp_
         back = from_urdf(path)
     assert back.joint_names == robot.joint_names and back.link_names == robot.link_names
     assert back.tool_frame == robot.tool_frame and set(robot.frame_names) <= set(back.frame_names)
-    for key in ("q_min", "q_max", "qd_max", "tau_max", "coulomb", "viscous"):
+    for key in ("q_min", "q_max", "qd_max", "tau_max", "coulomb", "viscous", "armature"):
         assert np.array_equal(getattr(back, key), getattr(robot, key)), key
     for key in ("masses", "inertias", "placement_rotations", "placement_translations", "axes"):
         assert np.allclose(getattr(back, key), getattr(robot, key), rtol=1e-14, atol=1e-15), key
     heavy = robot.masses > 0                                      # a massless body's COM means nothing
     assert np.allclose(back.coms[heavy], robot.coms[heavy], rtol=1e-14, atol=1e-15)
     q, qd, qdd = random_states(robot, 3, 4)
-    back = back.replace(armature=robot.armature)
     assert_rel(dyn.mass_matrix(back, q), dyn.mass_matrix(robot, q), 1e-14, "M")
     assert_rel(dyn.inverse_dynamics(back, q, qd, qdd), dyn.inverse_dynamics(robot, q, qd, qdd), 1e-13, "rnea",
                scale=np.abs(dyn.mass_matrix(robot, q)).max())
     for f in robot.frame_names:
         assert_rel(dyn.frame_pose(back, q[0], f), dyn.frame_pose(robot, q[0], f), 1e-14, f)
-    rigid = robot.replace(armature=np.zeros(robot.n))              # URDF cannot hold rotor inertia: listed
-    assert (np.any(robot.armature) == ("armature = [" in open(path).read()))
+    rigid = robot.replace(armature=np.zeros(robot.n))              # Pinocchio ignores <dynamics armature>
+    assert np.any(robot.armature) == ('armature="' in open(path).read())
     compare_all(rigid, PinReference(pin.buildModelFromUrdf(path), rigid), N=3, seed=9, frames=False)
     with pytest.raises(ModelError, match="exists already"):
         robot.to_urdf(path)
+
+
+def test_to_urdf_keeps_the_rotor_inertia(tmp_path):
+    """The PUMA 560's armature (Corke's G²·J_m) is written as <dynamics armature> and read back: M of the
+    model read from the file equals Pinocchio's of the same file with Corke's rotor inertia as its armature
+    (Pinocchio's parser ignores the attribute, as MuJoCo's does: both load such files)."""
+    import warnings
+    from dynamics.io.robots import PUMA560_GEAR, PUMA560_JM
+    puma = load_robot("puma560")
+    path = str(puma.to_urdf(tmp_path / "puma560.urdf"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                  # unlimited velocity/effort are written as 0
+        back = from_urdf(path)
+    model = pin.buildModelFromUrdf(path)
+    assert not model.armature.any()
+    model.armature = np.array(PUMA560_GEAR) ** 2 * np.array(PUMA560_JM)
+    q = random_states(back, 4, 3)[0]
+    M = PinReference(model, back).mass_matrix(q)
+    assert_rel(dyn.mass_matrix(back, q), M, 1e-12, "M")
+    assert_rel(dyn.mass_matrix(back, q), dyn.mass_matrix(puma, q), 1e-12, "M")
+    assert np.abs(M - dyn.mass_matrix(back.replace(armature=np.zeros(6)), q)).max() > 2.3   # it matters
+    mujoco = pytest.importorskip("mujoco")            # (it refuses the PUMA's massless link 1: another robot)
+    iiwa = load_robot("iiwa7").replace(armature=np.linspace(0.1, 0.7, 7))
+    assert not mujoco.MjModel.from_xml_string(iiwa.to_urdf()).dof_armature.any()
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -3,6 +3,8 @@ names, and the `plan` command's --format, --lock, --tool-frame and scaling facto
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 import numpy as np
@@ -12,7 +14,9 @@ import dynamics
 from fixtures import PANDA_FINGERS
 from toppra_app import JointPath, plan_time_optimal
 from toppra_app.cli import main
-from toppra_app.export import export_text, joint_trajectory
+from toppra_app.errors import InputError
+from toppra_app.export import export_text, joint_trajectory, trajectory_csv
+from toppra_app.trajectory import TrajectorySample, sample_times
 
 yaml = pytest.importorskip("yaml")
 
@@ -62,6 +66,63 @@ def test_csv_names_columns_and_keeps_doubles_exactly(plan):
 def test_unknown_format_is_refused(plan):
     with pytest.raises(ValueError, match="format"):
         export_text(plan, "ros1")
+
+
+def _ns(msg):
+    return np.array([p["time_from_start"]["sec"] * 10 ** 9 + p["time_from_start"]["nanosec"] for p in msg["points"]])
+
+
+def test_time_stamps_strictly_increase_and_end_on_the_exact_end_time(plan):
+    """A duration less than 0.5 ns past a multiple of dt (the audit's 0.5410000003 s at 1 ms): the grid time
+    0.541 s is left out instead of being followed 0.3 ns later by the end time (both 541 000 000 ns)."""
+    rng = np.random.default_rng(2)
+    cases = [(0.5410000003, 1e-3), (0.541, 1e-3), (0.5410000000001, 1e-3), (2.0000000004, 997e-9), (0.0071, 1e-3)]
+    cases += [(k * dt + rng.uniform(-3e-9, 3e-9), dt) for k, dt in zip(rng.integers(1, 5000, 300),
+                                                                        rng.choice([1e-3, 997e-9, 4e-3], 300))]
+    for D, dt in cases:
+        t = sample_times(D, dt)
+        steps = np.diff(t)
+        assert t[0] == 0.0 and t[-1] == D and np.all(np.diff(np.round(t * 1e9)) > 0), (D, dt)
+        least = max(1e-3 * dt, 2e-9)                 # the shortest last step; the longest is dt + that
+        assert np.allclose(steps[:-1], dt, rtol=1e-6) and least * (1 - 1e-6) <= steps[-1] <= dt + least * (1 + 1e-6)
+    k = round(plan.duration / 1e-3)
+    dt = (plan.duration - 3e-10) / k                   # the grid's last time 0.3 ns before the end
+    assert plan.duration - np.arange(0.0, plan.duration, dt)[-1] < 5e-10
+    ns = _ns(plan.joint_trajectory(dt))
+    assert np.all(np.diff(ns) > 0) and ns[-1] == round(plan.duration * 1e9) and len(ns) == k + 1
+    assert len(export_text(plan, "csv", dt=dt)[1].splitlines()) == k + 2
+    tiny = TrajectorySample(*(np.zeros((3, 6)) if i in (1, 2, 3, 4) else np.array([0.0, 1e-10, 2e-10])
+                              for i in range(5)), *([np.zeros(3)] * 3))
+    with pytest.raises(InputError, match=r"dt: samples 0 and 1 \(t = 0 s\) get the same time_from_start"):
+        joint_trajectory(tiny, plan.robot.joint_names)
+
+
+def test_csv_header_quotes_names_that_hold_commas_or_quotes(plan, tmp_path):
+    """A joint named 'j,1' (the audit's URDF) made 9 header fields for 5 per row; now the csv module reads
+    back one column per name, in the library's CSV and in the plan command's trajectory.csv."""
+    names = ["j,1", 'j"2', "j 3", "j4", "j5", "j6"]
+    rows = list(csv.reader(io.StringIO(trajectory_csv(plan.sample(0.01), names))))
+    assert rows[0] == ["t"] + [f"{k}_{j}" for k in ("q", "qd", "qdd", "tau") for j in names]
+    assert {len(r) for r in rows} == {1 + 4 * 6}
+    urdf = tmp_path / "comma.urdf"
+    urdf.write_text('<robot name="r"><link name="a"/><link name="b"><inertial><mass value="1"/><origin xyz="0.1 0 0"/>'
+                    '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+                    '<joint name="j,1" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 1 0"/>'
+                    '<limit lower="-1" upper="1" velocity="1" effort="10"/></joint></robot>')
+    wp = _csv(tmp_path / "wp.csv", np.array([[0.0], [0.5]]))
+    assert main(["plan", wp, "--robot", str(urdf), "--out", str(tmp_path / "o"), "--no-plots", "--no-report"]) == 0
+    rows = list(csv.reader(open(tmp_path / "o" / "trajectory.csv", newline="")))
+    assert rows[0] == ["t", "q_j,1", "qd_j,1", "qdd_j,1", "tau_j,1"] and {len(r) for r in rows} == {5}
+
+
+@pytest.mark.parametrize("t", [np.zeros((2, 3)), [[0.1]], "abc", None, [0.1, np.nan]])
+def test_eval_refuses_times_that_are_not_a_time_or_a_list_of_times(plan, t):
+    """A 2-D t gave a (6, n) array; now one line naming t (toppra's documented input is a scalar or (m,))."""
+    for f in (plan.eval, plan.evald, plan.evaldd):
+        with pytest.raises(InputError, match=r"^t: ") as info:
+            f(t)
+        assert "\n" not in str(info.value)
+    assert plan.eval(0.1).shape == (6,) and plan.eval([0.1, 0.2]).shape == (2, 6) and plan.eval([]).shape == (0, 6)
 
 
 # ------------------------------------------------------------------------------ command line

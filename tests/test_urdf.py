@@ -238,6 +238,9 @@ GOOD_LINKS = f'<link name="base"/><link name="a">{inertial(1.0)}</link>'
     (GOOD_LINKS + joint("j1", "base", "a", extra='<limit lower="0" upper="1" effort="5" velocity="1"/>'
                                                  '<mimic joint="j1" multiplier="x"/>'),
      r"joint 'j1' <mimic>: <mimic multiplier=\"x\">: not a number"),
+    *[(GOOD_LINKS + joint("j1", "base", "a", extra=f'<limit lower="0" upper="1" effort="5" velocity="1"/>'
+                                                   f'<dynamics armature="{a}"/>'),
+       rf"joint 'j1': <dynamics armature=\"{a}\">: must be a finite number >= 0") for a in ("-0.1", "inf")],
     (GOOD_LINKS + joint("j1", "base", "zz"), r"joint 'j1': <child link=\"zz\">: no such link"),
     (GOOD_LINKS + joint("j1", "yy", "a"), r"joint 'j1': <parent link=\"yy\">: no such link"),
     (GOOD_LINKS + '<joint name="j1" type="revolute"><child link="a"/></joint>', r"joint 'j1': missing <parent>"),

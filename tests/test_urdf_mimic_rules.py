@@ -157,8 +157,11 @@ def test_a_locked_leader_locks_its_mimic_at_multiplier_value_plus_offset(tmp_pat
     assert held.coupling is None and held.joint_names == ("j2", "j4")
     q = np.array([0.4, -0.2])
     assert_rel(dyn.mass_matrix(held, q), dyn.mass_matrix(explicit, q), 1e-15, "M")
-    assert not np.allclose(dyn.mass_matrix(held, q),
-                           dyn.mass_matrix(from_urdf(path, locked_joints={"j1": 0.25, "j3": 0.0}), q))
+    other = from_urdf(path, mimic="independent", locked_joints={"j1": 0.25, "j3": 0.0})    # (not the mimic's)
+    assert not np.allclose(dyn.mass_matrix(held, q), dyn.mass_matrix(other, q))
+    with pytest.raises(ModelError, match=r"locked joint 'j3': position 0 contradicts its <mimic> of 'j1', locked "
+                                         r"at 0.25, which holds it at -0.2"):
+        from_urdf(path, locked_joints={"j1": 0.25, "j3": 0.0})
     # locking the mimic joint itself leaves its leader free
     own = from_urdf(path, locked_joints={"j3": 0.1})
     assert own.coupling is None and own.joint_names == ("j1", "j2", "j4")
@@ -236,6 +239,25 @@ def test_to_urdf_writes_mimic_joints_back(tmp_path):
     assert_rel(dyn.mass_matrix(back, q), dyn.mass_matrix(robot, q), 1e-14, "M")
     own = pin.buildModelFromUrdf(str(tmp_path / "back.urdf"), mimic=True)
     compare(robot, PinCoupled(own, list(robot.joint_names), np.eye(3), np.zeros(3)), seed=6, christoffel=False)
+
+
+def test_a_mimic_joints_armature_joins_its_leaders_times_the_multiplier_squared(tmp_path):
+    """<dynamics armature> of j3 = -2 j1 + 0.3: its rotor's energy ½ a (2 q̇1)² adds 4a to j1's; to_urdf
+    writes the coordinate's on the leader and none on the mimic, and reads back the same."""
+    path = mimic_file(tmp_path)
+    with open(path) as fh:
+        text = fh.read().replace('damping="0.1"/>', 'damping="0.1" armature="0.05"/>')      # j3's <dynamics>
+    with open(path, "w") as fh:
+        fh.write(text)
+    robot, free = from_urdf(path), from_urdf(path, mimic="independent")
+    assert free.joint_names == ("j1", "j2", "j3", "j4") and np.array_equal(free.armature, [0, 0, 0.05, 0])
+    assert np.allclose(robot.armature, [4 * 0.05, 0, 0], rtol=1e-15)
+    G, q0 = hand_coupled(free, robot)
+    q = np.random.default_rng(5).uniform(-1, 1, (4, 3))
+    assert_rel(dyn.mass_matrix(robot, q), G.T @ dyn.mass_matrix(free, q @ G.T + q0) @ G, 1e-13, "M")
+    back = from_urdf(robot.to_urdf(tmp_path / "back.urdf"))
+    assert np.array_equal(back.armature, robot.armature)
+    assert_rel(dyn.mass_matrix(back, q), dyn.mass_matrix(robot, q), 1e-14, "M")
 
 
 # ------------------------------------------------------------------------------ property: random trees, random couplings

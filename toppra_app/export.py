@@ -4,16 +4,21 @@ joint names, sampled from the exact time law (`TimeOptimalPlan.sample`).
 The JointTrajectory layout is the message's: ``header`` (``stamp`` zero: "start when received",
 ``frame_id`` empty), ``joint_names`` and ``points``, each with ``positions``, ``velocities``,
 ``accelerations``, ``effort`` and ``time_from_start`` as ``sec`` / ``nanosec`` (nanoseconds rounded, so a
-1 ms grid is exact). Units are SI: rad or m, rad/s or m/s, rad/s² or m/s², N·m or N. The YAML is the
-plain block form `ros2 topic pub` and launch parameter files read; it is written here, without a YAML
-library, because the structure is fixed and only holds numbers and quoted names."""
+1 ms grid is exact; `toppra_app.trajectory.sample_times` keeps the last step ≥ 2 ns, so they increase).
+Units are SI: rad or m, rad/s or m/s, rad/s² or m/s², N·m or N. The YAML is the plain block form
+`ros2 topic pub` and launch parameter files read; it is written here, without a YAML library, because the
+structure is fixed and only holds numbers and quoted names."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 
 import numpy as np
+
+from .errors import InputError
 
 FORMATS = ("csv", "ros2-yaml", "ros2-json")
 
@@ -24,10 +29,16 @@ def _duration(t: float) -> dict:
 
 
 def joint_trajectory(sample, joint_names) -> dict:
-    """A `trajectory_msgs/msg/JointTrajectory` as a dict (see the module doc) from a `TrajectorySample`."""
+    """A `trajectory_msgs/msg/JointTrajectory` as a dict (see the module doc) from a `TrajectorySample`;
+    `InputError` if two samples round to the same nanosecond (controllers need increasing times)."""
     points = [{"positions": q.tolist(), "velocities": qd.tolist(), "accelerations": qdd.tolist(),
                "effort": tau.tolist(), "time_from_start": _duration(float(t))}
               for t, q, qd, qdd, tau in zip(sample.t, sample.q, sample.qd, sample.qdd, sample.tau)]
+    ns = [p["time_from_start"]["sec"] * 1_000_000_000 + p["time_from_start"]["nanosec"] for p in points]
+    same = [k for k in range(len(ns) - 1) if ns[k + 1] <= ns[k]]
+    if same:
+        raise InputError(f"dt: samples {same[0]} and {same[0] + 1} (t = {float(sample.t[same[0]]):.9g} s) get the "
+                         f"same time_from_start in whole nanoseconds; sample every 2 ns or more")
     return {"header": {"stamp": {"sec": 0, "nanosec": 0}, "frame_id": ""}, "joint_names": list(joint_names),
             "points": points}
 
@@ -55,12 +66,13 @@ def joint_trajectory_yaml(message: dict) -> str:
 
 def trajectory_csv(sample, joint_names, fmt: str = "%.17g") -> str:
     """t, then q, qd, qdd, tau of every joint (columns named ``q_<joint>`` …); by default every double
-    exactly (`fmt` ``%.17g``)."""
-    import io
+    exactly (`fmt` ``%.17g``). The header is written by the `csv` module: a name holding a comma, a quote
+    or a line break is quoted, so a CSV reader finds one column per name."""
     cols = ["t"] + [f"{k}_{j}" for k in ("q", "qd", "qdd", "tau") for j in joint_names]
     buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow(cols)
     np.savetxt(buf, np.column_stack([sample.t, sample.q, sample.qd, sample.qdd, sample.tau]), delimiter=",",
-               header=",".join(cols), comments="", fmt=fmt)
+               fmt=fmt)
     return buf.getvalue()
 
 

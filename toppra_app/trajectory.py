@@ -20,7 +20,7 @@ import numpy as np
 
 import dynamics
 
-from .errors import InputError
+from .errors import InputError, short_repr
 
 
 @dataclass(frozen=True)
@@ -212,17 +212,27 @@ def _invert(C, B, A, dth, tau, x0, b_at, iterations: int = 60):
 
 
 MAX_SAMPLES = 10_000_000           # documented bound (docs/safety.md): samples of one sampled trajectory
+END_STEP = 1e-3                    # the last step of `sample_times` is at least this share of dt,
+END_STEP_MIN = 2e-9                # and at least 2 ns: stamps rounded to whole ns (ROS) still increase
 
 
 def sample_times(duration: float, dt: float) -> np.ndarray:
-    """0, dt, 2 dt, … and the final time (so the end state is always included)."""
+    """0, dt, 2 dt, … and the exact end time (so the end state is always included). A grid time closer to
+    the end than max(dt·END_STEP, 2 ns) is left out (the last step is then up to that much longer than dt),
+    so the times stay strictly increasing when rounded to whole nanoseconds (ROS ``time_from_start``)."""
+    try:
+        dt = float(dt)
+    except (TypeError, ValueError):
+        raise InputError(f"dt: must be a positive number of seconds, got {short_repr(dt)}") from None
     if not (np.isfinite(dt) and dt > 0):
         raise InputError(f"dt: must be a positive number of seconds, got {dt}")
     if duration / dt > MAX_SAMPLES:
         raise InputError(f"dt: {dt:g} s gives {duration / dt:.3g} samples over {duration:.6g} s, more than the "
                          f"{MAX_SAMPLES:.0e} a trajectory may have; use a larger dt")
     t = np.arange(0.0, duration, dt)
-    if t.size == 0 or duration - t[-1] > 1e-12:
+    if t.size > 1 and duration - t[-1] < max(END_STEP * dt, END_STEP_MIN):
+        t = t[:-1]                                  # (also a grid time that rounded onto or past the end)
+    if t.size == 0 or duration > t[-1]:
         t = np.append(t, duration)
     return t
 

@@ -17,7 +17,8 @@ walked depth-first from the root link, child joints in file order, so parents co
   is expressed in; the tensor is about the COM), ``<inertia ixx ixy ixz iyy iyz izz>`` (the matrix
   entries). A link without ``<inertial>`` is massless.
 * ``<limit lower upper velocity effort>`` → q_min/q_max (continuous: unbounded), qd_max, tau_max;
-  ``<dynamics friction damping>`` → Coulomb / viscous friction.
+  ``<dynamics friction damping>`` → Coulomb / viscous friction; ``<dynamics armature>`` (not in the URDF
+  specification: MuJoCo's name for it, written by `to_urdf`) → the rotor inertia, default 0.
 * ``<mimic joint multiplier offset>`` joints are coupled by default, q_mimic = multiplier · q_leader + offset:
   their bodies move, but only the independent joints are coordinates (``mimic="coupled"``, see
   `dynamics.io.urdf_mimic` and `dynamics.mimic`); ``mimic="independent"`` makes each its own coordinate.
@@ -35,12 +36,12 @@ import os
 
 import numpy as np
 
-from ..checks import ModelError, short_repr
+from ..checks import ModelError
 from ..inertial_parameters import check_inertial, merge_inertials
 from ..mimic import Coupling
 from ..model import PRISMATIC, REVOLUTE, RobotModel
 from ..spatial import axis_angle, homogeneous
-from . import urdf_mimic
+from . import urdf_args, urdf_mimic
 from .urdf_as_found import URDFWarning, lenient_inertia, read_urdf_root, warn_corrections
 from .urdf_xml import Reader
 
@@ -77,14 +78,13 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
     The steps: read the document, its links and joints; resolve locked and mimic joints; walk the tree
     from the root (movable joints make bodies, the others weld links and become frames); merge the
     inertial data per body; choose the tool frame; build the model."""
-    path = _checked_path(path, mimic)
+    path, locked = urdf_args.checked(path, locked_joints, name, tool_frame, strict, xacro_args, mimic)
     rd = Reader(path)
     root = _read_document(path, xacro_args)
-    locked = _locked_positions(locked_joints)
     notes = {"clipped": [], "unrealisable": [], "unlimited": []}    # what non-strict loading accepted
     links, link_axes, order = _read_links(rd, root, path)
     joints, child_of, children = _read_joints(rd, root, links, strict, notes)
-    _check_locked(path, locked, joints)
+    urdf_args.check_locked(path, locked, joints)
     follows, mimic_locked = urdf_mimic.resolve(path, joints, locked, set(_MOVABLE), mimic)
     held = {**locked, **mimic_locked}            # positions of welded movable joints
     base = _root_link(path, order, child_of)
@@ -116,6 +116,7 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
             q_min=[j["lower"] for j in js], q_max=[j["upper"] for j in js],
             qd_max=[j["velocity"] for j in js], tau_max=[j["effort"] for j in js],
             coulomb=[j["coulomb"] for j in js], viscous=[j["viscous"] for j in js],
+            armature=[j["armature"] for j in js],
             gravity=gravity,
             frames=frame_dict,
             tool_frame=tool_frame,
@@ -127,18 +128,6 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
 
 
 # ------------------------------------------------------------------ step 1: the file
-def _checked_path(path, mimic) -> str:
-    """The file name as a printable str (and the `mimic` mode checked), else a one-line `ModelError`."""
-    if not isinstance(path, (str, bytes, os.PathLike)):
-        raise ModelError(f"from_urdf: path: expected a file name, got {type(path).__name__}")
-    path = os.fsdecode(path)
-    if not isinstance(mimic, str) or mimic not in urdf_mimic.MODES:
-        raise ModelError(f"from_urdf: mimic: expected 'coupled' or 'independent', got {short_repr(mimic)}")
-    if not path.isprintable():                   # a newline or control character would break the one-line errors
-        raise ModelError(f"from_urdf: path: {short_repr(path)} is not a printable file name")
-    return path
-
-
 def _read_document(path: str, xacro_args):
     """The <robot> root element (a regular file of at most MAX_URDF_BYTES; .xacro expanded)."""
     if os.path.exists(path) and (not os.path.isfile(path) or os.path.getsize(path) > MAX_URDF_BYTES):
@@ -148,14 +137,6 @@ def _read_document(path: str, xacro_args):
     if root.tag != "robot":
         raise ModelError(f"{path}: the root element is <{root.tag}>, expected <robot>")
     return root
-
-
-def _locked_positions(locked_joints) -> dict:
-    if locked_joints is None:
-        return {}
-    if isinstance(locked_joints, dict):
-        return dict(locked_joints)
-    return {str(j): 0.0 for j in locked_joints}
 
 
 # ------------------------------------------------------------------ step 2: links
@@ -269,28 +250,13 @@ def _read_movable(rd: Reader, el, j: dict, where: str, strict: bool, notes: dict
     for key in ("coulomb", "viscous"):
         if j[key] < 0:
             raise rd.error(where, f"<dynamics {'friction' if key == 'coulomb' else 'damping'}>: must be >= 0")
+    j["armature"] = rd.number(dyn, "armature", where + " <dynamics>", default=0.0) if dyn is not None else 0.0
+    if not (np.isfinite(j["armature"]) and j["armature"] >= 0):     # (not URDF's: MuJoCo's name, what to_urdf writes)
+        raise rd.error(where, f"<dynamics armature=\"{dyn.get('armature')}\">: must be a finite number >= 0")
     j["mimic"] = urdf_mimic.read_mimic(rd, el, where)
 
 
-# ------------------------------------------------------------------ step 4: locked joints, the root
-def _check_locked(path: str, locked: dict, joints: dict) -> None:
-    """Every locked joint exists and is held at a finite number (converted in place)."""
-    for jname, value in locked.items():
-        if jname not in joints:
-            raise ModelError(f"{path}: locked joint '{jname}' not found (joints: {', '.join(joints) or 'none'})")
-        try:
-            v = float(value)
-        except (TypeError, ValueError):
-            raise ModelError(f"{path}: locked joint '{jname}': position {value!r} is not a number") from None
-        if not np.isfinite(v):
-            raise ModelError(f"{path}: locked joint '{jname}': position must be finite, got {value!r}")
-        lo, hi = joints[jname].get("lower", -np.inf), joints[jname].get("upper", np.inf)
-        slack = 1e-9 * max(1.0, hi - lo) if np.isfinite(hi - lo) else 0.0
-        if lo < hi and not lo - slack <= v <= hi + slack:   # (lower = upper: a <limit> without them, read as 0)
-            raise ModelError(f"{path}: locked joint '{jname}': position {v:g} is outside its range [{lo:g}, {hi:g}]")
-        locked[jname] = v
-
-
+# ------------------------------------------------------------------ step 4: the root
 def _root_link(path: str, order: list, child_of: dict) -> str:
     roots = [lname for lname in order if lname not in child_of]
     if not roots:

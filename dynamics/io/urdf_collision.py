@@ -2,19 +2,20 @@
 file (a welded link's shapes go to the body it is welded to). Shapes are plain data — box, cylinder,
 sphere, capsule or mesh file — for a collision library (coal) to build.
 
-``package://NAME/rest`` mesh names are resolved through `search_paths` (directories that hold a folder
-NAME, or are NAME), then ``ROS_PACKAGE_PATH``, then the URDF's own ancestors (a directory named NAME, or
-holding NAME): example-robot-data's files resolve without any setting. ``file://`` and relative names are
-taken from the URDF's directory."""
+``package://NAME/rest`` mesh names are resolved through `search_paths` (a directory or a list of directories
+that hold a folder NAME, or are NAME), then ``ROS_PACKAGE_PATH``, then the URDF's own ancestors (a directory
+named NAME, or holding NAME): example-robot-data's files resolve without any setting. ``file://`` and
+relative names are taken from the URDF's directory."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import ModelError
+from ..checks import ModelError, file_name, short_repr
 from ..model import RobotModel
 from .urdf_as_found import read_urdf_root
 from .urdf_xml import Reader
@@ -39,7 +40,8 @@ def resolve_uri(uri: str, urdf_path: str, search_paths=()) -> str:
     if not uri.startswith("package://"):
         return uri if os.path.isabs(uri) else os.path.join(base, uri)
     name, _, rest = uri[len("package://"):].partition("/")
-    roots = list(search_paths) + [p for p in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if p]
+    roots = _search_paths("resolve_uri", search_paths)
+    roots += [p for p in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if p]
     d = base
     while True:
         roots.append(d)
@@ -56,10 +58,25 @@ def resolve_uri(uri: str, urdf_path: str, search_paths=()) -> str:
                      f"package_paths / search_paths, or set ROS_PACKAGE_PATH)")
 
 
+def _search_paths(func: str, value) -> list[str]:
+    """The directories of a `search_paths` argument: one (a str or a path) or a list of them; None: none."""
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes, os.PathLike)):
+        value = [value]
+    elif not isinstance(value, Iterable):
+        raise ModelError(f"{func}: search_paths: expected a directory or a list of directories, "
+                         f"got {short_repr(value)}")
+    return [file_name(f"{func}: search_paths", d) for d in value]
+
+
 def collision_shapes(urdf_path, robot: RobotModel, search_paths=()) -> list[Shape]:
     """Every `<collision>` of every link that is on a moving body of `robot` (the model read from the
-    same file; links of the fixed base are left out)."""
-    path = os.fspath(urdf_path)
+    same file; links of the fixed base are left out). `search_paths`: a directory or a list of them."""
+    path = file_name("collision_shapes: urdf_path", urdf_path)
+    if not isinstance(robot, RobotModel):
+        raise ModelError(f"collision_shapes: robot: expected a RobotModel, got {type(robot).__name__}")
+    search_paths = _search_paths("collision_shapes", search_paths)
     root = read_urdf_root(path)
     rd = Reader(path)                                 # the same attribute parsing and errors as from_urdf
 

@@ -8,11 +8,12 @@
 * Revolute joints without position limits are ``continuous``. ``<limit>`` carries q_min, q_max, q̇_max
   and τ_max; an unlimited velocity or effort is written as 0 (which `from_urdf` reads back as "no
   limit", with a warning) — URDF has no infinity. ``<dynamics damping friction>`` carries viscous and
-  Coulomb friction.
+  Coulomb friction, and a non-zero rotor inertia is written as ``armature`` in it (MuJoCo's name; not in the
+  URDF specification: `from_urdf` reads it back, while Pinocchio's and MuJoCo's URDF parsers ignore it).
 * Every extra frame (``tcp``, ``flange``, …) is a massless link on a ``fixed`` joint.
 * A mimic joint (a model with a `coupling`, `dynamics.mimic`) is written with ``<mimic joint multiplier
   offset>``; its limits are the image of its leader's (position m·q + o, velocity |m|·q̇_max, the leader's
-  effort) and its friction is 0, because the coordinate's friction already includes it — so that
+  effort) and its friction and armature are 0, because the coordinate's already include them — so that
   `from_urdf` (``mimic="coupled"``) reads the same coordinates, limits and friction back.
 * Not in URDF, so not written: acceleration limits (q̈_max), gravity (URDF assumes −9.81 m/s² along z),
   the rated payload. They are listed in a comment at the top of the file.
@@ -26,7 +27,7 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
-from ..checks import ModelError
+from ..checks import ModelError, file_name
 from ..model import PRISMATIC, RobotModel
 from ..spatial import rpy_from_matrix
 
@@ -52,8 +53,6 @@ def to_urdf_text(robot: RobotModel) -> str:
         lost.append("qdd_max = [" + ", ".join(_f(x) for x in robot.qdd_max) + "]")
     if not np.allclose(robot.gravity, [0.0, 0.0, -9.81]):
         lost.append("gravity = [" + _vec(robot.gravity) + "]")
-    if robot.armature is not None and np.any(robot.armature):
-        lost.append("armature = [" + ", ".join(_f(x) for x in robot.armature) + "]")
     if robot.rated_payload is not None:
         lost.append(f"rated_payload = {_f(robot.rated_payload)} kg")
     out = ['<?xml version="1.0"?>', "<!-- written by toppra-app (dynamics.urdf_export) -->"]
@@ -69,7 +68,7 @@ def to_urdf_text(robot: RobotModel) -> str:
                        f'<inertia ixx="{_f(I[0, 0])}" ixy="{_f(I[0, 1])}" ixz="{_f(I[0, 2])}" iyy="{_f(I[1, 1])}" '
                        f'iyz="{_f(I[1, 2])}" izz="{_f(I[2, 2])}"/></inertial>')
         out.append("  </link>")
-        name, lo, hi, vel, eff, viscous, coulomb, mimic = _body_joint(robot, i)
+        name, lo, hi, vel, eff, viscous, coulomb, armature, mimic = _body_joint(robot, i)
         prismatic = robot.joint_types[i] == PRISMATIC
         limited = np.isfinite(lo) or np.isfinite(hi)
         if limited and not (np.isfinite(lo) and np.isfinite(hi)):
@@ -88,7 +87,8 @@ def to_urdf_text(robot: RobotModel) -> str:
                 "    " + _origin(robot.placement_rotations[i], robot.placement_translations[i]),
                 f'    <axis xyz="{_vec(robot.axes[i])}"/>',
                 f'    <limit {pos}velocity="{_f(vel)}" effort="{_f(eff)}"/>',
-                f'    <dynamics damping="{_f(viscous)}" friction="{_f(coulomb)}"/>',
+                f'    <dynamics damping="{_f(viscous)}" friction="{_f(coulomb)}"'
+                + (f' armature="{_f(armature)}"/>' if armature else "/>"),
                 *(["    " + mimic] if mimic else []),
                 "  </joint>"]
     order = sorted(range(len(robot.frame_names)), key=lambda k: robot.frame_names[k] == robot.tool_frame)
@@ -106,21 +106,24 @@ def to_urdf_text(robot: RobotModel) -> str:
 
 
 def _body_joint(robot: RobotModel, i: int):
-    """(name, lower, upper, velocity, effort, damping, friction, <mimic> element or "") of body i's joint."""
+    """(name, lower, upper, velocity, effort, damping, friction, armature, <mimic> element or "") of body i's
+    joint."""
     c = robot.coupling
     k = i if c is None else int(c.coordinate[i])
     limits = (robot.q_min[k], robot.q_max[k], robot.qd_max[k], robot.tau_max[k])
+    armature = 0.0 if robot.armature is None else float(robot.armature[k])
     if c is None or c.joint_names[i] == robot.joint_names[k]:
-        return (robot.body_joint_names[i], *limits, robot.viscous[k], robot.coulomb[k], "")
+        return (robot.body_joint_names[i], *limits, robot.viscous[k], robot.coulomb[k], armature, "")
     m, o = float(c.multiplier[i]), float(c.offset[i])
     lo, hi = sorted((m * limits[0] + o, m * limits[1] + o))      # q_b = m q_k + o (inf stays inf)
     mimic = f'<mimic joint={quoteattr(robot.joint_names[k])} multiplier="{_f(m)}" offset="{_f(o)}"/>'
-    return c.joint_names[i], lo, hi, abs(m) * limits[2], limits[3], 0.0, 0.0, mimic
+    return c.joint_names[i], lo, hi, abs(m) * limits[2], limits[3], 0.0, 0.0, 0.0, mimic
 
 
 def to_urdf(robot: RobotModel, path) -> str:
-    """Write `robot` to a new URDF file at `path` (an existing file is never overwritten); returns the path."""
-    path = os.fspath(path)
+    """Write `robot` to a new URDF file at `path` (an existing file is never overwritten); returns the path.
+    A name `from_urdf` would refuse (not printable: a newline, a control character) is refused first."""
+    path = file_name("to_urdf: path", path)
     text = to_urdf_text(robot)
     try:
         with open(path, "x", encoding="utf-8") as fh:

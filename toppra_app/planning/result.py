@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..errors import InputError, short_repr
 from ..path import JointPath
 from ..trajectory import TimeLaw, TrajectorySample, sample_trajectory
 from ..verify import LimitCheck
@@ -98,14 +99,20 @@ class TimeOptimalPlan:
         return sample_trajectory(self.robot, self.path, self.law, dt)
 
     def _law(self, t):
-        t = np.asarray(t, dtype=float)
+        """θ, θ̇, θ̈ at a time or a 1-D array of times (toppra's inputs); `InputError` naming t otherwise."""
+        try:
+            t = np.asarray(t, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"t: expected a time or a 1-D array of times in seconds, got {short_repr(t)}") from None
+        if t.ndim > 1:
+            raise InputError(f"t: expected a time or a 1-D array of times, got an array of shape {t.shape}")
         if not np.isfinite(t).all():
-            raise ValueError("t: times must be finite numbers")
+            raise InputError("t: times must be finite numbers")
         s, sd, sdd = self.law(np.atleast_1d(t))
         return t.ndim == 0, np.asarray(s), np.asarray(sd)[:, None], np.asarray(sdd)[:, None]
 
     def eval(self, t) -> np.ndarray:
-        """Joint positions q(t) at a scalar time ((n,)) or an array of times ((m, n)), clipped to
+        """Joint positions q(t) at a scalar time ((n,)) or a 1-D array of times ((m, n)), clipped to
         [0, duration] (toppra's name)."""
         scalar, s, _, _ = self._law(t)
         q = self.path.q(s)

@@ -1,0 +1,148 @@
+"""The arguments of from_urdf, collision_shapes and to_urdf (one line naming the argument, never a TypeError,
+never a string taken apart into characters), locks that contradict a <mimic>, and mimic limits that leave a
+coordinate a single position (PR2's grippers)."""
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import dynamics as dyn
+from dynamics import ModelError
+from dynamics.urdf import URDFWarning, from_urdf
+from dynamics.urdf_collision import collision_shapes
+from test_urdf import inertial, joint, write
+
+
+def one_line(call, match):
+    with pytest.raises(ModelError, match=match) as info:
+        call()
+    assert "\n" not in str(info.value)
+    return str(info.value)
+
+
+# ------------------------------------------------------------------------------ from_urdf's arguments
+@pytest.mark.parametrize("kw, match", [
+    (dict(locked_joints="panda_joint1"), r"^from_urdf: locked_joints: expected a dict \{joint: position\} or a "
+                                         r"list of joint names, got the single name 'panda_joint1' "
+                                         r"\(write \['panda_joint1'\]"),
+    (dict(locked_joints=b"panda_joint1"), r"^from_urdf: locked_joints: .* got the single name b'panda_joint1'"),
+    (dict(locked_joints=5), r"^from_urdf: locked_joints: expected a dict .* got 5$"),
+    (dict(locked_joints=[5]), r"^from_urdf: locked_joints: joint names must be str, got 5$"),
+    (dict(locked_joints={("a",): 0.0}), r"^from_urdf: locked_joints: joint names must be str, got \('a',\)$"),
+    (dict(locked_joints={"panda_joint1": object()}),
+     r"locked joint 'panda_joint1': position <object .*> is not a number"),
+    (dict(name=5), r"^from_urdf: name: expected a str, got 5$"),
+    (dict(tool_frame=["panda_hand"]), r"^from_urdf: tool_frame: expected a str, got \['panda_hand'\]$"),
+    (dict(strict="yes"), r"^from_urdf: strict: expected True or False, got 'yes'$"),
+    (dict(xacro_args=[("a", "b")]), r"^from_urdf: xacro_args: expected a dict \{name: value\}, got \[\('a', 'b'\)\]$"),
+    (dict(mimic=None), r"^from_urdf: mimic: expected 'coupled' or 'independent', got None$"),
+])
+def test_from_urdf_arguments_are_checked(panda_urdf, kw, match):
+    one_line(lambda: from_urdf(panda_urdf, **kw), match)
+
+
+def test_locked_joints_as_a_list_tuple_or_set_of_names(panda_urdf):
+    names = ["panda_joint1", "panda_finger_joint1"]
+    models = [from_urdf(panda_urdf, locked_joints=c(names)) for c in (list, tuple, set)]
+    assert {m.joint_names for m in models} == {tuple(f"panda_joint{k}" for k in range(2, 8))}
+    assert from_urdf(panda_urdf, name="arm", strict=np.bool_(False)).name == "arm"
+
+
+# ------------------------------------------------------------------------------ locks and <mimic>
+def test_locks_that_contradict_a_mimic_are_refused(panda_urdf):
+    """finger_joint2 = finger_joint1 (<mimic>): 0.02 and 0.03 cannot both hold; 0.02 and 0.02 is the same
+    model as finger_joint1 alone at 0.02; independent joints have no relation to keep."""
+    one_line(lambda: from_urdf(panda_urdf, locked_joints={"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.03}),
+             r"panda.urdf: locked joint 'panda_finger_joint2': position 0.03 contradicts its <mimic> of "
+             r"'panda_finger_joint1', locked at 0.02, which holds it at 0.02 \(lock only 'panda_finger_joint1', or "
+             r"load with mimic=\"independent\"\)$")
+    both = from_urdf(panda_urdf, locked_joints={"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.02})
+    one = from_urdf(panda_urdf, locked_joints={"panda_finger_joint1": 0.02})
+    q = np.linspace(-0.5, 0.5, 7)
+    assert np.array_equal(dyn.mass_matrix(both, q), dyn.mass_matrix(one, q))
+    free = from_urdf(panda_urdf, mimic="independent",
+                     locked_joints={"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.03})
+    assert free.n == 7
+
+
+def test_a_chain_of_mimics_is_checked_through_to_the_locked_leader(tmp_path):
+    """j3 = 0.5 j2 + 0.1, j2 = -2 j1 (a chain): with j1 locked at 0.1, j3 may be locked at 0 only."""
+    links = '<link name="base"/>' + "".join(f'<link name="{n}">{inertial(1.0)}</link>' for n in "abcd")
+    lim = '<limit lower="-3" upper="3" velocity="3" effort="40"/>'
+    path = write(tmp_path, links + joint("j1", "base", "a", extra=lim)
+                 + joint("j2", "a", "b", extra=lim + '<mimic joint="j1" multiplier="-2"/>')
+                 + joint("j3", "b", "c", extra=lim + '<mimic joint="j2" multiplier="0.5" offset="0.1"/>')
+                 + joint("j4", "c", "d", extra=lim))
+    assert from_urdf(path, locked_joints={"j1": 0.1, "j3": 0.0}).joint_names == ("j4",)
+    one_line(lambda: from_urdf(path, locked_joints={"j1": 0.1, "j3": 0.2}),
+             r"locked joint 'j3': position 0.2 contradicts its <mimic> of 'j1', locked at 0.1, which holds it at 0 "
+             r"\(lock only 'j1'")
+
+
+def test_mimic_limits_that_pin_a_coordinate_warn_and_leave_no_negative_zero(tmp_path):
+    """A −1 mimic of [0, 0.5] with limits [0, 0.5] of its own leaves its leader only 0 (PR2's grippers):
+    one warning naming both joints, and the range [0.0, 0.0] — not [0.0, -0.0], on which
+    numpy.random.uniform(q_min, q_max) fails."""
+    links = '<link name="base"/>' + "".join(f'<link name="{n}">{inertial(1.0)}</link>' for n in "ab")
+    lim = '<limit lower="0" upper="0.5" velocity="3" effort="40"/>'
+    path = write(tmp_path, links + joint("lead", "base", "a", extra=lim)
+                 + joint("follow", "base", "b", extra=lim + '<mimic joint="lead" multiplier="-1"/>'))
+    with pytest.warns(URDFWarning, match=r"robot.urdf: the limits of mimic joints leave a single position to 'lead' "
+                                         r"at 0 by 'follow' \(the coordinate cannot move"):
+        robot = from_urdf(path)
+    assert robot.q_min[0] == robot.q_max[0] == 0.0 and not np.signbit(robot.q_max[0])
+    assert np.random.default_rng(0).uniform(robot.q_min, robot.q_max) == 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                      # a range left wider, or no mimic: no warning
+        from_urdf(path, mimic="independent")
+
+
+def test_pr2_grippers():
+    from fixtures import erd_path
+    path = erd_path("robots/pr2_description/urdf/pr2.urdf")
+    if path is None:
+        pytest.skip("example-robot-data's PR2 is not installed")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        robot = from_urdf(path)
+    pinned = [str(w.message) for w in said if "single position" in str(w.message)]
+    assert len(pinned) == 1 and all(f"'{s}_gripper_l_finger_joint' at 0 by '{s}_gripper_r_parallel_root_joint'"
+                                    in pinned[0] for s in "rl")
+    k = [robot.joint_names.index(f"{s}_gripper_l_finger_joint") for s in "rl"]
+    assert np.all(robot.q_max[k] == 0.0) and not np.signbit(robot.q_max[k]).any()
+
+
+# ------------------------------------------------------------------------------ collision_shapes, to_urdf
+def test_collision_search_paths_take_one_directory_or_a_list(tmp_path, monkeypatch):
+    monkeypatch.delenv("ROS_PACKAGE_PATH", raising=False)
+    mesh = tmp_path / "pkgs" / "mypkg" / "meshes" / "a.stl"
+    mesh.parent.mkdir(parents=True)
+    mesh.write_bytes(b"solid a\nendsolid a\n")
+    (tmp_path / "robot").mkdir()
+    geometry = '<collision><geometry><mesh filename="package://mypkg/meshes/a.stl"/></geometry></collision>'
+    path = write(tmp_path / "robot", f'<link name="base"/><link name="a">{inertial(1.0)}{geometry}</link>'
+                 + joint("j1", "base", "a"))
+    robot = from_urdf(path)
+    pkgs = tmp_path / "pkgs"
+    for value in (str(pkgs), pkgs, [str(pkgs)], (pkgs,), os.fsencode(str(pkgs))):
+        (shape,) = collision_shapes(path, robot, search_paths=value)
+        assert shape.file == str(mesh)
+    one_line(lambda: collision_shapes(path, robot, search_paths=5),
+             r"^collision_shapes: search_paths: expected a directory or a list of directories, got 5$")
+    one_line(lambda: collision_shapes(path, robot, search_paths=[str(pkgs), 5]),
+             r"^collision_shapes: search_paths: expected a file name, got int$")
+    one_line(lambda: collision_shapes(5, robot), r"^collision_shapes: urdf_path: expected a file name, got int$")
+    one_line(lambda: collision_shapes(path, "robot"), r"^collision_shapes: robot: expected a RobotModel, got str$")
+    one_line(lambda: collision_shapes(path, robot), r"mesh 'package://mypkg/meshes/a.stl': package 'mypkg' not found")
+
+
+@pytest.mark.parametrize("name, match", [("x\n.urdf", r"'x\\n.urdf' is not a printable file name"),
+                                          ("x\x1b.urdf", r"'x\\x1b.urdf' is not a printable file name"),
+                                          (5, r"expected a file name, got int"),
+                                          (None, "expected a file name, got NoneType$")])
+def test_to_urdf_refuses_a_file_name_from_urdf_would_refuse(tmp_path, monkeypatch, name, match):
+    monkeypatch.chdir(tmp_path)
+    one_line(lambda: dyn.to_urdf(dyn.load_robot("planar4"), name), r"^to_urdf: path: " + match)
+    assert os.listdir(tmp_path) == []
