@@ -1,8 +1,10 @@
 """`toppra-app plan WAYPOINTS.csv --robot iiwa7 --out DIR`: time-optimal motion through joint waypoints.
 
 WAYPOINTS.csv: one waypoint per row, one column per joint (radians, or degrees with ``--degrees``);
-blank lines and lines starting with ``#`` are skipped. An optional header row names the columns; a
-column named ``s`` (or ``theta``) gives the path parameter of each waypoint (default uniform on [0, 1]).
+blank lines and lines starting with ``#`` are skipped. An optional header row names the columns: the
+robot's joint names in any order (the columns are put in the robot's order), or q1 … qn in the robot's
+order; other names are refused. A column named ``s`` (or ``theta``) gives the path parameter of each
+waypoint (default uniform on [0, 1]).
 Strict rules (no silently dropped waypoint): `toppra_app.waypoints`.
 
 DIR receives summary.json, trajectory.csv (t, q, q̇, q̈, τ at 1 kHz by default), report.html (interactive:
@@ -240,7 +242,7 @@ def run(args) -> int:
     robot = load_robot_arg(args.robot, _locks(args.lock), args.tool_frame, args.mimic)
     if vs != 1.0 or accs != 1.0:
         robot = robot.with_limits(qd_max=vs * np.asarray(robot.qd_max), qdd_max=accs * np.asarray(robot.qdd_max))
-    waypoints, s, _ = read_waypoints(args.waypoints, robot.n, args.degrees)
+    waypoints, s, _ = read_waypoints(args.waypoints, robot.n, args.degrees, joint_names=robot.joint_names)
     _within_range(args.waypoints, waypoints, robot, args.degrees)
     tol = None if args.waypoint_tolerance is None else float(
         per_joint_positive(args.waypoint_tolerance, 1, "--waypoint-tolerance", allow_inf=False)[0])
