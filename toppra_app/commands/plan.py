@@ -107,6 +107,26 @@ def _scaling(value: float, flag: str) -> float:
     return value
 
 
+def scaled_limits(robot, velocity: float, acceleration: float):
+    """The robot with every finite joint velocity / acceleration limit times the factor (MoveIt's scaling
+    factors); a one-line warning for a factor that has no effect on a joint without such a limit (the built-in
+    iiwa7 and ur5e and every URDF have no acceleration limits: URDF cannot give one)."""
+    import warnings
+    for factor, key, flag, word in ((velocity, "qd_max", "--velocity-scaling", "velocity"),
+                                    (acceleration, "qdd_max", "--acceleration-scaling", "acceleration")):
+        free = [name for name, v in zip(robot.joint_names, getattr(robot, key)) if not math.isfinite(v)]
+        if factor == 1.0 or not free:
+            continue
+        what = f"has no effect: robot '{robot.name}' has no joint {word} limits to scale" if len(free) == robot.n else \
+            f"does not apply to {', '.join(free[:6])}{' …' if len(free) > 6 else ''} of robot '{robot.name}': no " \
+            f"{word} limit there"
+        warnings.warn(f"{flag} {factor:g} {what} (the command line cannot add such limits; the library can: "
+                      f"robot.with_limits({key}=...))", stacklevel=2)
+    if velocity == 1.0 and acceleration == 1.0:
+        return robot
+    return robot.with_limits(qd_max=velocity * np.asarray(robot.qd_max), qdd_max=acceleration * np.asarray(robot.qdd_max))
+
+
 # ---------------------------------------------------------------------------------- input
 def load_robot_arg(name: str, locks=None, tool_frame=None, mimic=None):
     import dynamics
@@ -182,9 +202,9 @@ def _finite(obj):
 
 
 def write_outputs(directory: str, plan, sample, source: str, plots: bool = True, formats=("csv",),
-                  report: bool = True) -> list[str]:
+                  report: bool = True, options: dict | None = None) -> list[str]:
     """summary.json, the trajectory files (`toppra_app.export`) and the plots into an existing (temporary)
-    directory."""
+    directory; `options` (the command line's, e.g. the scaling factors) are recorded in summary.json."""
     from toppra_app.export import export_text
     from toppra_app.output import _version
     robot = plan.robot
@@ -209,7 +229,7 @@ def write_outputs(directory: str, plan, sample, source: str, plots: bool = True,
                    waypoint_tolerance=None if plan.path.tolerance is None else plan.path.tolerance.tolist(),
                    knot_intervals=len(plan.path.knots) - 1,
                    units=dict(time="s", position="rad or m", velocity="rad/s or m/s",
-                              acceleration="rad/s² or m/s²", effort="N·m or N"))
+                              acceleration="rad/s² or m/s²", effort="N·m or N"), **(options or {}))
     with open(os.path.join(directory, "summary.json"), "w", encoding="utf-8") as fh:
         json.dump(_finite(summary), fh, indent=2)
     return files
@@ -240,8 +260,7 @@ def run(args) -> int:
     vs, accs = _scaling(args.velocity_scaling, "--velocity-scaling"), _scaling(args.acceleration_scaling,
                                                                                  "--acceleration-scaling")
     robot = load_robot_arg(args.robot, _locks(args.lock), args.tool_frame, args.mimic)
-    if vs != 1.0 or accs != 1.0:
-        robot = robot.with_limits(qd_max=vs * np.asarray(robot.qd_max), qdd_max=accs * np.asarray(robot.qdd_max))
+    robot = scaled_limits(robot, vs, accs)
     waypoints, s, _ = read_waypoints(args.waypoints, robot.n, args.degrees, joint_names=robot.joint_names)
     _within_range(args.waypoints, waypoints, robot, args.degrees)
     tol = None if args.waypoint_tolerance is None else float(
@@ -262,7 +281,8 @@ def run(args) -> int:
     out = str(target.path)
     with atomic_directory(out, inputs, args.force, target) as tmp:
         files = write_outputs(str(tmp), plan, sample, args.waypoints, plots=not args.no_plots, formats=formats,
-                              report=not args.no_report)
+                              report=not args.no_report,
+                              options=dict(velocity_scaling=vs, acceleration_scaling=accs))
     worst = ", ".join(f"{k} {100 * w.ratio:.2f} %" for k, w in plan.worst.items() if w.joint >= 0)
     fitted = "" if tol is None else f" (a path on {len(path.knots) - 1} knot intervals within {tol:g} of them)"
     print(f"{robot.name}: {len(waypoints)} waypoints{fitted}, duration {plan.duration:.4f} s, "
