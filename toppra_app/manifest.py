@@ -1,6 +1,7 @@
 """What this tool wrote: the manifest listing the files of an output directory, and removing exactly those
-files again — from a stale temporary of a killed run (`clean_stale`) — never a file it does not list
-(docs/safety.md). Used by `toppra_app.output`."""
+files again — from a stale temporary of a killed run (`clean_stale`), or our earlier files that a run with
+``--force`` did not write again (`remove_listed`) — never a file it does not list (docs/safety.md). Used by
+`toppra_app.output`."""
 
 from __future__ import annotations
 
@@ -98,15 +99,32 @@ def _remove_stale(d: Path) -> None:
     if listed is None:
         shutil.rmtree(d, ignore_errors=True)
         return
+    remove_listed(d, listed | {MANIFEST, MARK})
+    with contextlib.suppress(OSError):
+        os.rmdir(d)
+
+
+def remove_listed(d: Path, listed) -> set[str]:
+    """Remove from `d` the files `listed` (paths relative to `d`, from our manifest) — never through a link to
+    a directory elsewhere, never a directory — then the sub-directories that held them if that left them empty.
+    Returns the listed files that are still there (they could not be removed)."""
     real = os.path.realpath(d)
-    for f in sorted(listed | {MANIFEST, MARK}):
+    left = set()
+    for f in sorted(listed):
         p = d / f
+        if not os.path.lexists(p) or (p.is_dir() and not p.is_symlink()):
+            continue
         if os.path.realpath(p.parent) == os.path.normpath(os.path.join(real, os.path.dirname(f))):
-            with contextlib.suppress(OSError):          # (never through a link to a directory elsewhere)
+            try:
                 p.unlink()
-    for sub in sorted(_parents(listed), key=lambda x: -len(Path(x).parts)) + ["."]:
+                continue
+            except OSError:
+                pass
+        left.add(f)
+    for sub in sorted(_parents(listed), key=lambda x: -len(Path(x).parts)):
         with contextlib.suppress(OSError):
             os.rmdir(d / sub)
+    return left
 
 
 def _alive(pid: int) -> bool:

@@ -9,7 +9,8 @@ Rules (docs/safety.md):
 * A DIR this tool wrote (it holds a manifest, `MANIFEST`, naming every file, and nothing else) is
   replaced the same way; the old copy is removed after the rename.
 * Any other non-empty DIR is refused unless ``--force``; with ``--force`` our files are added to it one by
-  one, but no file that is not ours is ever overwritten or deleted (that is refused too).
+  one, but no file that is not ours is ever overwritten or deleted (that is refused too); the files an
+  earlier run of ours wrote there (its manifest lists them) and this run does not write again are removed.
 * Never, even with ``--force``: the working directory, one of its ancestors, the home directory, ``/``,
   or a directory that contains one of the command's input files.
 * Temporaries are named ``.DIR.tmp-PID-XXXX``; on any error or interrupt (SIGINT, SIGTERM: `cli`) they
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from .errors import InputError
 from .manifest import (MANIFEST, MARK, TOOL, _dirs, _files, _manifest, _parents, _version,  # noqa: F401
-                       _write_manifest, clean_stale)
+                       _write_manifest, clean_stale, remove_listed)
 
 _SUFFIX_ROOM = 40                       # characters the temporary names add to DIR's name
 
@@ -245,10 +246,14 @@ def atomic_directory(out, inputs=(), force: bool = False, target: Target | None 
             if clash:
                 raise OutputError(f"--out {path}: refused to overwrite {', '.join(clash[:3])} (not written by this "
                                   f"tool); choose a new directory")
+            _write_manifest(path, set(now.ours) | files)     # ours at every moment, should the run stop here
             for f in sorted(files):
                 (path / f).parent.mkdir(parents=True, exist_ok=True)
                 os.replace(tmp / f, path / f)
-            _write_manifest(path, set(now.ours) | files)
+            # our files of an earlier run that this one did not write again go (the manifest lists them: the
+            # user's files never), so the manifest lists exactly what is there from us
+            left = remove_listed(path, now.ours - files - {MANIFEST, MARK})
+            _write_manifest(path, files | left)
             WRITTEN.append(path)
             shutil.rmtree(tmp)
             tmp = None
