@@ -4,7 +4,8 @@ Each sub-command is a module with ``add_parser(subparsers)`` and ``run(args) -> 
 in ``toppra_app/commands/``, others registered as entry points in the group ``toppra_app.commands``
 (the scenarios' ``palletize`` and ``payload-sweep``, so that ``toppra_app`` never imports ``scenarios``
 — data flows one way, scenario → planner → dynamics). Errors a user can fix (``ValueError`` subclasses: bad files, fields, infeasible
-paths) end with one line on stderr and a non-zero exit code, never a traceback.
+paths) end with one line on stderr and a non-zero exit code, never a traceback; a closed stdout pipe ends
+the run quietly (code 141).
 """
 
 from __future__ import annotations
@@ -83,7 +84,41 @@ def _what_was_written() -> str:
     return f"{', '.join(str(p) for p in output.WRITTEN)} had been written in full"
 
 
+def _stdout_to_devnull() -> None:
+    """After a broken pipe: what is still buffered for stdout goes nowhere (the recipe of Python's `signal`
+    documentation), so that the interpreter's last flush does not fail again with a traceback."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):       # replaced by a caller (tests): nothing to redirect
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+def _flush_stdout() -> None:
+    if sys.stdout is not None:
+        sys.stdout.flush()
+
+
 def main(argv=None) -> int:
+    """Run one command. Its output read by a pipe that closed early (``| head -1``, ``| true``) ends the run
+    quietly, with code 141 as a program stopped by SIGPIPE would (`_stdout_to_devnull`); any other
+    `OSError` is not caught here."""
+    try:
+        try:
+            code = _main(argv)
+        except SystemExit:                  # --help, argparse's errors: their text may still be in the buffer
+            _flush_stdout()
+            raise
+        _flush_stdout()                     # here, not at the interpreter's exit: a broken pipe is caught below
+        return code
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        return 128 + signal.SIGPIPE
+
+
+def _main(argv=None) -> int:
     if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
         signal.signal(signal.SIGINT, signal.default_int_handler)      # from here on, KeyboardInterrupt (below)
     try:

@@ -276,6 +276,8 @@ def atomic_directory(out, inputs=(), force: bool = False, target: Target | None 
             tmp = None
         WRITTEN.append(path)
         created.clear()
+    except BrokenPipeError:                             # stdout closed (`| head`), not a write of ours: `cli`
+        raise
     except OSError as exc:
         raise _fail(target, exc) from None
     finally:
