@@ -37,6 +37,9 @@ import importlib  # noqa: E402
 import importlib.metadata  # noqa: E402
 import threading  # noqa: E402
 
+from . import interrupt  # noqa: E402
+from .interrupt import Terminated  # noqa: E402,F401  (cli.Terminated: SIGTERM, SIGHUP)
+
 BUILTIN_COMMANDS = {name: f"toppra_app.commands.{name}" for name in ("plan", "bench", "draw")}
 ENTRY_POINT_GROUP = "toppra_app.commands"
 
@@ -62,18 +65,6 @@ def build_parser() -> argparse.ArgumentParser:
         p = module.add_parser(sub)
         p.set_defaults(_run=module.run)
     return parser
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP: unwinds like Ctrl-C, so every temporary output is removed (`output`)."""
-
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _raise_terminated(signum, frame):
-    raise Terminated(signum)
 
 
 def _what_was_written() -> str:
@@ -118,21 +109,48 @@ def main(argv=None) -> int:
         return 128 + signal.SIGPIPE
 
 
+def _install_handlers() -> dict:
+    """In the main thread, `interrupt.handle` for SIGINT (unless it is ignored or someone else's: a background
+    job, a caller), SIGTERM and SIGHUP; the handlers it replaced. SIGINT goes back to KeyboardInterrupt after
+    the run, never to the start-up handler (it exits the process)."""
+    previous = {}
+    if threading.current_thread() is not threading.main_thread():
+        return previous
+    if signal.getsignal(signal.SIGINT) in (_interrupted_while_starting, signal.default_int_handler):
+        signal.signal(signal.SIGINT, interrupt.handle)
+        previous[signal.SIGINT] = signal.default_int_handler
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        previous[sig] = signal.signal(sig, interrupt.handle)
+    return previous
+
+
 def _main(argv=None) -> int:
-    if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
-        signal.signal(signal.SIGINT, signal.default_int_handler)      # from here on, KeyboardInterrupt (below)
+    interrupt.reset()
+    previous = _install_handlers()
+    unraisable = sys.unraisablehook
+    sys.unraisablehook = interrupt.quiet_unraisable(unraisable)
+    try:
+        return _command(argv)
+    finally:
+        sys.unraisablehook = unraisable
+        for sig, handler in previous.items():
+            if signal.getsignal(sig) is interrupt.handle:       # (SIG_IGN after a complete run stays)
+                signal.signal(sig, handler)
+
+
+def _command(argv) -> int:
     try:
         parser = build_parser()                 # imports the commands (numpy, ...): Ctrl-C may come here
+        interrupt.check()                       # (one swallowed by an import's callback: here)
+    except Terminated as exc:
+        print(f"toppra-app: terminated by signal {exc.signum}; nothing was written", file=sys.stderr)
+        return 128 + exc.signum
     except KeyboardInterrupt:
         print("toppra-app: interrupted; nothing was written", file=sys.stderr)
         return 130
     args = parser.parse_args(argv)
     from . import output
     output.WRITTEN.clear()
-    previous = {}
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            previous[sig] = signal.signal(sig, _raise_terminated)
     import warnings
 
     def one_line(message, category, filename, lineno, file=None, line=None):
@@ -143,6 +161,8 @@ def _main(argv=None) -> int:
     warnings.showwarning = one_line
     try:
         code = int(args._run(args) or 0)
+        if code == 0 and output.WRITTEN:
+            interrupt.check()           # one swallowed after the output was put in place: said as any late Ctrl-C
         if argv is None and threading.current_thread() is threading.main_thread():
             # the run is complete: a Ctrl-C while the interpreter shuts down (threads, a second process) would
             # only end it with status 130 and no word
@@ -174,8 +194,6 @@ def _main(argv=None) -> int:
         return 2
     finally:
         warnings.showwarning = shown
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 if __name__ == "__main__":

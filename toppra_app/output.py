@@ -27,6 +27,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import interrupt
 from .errors import InputError
 from .manifest import (MANIFEST, MARK, TOOL, _dirs, _files, _manifest, _parents, _version,  # noqa: F401
                        _write_manifest, clean_stale, remove_listed)
@@ -238,6 +239,7 @@ def atomic_directory(out, inputs=(), force: bool = False, target: Target | None 
         os.chmod(tmp, 0o777 & ~_umask())
         (tmp / MARK).touch()
         yield tmp
+        interrupt.check()           # a Ctrl-C swallowed while the output was made (`interrupt`): nothing is moved
         (tmp / MARK).unlink()
         files = _files(tmp)
         now = check_output(path, inputs, force)          # what is there now (another run may have written)

@@ -22,6 +22,7 @@ import os
 
 import numpy as np
 
+from toppra_app import interrupt
 from toppra_app.errors import InputError
 from toppra_app.limits.rows import per_joint_positive
 from toppra_app.output import atomic_directory
@@ -276,7 +277,9 @@ def run(args) -> int:
     controller = _controller(args.controller)
     planner = TimeOptimalPlanner(robot, path, _grid(args.grid), payload_frame=args.payload_frame,
                                  allow_overload=args.allow_overload, controller=controller)
+    interrupt.check()                       # a Ctrl-C swallowed while the inputs and modules loaded ends here
     plan = planner.plan(payload=payload, sd_start=args.sd_start, sd_end=args.sd_end)   # (SolverError: `cli`, code 3)
+    interrupt.check()
     sample = plan.sample(args.dt)
     out = str(target.path)
     with atomic_directory(out, inputs, args.force, target) as tmp:
