@@ -44,7 +44,7 @@ def test_acceleration_scaling_without_acceleration_limits_warns_and_is_recorded(
 
 def test_scaling_warns_about_the_joints_without_a_limit(capsys):
     import dynamics
-    from toppra_app.commands.plan import scaled_limits
+    from toppra_app.commands.robot_arg import scaled_limits
     robot = dynamics.load_robot("panda")
     robot = robot.with_limits(qdd_max=np.r_[np.inf, np.inf, robot.qdd_max[2:]])
     with pytest.warns(UserWarning, match=r"--acceleration-scaling 0.5 does not apply to panda_joint1, panda_joint2 of "

@@ -23,6 +23,7 @@ import os
 import numpy as np
 
 from toppra_app import interrupt
+from toppra_app.commands.robot_arg import ROBOT_HELP, load_robot_arg, parse_locks, scaled_limits
 from toppra_app.errors import InputError
 from toppra_app.limits.rows import per_joint_positive
 from toppra_app.output import atomic_directory
@@ -33,8 +34,7 @@ def add_parser(sub):
     p = sub.add_parser("plan", help="time-optimal motion through joint waypoints (CSV) with full dynamics",
                        description=__doc__.split("\n\n")[0])
     p.add_argument("waypoints", metavar="WAYPOINTS.csv", help="joint waypoints, one row per waypoint")
-    p.add_argument("--robot", default="iiwa7",
-                   help="built-in robot (iiwa7, panda, ur5e, puma560, planar4) or a URDF file (default iiwa7)")
+    p.add_argument("--robot", default="iiwa7", help=ROBOT_HELP)
     p.add_argument("--out", required=True, metavar="DIR",
                    help="output directory: created, or replaced if this tool wrote it (see docs/safety.md)")
     p.add_argument("--force", action="store_true",
@@ -88,64 +88,13 @@ def _formats(text: str) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def _locks(items) -> dict:
-    out = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        try:
-            v = float(value)
-        except ValueError:
-            v = math.nan
-        if not sep or not name.strip() or not math.isfinite(v):
-            raise InputError(f"--lock: expected JOINT=VALUE with a finite number, got '{item}'")
-        out[name.strip()] = v
-    return out
-
-
 def _scaling(value: float, flag: str) -> float:
     if not (math.isfinite(value) and 0.0 < value <= 1.0):
         raise InputError(f"{flag}: expected a factor in (0, 1], got {value:g}")
     return value
 
 
-def scaled_limits(robot, velocity: float, acceleration: float):
-    """The robot with every finite joint velocity / acceleration limit times the factor (MoveIt's scaling
-    factors); a one-line warning for a factor that has no effect on a joint without such a limit (the built-in
-    iiwa7 and ur5e and every URDF have no acceleration limits: URDF cannot give one)."""
-    import warnings
-    for factor, key, flag, word in ((velocity, "qd_max", "--velocity-scaling", "velocity"),
-                                    (acceleration, "qdd_max", "--acceleration-scaling", "acceleration")):
-        free = [name for name, v in zip(robot.joint_names, getattr(robot, key)) if not math.isfinite(v)]
-        if factor == 1.0 or not free:
-            continue
-        what = f"has no effect: robot '{robot.name}' has no joint {word} limits to scale" if len(free) == robot.n else \
-            f"does not apply to {', '.join(free[:6])}{' …' if len(free) > 6 else ''} of robot '{robot.name}': no " \
-            f"{word} limit there"
-        warnings.warn(f"{flag} {factor:g} {what} (the command line cannot add such limits; the library can: "
-                      f"robot.with_limits({key}=...))", stacklevel=2)
-    if velocity == 1.0 and acceleration == 1.0:
-        return robot
-    return robot.with_limits(qd_max=velocity * np.asarray(robot.qd_max), qdd_max=acceleration * np.asarray(robot.qdd_max))
-
-
 # ---------------------------------------------------------------------------------- input
-def load_robot_arg(name: str, locks=None, tool_frame=None, mimic=None):
-    import dynamics
-    if name.lower().endswith((".urdf", ".xacro")) or os.path.sep in name:
-        if not os.path.exists(name):
-            why = "a dangling symbolic link or a symbolic-link loop" if os.path.lexists(name) else "no such file"
-            raise InputError(f"--robot: {why} '{name}'")
-        return dynamics.RobotModel.from_urdf(name, locked_joints=locks or None, tool_frame=tool_frame,
-                                             mimic=mimic or "coupled")
-    if locks or tool_frame or mimic:
-        raise InputError(f"--lock / --tool-frame / --mimic: only for a URDF robot (--robot FILE.urdf), not the "
-                         f"built-in '{name}'")
-    loader = getattr(dynamics, "load_robot", None)
-    if loader is None:
-        from dynamics.robots import load_robot as loader
-    return loader(name)
-
-
 def _controller(spec):
     """--controller: None, key=value pairs or a TOML file with a [controller] table (or only its keys)."""
     if spec is None:
@@ -260,7 +209,7 @@ def run(args) -> int:
     formats = _formats(args.format)
     vs, accs = _scaling(args.velocity_scaling, "--velocity-scaling"), _scaling(args.acceleration_scaling,
                                                                                  "--acceleration-scaling")
-    robot = load_robot_arg(args.robot, _locks(args.lock), args.tool_frame, args.mimic)
+    robot = load_robot_arg(args.robot, parse_locks(args.lock), args.tool_frame, args.mimic)
     robot = scaled_limits(robot, vs, accs)
     waypoints, s, _ = read_waypoints(args.waypoints, robot.n, args.degrees, joint_names=robot.joint_names)
     _within_range(args.waypoints, waypoints, robot, args.degrees)
