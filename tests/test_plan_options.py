@@ -51,3 +51,50 @@ def test_scaling_warns_about_the_joints_without_a_limit(capsys):
                                          r"robot 'panda': no acceleration limit there"):
         scaled = scaled_limits(robot, 1.0, 0.5)
     np.testing.assert_array_equal(scaled.qdd_max, 0.5 * robot.qdd_max)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--out", "wp.csv"], "--out wp.csv: refused, --out names the input file wp.csv; choose a new directory"),
+    (["--out", "wp.csv", "--force"], "--out wp.csv: refused, --out names the input file wp.csv"),
+    (["--robot", "adir"], "--robot adir: is a directory; expected a built-in robot (iiwa7, panda, ur5e, puma560, "
+                          "planar4, charmie) or a .urdf or .xacro file"),
+    (["--robot", "./adir"], "--robot ./adir: is a directory; expected a built-in robot"),
+    (["--robot", "notes.txt"], "--robot notes.txt: is not a .urdf or .xacro file; expected a built-in robot"),
+    (["--robot", "kuka"], "--robot kuka: no such built-in robot or file; expected a built-in robot (iiwa7, "),
+    (["--sd-start", "-1"], "--sd-start: must be a finite number from 0 to 1e+150, got -1.0"),
+    (["--sd-end", "nan"], "--sd-end: must be a finite number"),
+    (["--payload-mass", "1", "--payload-frame", "nope"], "--payload-frame nope: no such link or frame of robot "
+                                                         "'iiwa7' (known: iiwa_link_1, "),
+    (["--robot", "puma560"], "--robot puma560: robot 'puma560' has no joint torque, velocity or acceleration limit, "
+                             "so nothing bounds the motion (its minimum time is 0); the command line cannot add "
+                             "limits: give a URDF whose joints have <limit effort=... velocity=...>, or plan it with "
+                             "the library after robot.with_limits(...)"),
+])
+def test_bad_values_name_the_option_as_typed(tmp_path, wp, capsys, monkeypatch, args, message):
+    """The messages named the library's argument (sd_start, frame, tool_frame), said 'contains the input' of
+    --out naming the input file itself, 'unknown built-in robot' of a directory or a CSV given as --robot, and
+    told puma560's user to call robot.with_limits."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "notes.txt").write_text("notes\n")
+    if "puma560" in args:
+        (tmp_path / "wp.csv").write_text("0,0,0,0,0,0\n0.5,0.2,0.1,0,0,0\n")
+    assert main(["plan", "wp.csv", "--no-plots", "--no-report", *(["--out", "o"] if "--out" not in args else []),
+                 *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith(f"toppra-app plan: error: {message}"), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir", "notes.txt", "wp.csv"]
+
+
+def test_a_tool_frame_that_is_no_link_names_the_option(tmp_path, wp, capsys, panda_urdf):
+    assert plan(wp, tmp_path / "o", "--robot", panda_urdf, "--tool-frame", "nope") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert err.startswith(f"toppra-app plan: error: --tool-frame nope: no such link on a moving body of "
+                          f"{panda_urdf} (its links: panda_link1, "), err
+
+
+def test_the_built_in_robots_are_the_same_in_help_and_messages(capsys):
+    from dynamics.robots import BUILTIN_ROBOTS
+    from toppra_app.commands.robot_arg import BUILTIN, ROBOT_HELP
+    assert BUILTIN == BUILTIN_ROBOTS and all(name in ROBOT_HELP for name in BUILTIN)

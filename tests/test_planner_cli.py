@@ -165,7 +165,7 @@ def test_csv_that_is_not_a_file(tmp_path, capsys, make, message):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--dt", "1e-9"], "--dt"), (["--dt", "nan"], "--dt"), (["--sd-end", "1e300"], "sd_end"),
+    (["--dt", "1e-9"], "--dt"), (["--dt", "nan"], "--dt"), (["--sd-end", "1e300"], "--sd-end: must be a finite number"),
     (["--grid", "10000000"], "grid"), (["--grid", "nan"], "grid"),
 ])
 def test_absurd_sizes_are_refused_at_once(tmp_path, capsys, args, message):

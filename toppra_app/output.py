@@ -132,6 +132,9 @@ def _check_output(out, inputs, force: bool, flag: str) -> Target:
         raise OutputError(f"{flag} {out}: cannot be resolved ({exc})") from None
     if not path.name:
         raise OutputError(f"{flag} {out}: not a usable directory name")
+    for item in inputs:
+        if item and _resolved(item) == path:
+            raise OutputError(f"{flag} {out}: refused, {flag} names the input file {item}; choose a new directory")
     why = protected_reason(path, inputs)
     if why is not None and (path.exists() or why.startswith("it contains the input")):
         raise OutputError(f"{flag} {out}: refused, {why} (even with --force); choose a new directory")

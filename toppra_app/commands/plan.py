@@ -23,7 +23,8 @@ import os
 import numpy as np
 
 from toppra_app import interrupt
-from toppra_app.commands.robot_arg import ROBOT_HELP, load_robot_arg, parse_locks, scaled_limits
+from toppra_app.commands.robot_arg import (ROBOT_HELP, check_frame, check_has_limits, load_robot_arg, parse_locks,
+                                          scaled_limits)
 from toppra_app.errors import InputError
 from toppra_app.limits.rows import per_joint_positive
 from toppra_app.output import atomic_directory
@@ -204,6 +205,7 @@ def run(args) -> int:
     from toppra_app.output import check_output
     from toppra_app.path import JointPath
     from toppra_app.planner import TimeOptimalPlanner
+    from toppra_app.planning.options import number
     inputs = [args.waypoints] + ([args.robot] if os.path.exists(args.robot) else [])
     target = check_output(args.out, inputs, args.force)      # before any work: a bad --out fails at once
     formats = _formats(args.format)
@@ -211,6 +213,8 @@ def run(args) -> int:
                                                                                  "--acceleration-scaling")
     robot = load_robot_arg(args.robot, parse_locks(args.lock), args.tool_frame, args.mimic)
     robot = scaled_limits(robot, vs, accs)
+    check_has_limits(robot, f"--robot {args.robot}")
+    check_frame(robot, args.payload_frame)
     waypoints, s, _ = read_waypoints(args.waypoints, robot.n, args.degrees, joint_names=robot.joint_names)
     _within_range(args.waypoints, waypoints, robot, args.degrees)
     tol = None if args.waypoint_tolerance is None else float(
@@ -222,12 +226,13 @@ def run(args) -> int:
         raise InputError(f"{args.waypoints}: {exc}") from None
     if not (math.isfinite(args.dt) and 1e-6 <= args.dt <= 10.0):
         raise InputError(f"--dt: must be a sample time from 1e-6 to 10 s, got {args.dt:g}")
+    sd_start, sd_end = number(args.sd_start, "--sd-start"), number(args.sd_end, "--sd-end")
     payload = _payload(args)
     controller = _controller(args.controller)
     planner = TimeOptimalPlanner(robot, path, _grid(args.grid), payload_frame=args.payload_frame,
                                  allow_overload=args.allow_overload, controller=controller)
     interrupt.check()                       # a Ctrl-C swallowed while the inputs and modules loaded ends here
-    plan = planner.plan(payload=payload, sd_start=args.sd_start, sd_end=args.sd_end)   # (SolverError: `cli`, code 3)
+    plan = planner.plan(payload=payload, sd_start=sd_start, sd_end=sd_end)   # (SolverError: `cli`, code 3)
     interrupt.check()
     sample = plan.sample(args.dt)
     out = str(target.path)
