@@ -98,3 +98,28 @@ def test_the_built_in_robots_are_the_same_in_help_and_messages(capsys):
     from dynamics.robots import BUILTIN_ROBOTS
     from toppra_app.commands.robot_arg import BUILTIN, ROBOT_HELP
     assert BUILTIN == BUILTIN_ROBOTS and all(name in ROBOT_HELP for name in BUILTIN)
+
+
+def test_summary_records_the_tolerance_with_its_unit_and_the_robot_options(tmp_path, capsys):
+    """With --degrees --waypoint-tolerance 0.5 the summary's waypoint_tolerance is in radians (per joint) while
+    the user gave degrees: the unit is now explicit, and the value as given is kept beside it."""
+    t = np.linspace(0, 1, 40)[:, None]
+    W = np.degrees(np.array([0, 0.3, 0, -1.2, 0, 0.8, 0]) + np.sin(np.pi * t) * np.array([0.8, 0.3, 0.2, 0.3, 0.1, 0.2, 0.5]))
+    (tmp_path / "deg.csv").write_text("\n".join(",".join(f"{v:.6f}" for v in row) for row in W) + "\n")
+    assert plan(str(tmp_path / "deg.csv"), tmp_path / "o", "--degrees", "--waypoint-tolerance", "0.5") == 0
+    assert "within 0.5 deg of them" in capsys.readouterr().out
+    s = summary(tmp_path / "o")
+    assert s["waypoint_tolerance"] == pytest.approx([np.radians(0.5)] * 7)          # unchanged: per joint, rad or m
+    assert s["units"]["waypoint_tolerance"] == "rad or m"
+    assert s["waypoint_tolerance_given"] == {"value": 0.5, "unit": "deg"} and s["degrees"] is True
+    assert (s["robot_file"], s["locked_joints"], s["tool_frame"], s["mimic"]) == (None, {}, "flange", None)
+
+
+def test_summary_records_the_urdf_and_its_options(tmp_path, wp, panda_urdf):
+    assert plan(wp, tmp_path / "o", "--robot", panda_urdf, "--lock", "panda_finger_joint1=0.02", "--tool-frame",
+                "panda_hand", "--mimic", "coupled", "--velocity-scaling", "0.9") == 0
+    s = summary(tmp_path / "o")
+    assert s["robot_file"] == str(panda_urdf) and s["locked_joints"] == {"panda_finger_joint1": 0.02}
+    assert (s["tool_frame"], s["mimic"], s["velocity_scaling"], s["acceleration_scaling"]) == ("panda_hand", "coupled",
+                                                                                            0.9, 1.0)
+    assert s["degrees"] is False and s["waypoint_tolerance_given"] is None

@@ -23,8 +23,8 @@ import os
 import numpy as np
 
 from toppra_app import interrupt
-from toppra_app.commands.robot_arg import (ROBOT_HELP, check_frame, check_has_limits, load_robot_arg, parse_locks,
-                                          scaled_limits)
+from toppra_app.commands.robot_arg import (ROBOT_HELP, check_frame, check_has_limits, is_file_arg, load_robot_arg,
+                                          parse_locks, scaled_limits)
 from toppra_app.errors import InputError
 from toppra_app.limits.rows import per_joint_positive
 from toppra_app.output import atomic_directory
@@ -180,10 +180,23 @@ def write_outputs(directory: str, plan, sample, source: str, plots: bool = True,
                    waypoint_tolerance=None if plan.path.tolerance is None else plan.path.tolerance.tolist(),
                    knot_intervals=len(plan.path.knots) - 1,
                    units=dict(time="s", position="rad or m", velocity="rad/s or m/s",
-                              acceleration="rad/s² or m/s²", effort="N·m or N"), **(options or {}))
+                              acceleration="rad/s² or m/s²", effort="N·m or N", waypoint_tolerance="rad or m"),
+                   **(options or {}))
     with open(os.path.join(directory, "summary.json"), "w", encoding="utf-8") as fh:
         json.dump(_finite(summary), fh, indent=2)
     return files
+
+
+def _options(args, robot, locks: dict, velocity_scaling: float, acceleration_scaling: float, tol) -> dict:
+    """What the command line asked for, for summary.json: the robot file, its options, the scaling factors, the
+    waypoints' unit and --waypoint-tolerance as given, with its unit (the summary's `waypoint_tolerance` is
+    per joint in the positions' units, rad or m)."""
+    urdf = is_file_arg(args.robot)
+    return dict(robot_file=os.path.abspath(args.robot) if urdf else None, locked_joints=locks,
+                tool_frame=robot.tool_frame, mimic=(args.mimic or "coupled") if urdf else None,
+                velocity_scaling=velocity_scaling, acceleration_scaling=acceleration_scaling, degrees=bool(args.degrees),
+                waypoint_tolerance_given=None if tol is None else dict(value=tol, unit="deg" if args.degrees else
+                                                                       "rad or m"))
 
 
 def _within_range(filename: str, waypoints: np.ndarray, robot, degrees: bool) -> None:
@@ -211,7 +224,8 @@ def run(args) -> int:
     formats = _formats(args.format)
     vs, accs = _scaling(args.velocity_scaling, "--velocity-scaling"), _scaling(args.acceleration_scaling,
                                                                                  "--acceleration-scaling")
-    robot = load_robot_arg(args.robot, parse_locks(args.lock), args.tool_frame, args.mimic)
+    locks = parse_locks(args.lock)
+    robot = load_robot_arg(args.robot, locks, args.tool_frame, args.mimic)
     robot = scaled_limits(robot, vs, accs)
     check_has_limits(robot, f"--robot {args.robot}")
     check_frame(robot, args.payload_frame)
@@ -239,9 +253,10 @@ def run(args) -> int:
     with atomic_directory(out, inputs, args.force, target) as tmp:
         files = write_outputs(str(tmp), plan, sample, args.waypoints, plots=not args.no_plots, formats=formats,
                               report=not args.no_report,
-                              options=dict(velocity_scaling=vs, acceleration_scaling=accs))
+                              options=_options(args, robot, locks, vs, accs, tol))
     worst = ", ".join(f"{k} {100 * w.ratio:.2f} %" for k, w in plan.worst.items() if w.joint >= 0)
-    fitted = "" if tol is None else f" (a path on {len(path.knots) - 1} knot intervals within {tol:g} of them)"
+    fitted = "" if tol is None else (f" (a path on {len(path.knots) - 1} knot intervals within {tol:g}"
+                                     f"{' deg' if args.degrees else ''} of them)")
     print(f"{robot.name}: {len(waypoints)} waypoints{fitted}, duration {plan.duration:.4f} s, "
           f"worst value/limit: {worst}")
     if plan.rate_check:

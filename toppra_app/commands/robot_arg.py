@@ -36,12 +36,17 @@ def _expected() -> str:
     return f"expected a built-in robot ({', '.join(BUILTIN)}) or a .urdf or .xacro file"
 
 
+def is_file_arg(name: str) -> bool:
+    """`--robot NAME` names a file (a URDF or xacro): it ends in .urdf or .xacro, or is a path."""
+    return name.lower().endswith((".urdf", ".xacro")) or os.path.sep in name
+
+
 def load_robot_arg(name: str, locks=None, tool_frame=None, mimic=None):
-    """The robot `--robot NAME` names: a URDF or xacro file (a name ending in .urdf or .xacro, or a path), else
-    a built-in robot; a directory, another file or an unknown name is one line naming --robot."""
+    """The robot `--robot NAME` names: a URDF or xacro file (`is_file_arg`), else a built-in robot; a
+    directory, another file or an unknown name is one line naming --robot."""
     import dynamics
     from dynamics.model import ModelError
-    if name.lower().endswith((".urdf", ".xacro")) or os.path.sep in name:
+    if is_file_arg(name):
         if not os.path.exists(name):
             why = "a dangling symbolic link or a symbolic-link loop" if os.path.lexists(name) else "no such file"
             raise InputError(f"--robot: {why} '{name}'")
