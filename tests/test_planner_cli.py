@@ -165,7 +165,7 @@ def test_csv_that_is_not_a_file(tmp_path, capsys, make, message):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--dt", "1e-9"], "--dt"), (["--dt", "nan"], "--dt"), (["--sd-end", "1e300"], "sd_end"),
+    (["--dt", "1e-9"], "--dt"), (["--dt", "nan"], "--dt"), (["--sd-end", "1e300"], "--sd-end: must be a finite number"),
     (["--grid", "10000000"], "grid"), (["--grid", "nan"], "grid"),
 ])
 def test_absurd_sizes_are_refused_at_once(tmp_path, capsys, args, message):
@@ -224,3 +224,50 @@ def test_an_interrupt_while_the_command_starts_is_one_line():
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          preexec_fn=default_sigint)
     assert run.stdout == "True\nTrue\n", run
+
+
+IIWA_JOINTS = [f"iiwa_joint_{k}" for k in range(1, 8)]
+IIWA_ROWS = [[0, 0.3, 0, -1.2, 0, 0.8, 0], [1.2, 0.6, 0.2, -0.9, 0.1, 1.0, 0.5]]
+
+
+def test_a_header_naming_the_joints_in_another_order_is_applied_by_name(tmp_path):
+    """A header's names were read and then ignored: a header naming the joints in another order was applied in the
+    robot's order (the wrong joints). The columns are now matched by name; the same motion as without a header."""
+    order = [2, 0, 6, 1, 5, 3, 4]
+    permuted = write_csv(tmp_path / "permuted.csv", [[row[k] for k in order] for row in IIWA_ROWS],
+                         header=[IIWA_JOINTS[k] for k in order])
+    plain = write_csv(tmp_path / "plain.csv", IIWA_ROWS)
+    for name, f in (("p", permuted), ("n", plain)):
+        assert main(["plan", f, "--out", str(tmp_path / name), "--no-plots", "--no-report"]) == 0
+    a, b = ((tmp_path / d / "trajectory.csv").read_text() for d in ("p", "n"))
+    assert a == b
+    from toppra_app.waypoints import read_waypoints
+    W, _, names = read_waypoints(permuted, 7, joint_names=IIWA_JOINTS)
+    assert names == IIWA_JOINTS and np.array_equal(W, np.array(IIWA_ROWS, float))
+
+
+@pytest.mark.parametrize("header, message", [
+    (["bogus_a", "bogus_b", "c", "d", "e", "f", "g"], "columns 'bogus_a', 'bogus_b', 'c', 'd', 'e', 'f', 'g' are not "
+                                                      "joints of the robot; name the columns by the robot's joints "
+                                                      "('iiwa_joint_1', "),
+    (IIWA_JOINTS[:6] + ["iiwa_joint_8"], "column 'iiwa_joint_8' is not a joint of the robot; no column for "
+                                         "'iiwa_joint_7'; "),
+    (["q2", "q1", "q3", "q4", "q5", "q6", "q7"], "the generic column names q1 … q7 must be in their order"),
+    (["t"] + IIWA_JOINTS[:6], "column 't' is not a joint"),
+])
+def test_a_header_that_does_not_name_the_joints_is_refused(tmp_path, capsys, header, message):
+    f = write_csv(tmp_path / "named.csv", IIWA_ROWS, header=header)
+    assert main(["plan", f, "--out", str(tmp_path / "out"), "--no-plots", "--no-report"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"named.csv: row 2: {message}" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("header", [[f"q{k}" for k in range(1, 8)], [f"J{k}" for k in range(1, 8)],
+                                    [j.upper() for j in IIWA_JOINTS], ["s"] + IIWA_JOINTS[::-1]])
+def test_generic_headers_and_the_path_parameter_still_plan(tmp_path, header):
+    rows = [([k] if header[0] == "s" else []) + (row[::-1] if header[0] == "s" else row) for k, row in enumerate(IIWA_ROWS)]
+    f = write_csv(tmp_path / "wp.csv", rows, header=header)
+    assert main(["plan", f, "--out", str(tmp_path / "out"), "--no-plots", "--no-report"]) == 0
+    first = (tmp_path / "out" / "trajectory.csv").read_text().splitlines()[1].split(",")
+    assert [float(v) for v in first[1:8]] == IIWA_ROWS[0]

@@ -4,7 +4,8 @@ Each sub-command is a module with ``add_parser(subparsers)`` and ``run(args) -> 
 in ``toppra_app/commands/``, others registered as entry points in the group ``toppra_app.commands``
 (the scenarios' ``palletize`` and ``payload-sweep``, so that ``toppra_app`` never imports ``scenarios``
 — data flows one way, scenario → planner → dynamics). Errors a user can fix (``ValueError`` subclasses: bad files, fields, infeasible
-paths) end with one line on stderr and a non-zero exit code, never a traceback.
+paths) end with one line on stderr and a non-zero exit code, never a traceback; a closed stdout pipe ends
+the run quietly (code 141).
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ import importlib  # noqa: E402
 import importlib.metadata  # noqa: E402
 import threading  # noqa: E402
 
+from . import interrupt  # noqa: E402
+from .interrupt import Terminated  # noqa: E402,F401  (cli.Terminated: SIGTERM, SIGHUP)
+
 BUILTIN_COMMANDS = {name: f"toppra_app.commands.{name}" for name in ("plan", "bench", "draw")}
 ENTRY_POINT_GROUP = "toppra_app.commands"
 
@@ -63,18 +67,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP: unwinds like Ctrl-C, so every temporary output is removed (`output`)."""
-
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _raise_terminated(signum, frame):
-    raise Terminated(signum)
-
-
 def _what_was_written() -> str:
     """How an interrupted run ends: nothing written, or the output directories already in place in full."""
     from . import output
@@ -83,21 +75,82 @@ def _what_was_written() -> str:
     return f"{', '.join(str(p) for p in output.WRITTEN)} had been written in full"
 
 
+def _stdout_to_devnull() -> None:
+    """After a broken pipe: what is still buffered for stdout goes nowhere (the recipe of Python's `signal`
+    documentation), so that the interpreter's last flush does not fail again with a traceback."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):       # replaced by a caller (tests): nothing to redirect
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+def _flush_stdout() -> None:
+    if sys.stdout is not None:
+        sys.stdout.flush()
+
+
 def main(argv=None) -> int:
-    if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
-        signal.signal(signal.SIGINT, signal.default_int_handler)      # from here on, KeyboardInterrupt (below)
+    """Run one command. Its output read by a pipe that closed early (``| head -1``, ``| true``) ends the run
+    quietly, with code 141 as a program stopped by SIGPIPE would (`_stdout_to_devnull`); any other
+    `OSError` is not caught here."""
+    try:
+        try:
+            code = _main(argv)
+        except SystemExit:                  # --help, argparse's errors: their text may still be in the buffer
+            _flush_stdout()
+            raise
+        _flush_stdout()                     # here, not at the interpreter's exit: a broken pipe is caught below
+        return code
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        return 128 + signal.SIGPIPE
+
+
+def _install_handlers() -> dict:
+    """In the main thread, `interrupt.handle` for SIGINT (unless it is ignored or someone else's: a background
+    job, a caller), SIGTERM and SIGHUP; the handlers it replaced. SIGINT goes back to KeyboardInterrupt after
+    the run, never to the start-up handler (it exits the process)."""
+    previous = {}
+    if threading.current_thread() is not threading.main_thread():
+        return previous
+    if signal.getsignal(signal.SIGINT) in (_interrupted_while_starting, signal.default_int_handler):
+        signal.signal(signal.SIGINT, interrupt.handle)
+        previous[signal.SIGINT] = signal.default_int_handler
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        previous[sig] = signal.signal(sig, interrupt.handle)
+    return previous
+
+
+def _main(argv=None) -> int:
+    interrupt.reset()
+    previous = _install_handlers()
+    unraisable = sys.unraisablehook
+    sys.unraisablehook = interrupt.quiet_unraisable(unraisable)
+    try:
+        return _command(argv)
+    finally:
+        sys.unraisablehook = unraisable
+        for sig, handler in previous.items():
+            if signal.getsignal(sig) is interrupt.handle:       # (SIG_IGN after a complete run stays)
+                signal.signal(sig, handler)
+
+
+def _command(argv) -> int:
     try:
         parser = build_parser()                 # imports the commands (numpy, ...): Ctrl-C may come here
+        interrupt.check()                       # (one swallowed by an import's callback: here)
+    except Terminated as exc:
+        print(f"toppra-app: terminated by signal {exc.signum}; nothing was written", file=sys.stderr)
+        return 128 + exc.signum
     except KeyboardInterrupt:
         print("toppra-app: interrupted; nothing was written", file=sys.stderr)
         return 130
     args = parser.parse_args(argv)
     from . import output
     output.WRITTEN.clear()
-    previous = {}
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            previous[sig] = signal.signal(sig, _raise_terminated)
     import warnings
 
     def one_line(message, category, filename, lineno, file=None, line=None):
@@ -108,6 +161,8 @@ def main(argv=None) -> int:
     warnings.showwarning = one_line
     try:
         code = int(args._run(args) or 0)
+        if code == 0 and output.WRITTEN:
+            interrupt.check()           # one swallowed after the output was put in place: said as any late Ctrl-C
         if argv is None and threading.current_thread() is threading.main_thread():
             # the run is complete: a Ctrl-C while the interpreter shuts down (threads, a second process) would
             # only end it with status 130 and no word
@@ -139,8 +194,6 @@ def main(argv=None) -> int:
         return 2
     finally:
         warnings.showwarning = shown
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ Rules (docs/safety.md):
 * A DIR this tool wrote (it holds a manifest, `MANIFEST`, naming every file, and nothing else) is
   replaced the same way; the old copy is removed after the rename.
 * Any other non-empty DIR is refused unless ``--force``; with ``--force`` our files are added to it one by
-  one, but no file that is not ours is ever overwritten or deleted (that is refused too).
+  one, but no file that is not ours is ever overwritten or deleted (that is refused too); the files an
+  earlier run of ours wrote there (its manifest lists them) and this run does not write again are removed.
 * Never, even with ``--force``: the working directory, one of its ancestors, the home directory, ``/``,
   or a directory that contains one of the command's input files.
 * Temporaries are named ``.DIR.tmp-PID-XXXX``; on any error or interrupt (SIGINT, SIGTERM: `cli`) they
@@ -20,19 +21,17 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
-import re
 import secrets
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import interrupt
 from .errors import InputError
+from .manifest import (MANIFEST, MARK, TOOL, _dirs, _files, _manifest, _parents, _version,  # noqa: F401
+                       _write_manifest, clean_stale, remove_listed)
 
-MANIFEST = ".toppra-app-manifest.json"
-MARK = ".toppra-app-incomplete"         # inside a temporary directory until it is complete
-TOOL = "toppra-app"
 _SUFFIX_ROOM = 40                       # characters the temporary names add to DIR's name
 
 
@@ -45,51 +44,6 @@ class Target:
     path: Path                 # absolute DIR
     mode: str                  # "new", "empty", "ours" (replace), "merge" (--force into a foreign DIR)
     ours: frozenset            # files of an existing DIR that this tool wrote (from its manifest)
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-        return version("toppra-app")
-    except Exception:                                    # noqa: BLE001 — not installed: source checkout
-        return "unknown"
-
-
-def _files(directory: Path) -> set[str]:
-    out = set()
-    for root, dirs, names in os.walk(directory):
-        for name in names + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
-            out.add(os.path.relpath(os.path.join(root, name), directory))
-    return out
-
-
-def _dirs(directory: Path) -> set[str]:
-    """Every sub-directory (not a link) under `directory`, relative to it."""
-    out = set()
-    for root, dirs, _ in os.walk(directory):
-        out |= {os.path.relpath(os.path.join(root, d), directory) for d in dirs
-                if not os.path.islink(os.path.join(root, d))}
-    return out
-
-
-def _parents(files) -> set[str]:
-    """The directories that hold `files` (relative paths), at every depth."""
-    return {str(p) for f in files for p in Path(f).parents if str(p) != "."}
-
-
-def _manifest(directory: Path) -> frozenset | None:
-    """The files listed by our manifest in `directory`, or None when there is no valid one."""
-    try:
-        with open(directory / MANIFEST, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("tool") != TOOL or not isinstance(data.get("files"), list):
-        return None
-    files = [f for f in data["files"] if isinstance(f, str)]
-    if any(os.path.isabs(f) or ".." in Path(f).parts for f in files):
-        return None
-    return frozenset(files)
 
 
 def _resolved(item) -> Path:
@@ -178,6 +132,9 @@ def _check_output(out, inputs, force: bool, flag: str) -> Target:
         raise OutputError(f"{flag} {out}: cannot be resolved ({exc})") from None
     if not path.name:
         raise OutputError(f"{flag} {out}: not a usable directory name")
+    for item in inputs:
+        if item and _resolved(item) == path:
+            raise OutputError(f"{flag} {out}: refused, {flag} names the input file {item}; choose a new directory")
     why = protected_reason(path, inputs)
     if why is not None and (path.exists() or why.startswith("it contains the input")):
         raise OutputError(f"{flag} {out}: refused, {why} (even with --force); choose a new directory")
@@ -247,57 +204,6 @@ def _our_png(path: Path) -> bool:
     return head.startswith(b"\x89PNG") and b"Software\x00" + TOOL.encode() in head
 
 
-def clean_stale(path: Path) -> list[str]:
-    """Remove temporaries of killed runs next to `path`: ``.NAME.tmp-PID-*`` / ``.NAME.old-PID-*``
-    directories whose process is gone and that carry our marker or manifest (`_remove_stale`)."""
-    pattern = re.compile(rf"^\.{re.escape(path.name)}\.(tmp|old)-(\d+)-[0-9a-f]+$")
-    removed = []
-    try:
-        entries = list(os.scandir(path.parent))
-    except OSError:
-        return removed
-    for entry in entries:
-        m = pattern.match(entry.name)
-        if not m or not entry.is_dir(follow_symlinks=False) or _alive(int(m.group(2))):
-            continue
-        d = Path(entry.path)
-        if (d / MARK).exists() or _manifest(d) is not None:
-            _remove_stale(d)
-            removed.append(entry.name)
-    return removed
-
-
-def _remove_stale(d: Path) -> None:
-    """A stale temporary with a manifest loses only the files listed there (then the manifest, the marker
-    and the directories left empty): a file someone put beside them stays, and so does `d` then. One of a
-    run killed before it wrote its manifest (the marker only) is removed whole."""
-    listed = _manifest(d)
-    if listed is None:
-        shutil.rmtree(d, ignore_errors=True)
-        return
-    real = os.path.realpath(d)
-    for f in sorted(listed | {MANIFEST, MARK}):
-        p = d / f
-        if os.path.realpath(p.parent) == os.path.normpath(os.path.join(real, os.path.dirname(f))):
-            with contextlib.suppress(OSError):          # (never through a link to a directory elsewhere)
-                p.unlink()
-    for sub in sorted(_parents(listed), key=lambda x: -len(Path(x).parts)) + ["."]:
-        with contextlib.suppress(OSError):
-            os.rmdir(d / sub)
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True
-    return True
-
-
 def write_error(exc: OSError) -> str:
     """Why a write failed, in words (a full disk, a read-only file system, ...)."""
     return {errno.ENOSPC: "no space left on the device", errno.EROFS: "read-only file system",
@@ -307,15 +213,6 @@ def write_error(exc: OSError) -> str:
 def _fail(target: Target, exc: OSError) -> OutputError:
     where = exc.filename or target.path
     return OutputError(f"--out {target.path}: cannot write {where}: {write_error(exc)}; nothing was written")
-
-
-def _write_manifest(directory: Path, files) -> None:
-    data = dict(tool=TOOL, version=_version(), files=sorted(files),
-                note="written by toppra-app; the directory may be replaced by the next run with the same --out "
-                     "as long as it holds only these files")
-    with open(directory / MANIFEST, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2)
-        fh.write("\n")
 
 
 WRITTEN: list = []      # the directories `atomic_directory` put in place in this process, in order (`cli`: an
@@ -345,6 +242,7 @@ def atomic_directory(out, inputs=(), force: bool = False, target: Target | None 
         os.chmod(tmp, 0o777 & ~_umask())
         (tmp / MARK).touch()
         yield tmp
+        interrupt.check()           # a Ctrl-C swallowed while the output was made (`interrupt`): nothing is moved
         (tmp / MARK).unlink()
         files = _files(tmp)
         now = check_output(path, inputs, force)          # what is there now (another run may have written)
@@ -353,10 +251,14 @@ def atomic_directory(out, inputs=(), force: bool = False, target: Target | None 
             if clash:
                 raise OutputError(f"--out {path}: refused to overwrite {', '.join(clash[:3])} (not written by this "
                                   f"tool); choose a new directory")
+            _write_manifest(path, set(now.ours) | files)     # ours at every moment, should the run stop here
             for f in sorted(files):
                 (path / f).parent.mkdir(parents=True, exist_ok=True)
                 os.replace(tmp / f, path / f)
-            _write_manifest(path, set(now.ours) | files)
+            # our files of an earlier run that this one did not write again go (the manifest lists them: the
+            # user's files never), so the manifest lists exactly what is there from us
+            left = remove_listed(path, now.ours - files - {MANIFEST, MARK})
+            _write_manifest(path, files | left)
             WRITTEN.append(path)
             shutil.rmtree(tmp)
             tmp = None
@@ -379,6 +281,8 @@ def atomic_directory(out, inputs=(), force: bool = False, target: Target | None 
             tmp = None
         WRITTEN.append(path)
         created.clear()
+    except BrokenPipeError:                             # stdout closed (`| head`), not a write of ours: `cli`
+        raise
     except OSError as exc:
         raise _fail(target, exc) from None
     finally:

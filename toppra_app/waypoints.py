@@ -3,6 +3,8 @@ the file, the row and the column — never a silently dropped waypoint (docs/saf
 
 * one waypoint per row, one column per joint; optional header row of joint names (every cell a name);
   an optional path-parameter column named s, theta or θ (strictly increasing);
+* given the robot's joint names, a header must name exactly those joints (in any order: the columns are
+  put in the robot's order) or be the generic ``q1 … qn`` / ``j1 … jn`` in order (`joint_order`);
 * numbers as Python would write them without surprises: ``-1.5``, ``2``, ``3e-2`` — not ``0.1_5`` (Python
   reads 0.15), ``0x1A``, ``nan``, ``inf``, ``1,5`` or ``0.4rad``;
 * UTF-8, with or without a byte-order mark (Excel's "CSV UTF-8"); UTF-16 and binary files are refused;
@@ -38,8 +40,11 @@ def number(text: str) -> float | None:
     return float(text) if _NUMBER.match(text) else None
 
 
-def read_waypoints(filename: str, n: int | None = None, degrees: bool = False) -> tuple[np.ndarray, np.ndarray | None, list]:
-    """(waypoints (m, n), s or None, joint column names); `InputError` naming file, row and field."""
+def read_waypoints(filename: str, n: int | None = None, degrees: bool = False,
+                   joint_names=None) -> tuple[np.ndarray, np.ndarray | None, list]:
+    """(waypoints (m, n), s or None, joint column names); `InputError` naming file, row and field. With the
+    robot's `joint_names`, a header's columns are matched to them (`joint_order`) and the waypoints returned
+    in the robot's joint order."""
     text = read_text(filename, MAX_BYTES, "a CSV file of waypoints", "row")
     try:
         lines = list(enumerate(csv.reader(io.StringIO(text, newline="")), start=1))
@@ -103,8 +108,49 @@ def read_waypoints(filename: str, n: int | None = None, degrees: bool = False) -
             j = int(np.flatnonzero(steps <= 0)[0])
             raise InputError(f"{filename}: row {rows[j + 1][0]}, field {short_repr(s_name)}: the path parameter must "
                              f"increase ({s[j + 1]:g} after {s[j]:g})")
-    if n is not None and data.shape[1] != n:
+    if joint_names is not None and header is not None:
+        order = joint_order(filename, first_line, names, list(joint_names))
+        data, names = data[:, order], [names[k] for k in order]
+    elif n is not None and data.shape[1] != n:
         raise InputError(f"{filename}: row {rows[0][0]}: {data.shape[1]} joint columns but the robot has {n} joints")
     if degrees:
         data = np.deg2rad(data)
     return data, s, names
+
+
+def _listing(names, most: int = 8) -> str:
+    shown = ", ".join(short_repr(x, 40) for x in names[:most])
+    return shown + (f", … ({len(names) - most} more)" if len(names) > most else "")
+
+
+def joint_order(filename: str, line: int, columns: list, joints: list) -> list[int]:
+    """The file's column of each of the robot's `joints`, from the header's names `columns` (the path
+    parameter already removed): the joints' own names in any order (exactly, or else ignoring case), or the
+    generic ``q1 … qn`` or ``j1 … jn`` in the robot's order. Anything else — a name that is not a joint, a
+    joint without a column — is an `InputError` naming the file, the columns and the robot's joints."""
+    for key in (str, str.lower):
+        named = {key(c): k for k, c in enumerate(columns)}
+        wanted = [key(j) for j in joints]
+        if len(named) == len(columns) == len(joints) and len(set(wanted)) == len(joints) and set(wanted) == set(named):
+            return [named[j] for j in wanted]
+    lowered = [c.lower() for c in columns]
+    for generic in ([f"{p}{k + 1}" for k in range(len(joints))] for p in ("q", "j")):
+        if lowered == generic:
+            return list(range(len(joints)))
+        if sorted(lowered) == sorted(generic):
+            raise InputError(f"{filename}: row {line}: the generic column names {generic[0]} … {generic[-1]} must be "
+                             f"in their order (they name the robot's joints by position); got {_listing(columns)}")
+    known = {j.lower() for j in joints}
+    unknown = [c for c in columns if c.lower() not in known]
+    missing = [j for j in joints if j.lower() not in set(lowered)]
+    what = []
+    if unknown:
+        what.append(f"{'column' if len(unknown) == 1 else 'columns'} {_listing(unknown)} "
+                    f"{'is not a joint' if len(unknown) == 1 else 'are not joints'} of the robot")
+    if missing and len(missing) < len(joints):        # (none matched: the list of joints below says it)
+        what.append(f"no column for {_listing(missing)}")
+    if not what:                                      # generic names out of order, or a joint named twice
+        what.append(f"the columns {_listing(columns)} do not match the robot's joints one to one")
+    raise InputError(f"{filename}: row {line}: {'; '.join(what)}; name the columns by the robot's joints "
+                     f"({_listing(joints, 12)}) in any order, or q1 … q{len(joints)} in their order, or leave the "
+                     f"header out")

@@ -1,8 +1,10 @@
 """`toppra-app plan WAYPOINTS.csv --robot iiwa7 --out DIR`: time-optimal motion through joint waypoints.
 
 WAYPOINTS.csv: one waypoint per row, one column per joint (radians, or degrees with ``--degrees``);
-blank lines and lines starting with ``#`` are skipped. An optional header row names the columns; a
-column named ``s`` (or ``theta``) gives the path parameter of each waypoint (default uniform on [0, 1]).
+blank lines and lines starting with ``#`` are skipped. An optional header row names the columns: the
+robot's joint names in any order (the columns are put in the robot's order), or q1 … qn in the robot's
+order; other names are refused. A column named ``s`` (or ``theta``) gives the path parameter of each
+waypoint (default uniform on [0, 1]).
 Strict rules (no silently dropped waypoint): `toppra_app.waypoints`.
 
 DIR receives summary.json, trajectory.csv (t, q, q̇, q̈, τ at 1 kHz by default), report.html (interactive:
@@ -20,6 +22,9 @@ import os
 
 import numpy as np
 
+from toppra_app import interrupt
+from toppra_app.commands.robot_arg import (ROBOT_HELP, check_frame, check_has_limits, is_file_arg, load_robot_arg,
+                                          parse_locks, scaled_limits)
 from toppra_app.errors import InputError
 from toppra_app.limits.rows import per_joint_positive
 from toppra_app.output import atomic_directory
@@ -30,8 +35,7 @@ def add_parser(sub):
     p = sub.add_parser("plan", help="time-optimal motion through joint waypoints (CSV) with full dynamics",
                        description=__doc__.split("\n\n")[0])
     p.add_argument("waypoints", metavar="WAYPOINTS.csv", help="joint waypoints, one row per waypoint")
-    p.add_argument("--robot", default="iiwa7",
-                   help="built-in robot (iiwa7, panda, ur5e, puma560, planar4) or a URDF file (default iiwa7)")
+    p.add_argument("--robot", default="iiwa7", help=ROBOT_HELP)
     p.add_argument("--out", required=True, metavar="DIR",
                    help="output directory: created, or replaced if this tool wrote it (see docs/safety.md)")
     p.add_argument("--force", action="store_true",
@@ -85,20 +89,6 @@ def _formats(text: str) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def _locks(items) -> dict:
-    out = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        try:
-            v = float(value)
-        except ValueError:
-            v = math.nan
-        if not sep or not name.strip() or not math.isfinite(v):
-            raise InputError(f"--lock: expected JOINT=VALUE with a finite number, got '{item}'")
-        out[name.strip()] = v
-    return out
-
-
 def _scaling(value: float, flag: str) -> float:
     if not (math.isfinite(value) and 0.0 < value <= 1.0):
         raise InputError(f"{flag}: expected a factor in (0, 1], got {value:g}")
@@ -106,23 +96,6 @@ def _scaling(value: float, flag: str) -> float:
 
 
 # ---------------------------------------------------------------------------------- input
-def load_robot_arg(name: str, locks=None, tool_frame=None, mimic=None):
-    import dynamics
-    if name.lower().endswith((".urdf", ".xacro")) or os.path.sep in name:
-        if not os.path.exists(name):
-            why = "a dangling symbolic link or a symbolic-link loop" if os.path.lexists(name) else "no such file"
-            raise InputError(f"--robot: {why} '{name}'")
-        return dynamics.RobotModel.from_urdf(name, locked_joints=locks or None, tool_frame=tool_frame,
-                                             mimic=mimic or "coupled")
-    if locks or tool_frame or mimic:
-        raise InputError(f"--lock / --tool-frame / --mimic: only for a URDF robot (--robot FILE.urdf), not the "
-                         f"built-in '{name}'")
-    loader = getattr(dynamics, "load_robot", None)
-    if loader is None:
-        from dynamics.robots import load_robot as loader
-    return loader(name)
-
-
 def _controller(spec):
     """--controller: None, key=value pairs or a TOML file with a [controller] table (or only its keys)."""
     if spec is None:
@@ -180,9 +153,9 @@ def _finite(obj):
 
 
 def write_outputs(directory: str, plan, sample, source: str, plots: bool = True, formats=("csv",),
-                  report: bool = True) -> list[str]:
+                  report: bool = True, options: dict | None = None) -> list[str]:
     """summary.json, the trajectory files (`toppra_app.export`) and the plots into an existing (temporary)
-    directory."""
+    directory; `options` (the command line's, e.g. the scaling factors) are recorded in summary.json."""
     from toppra_app.export import export_text
     from toppra_app.output import _version
     robot = plan.robot
@@ -207,10 +180,23 @@ def write_outputs(directory: str, plan, sample, source: str, plots: bool = True,
                    waypoint_tolerance=None if plan.path.tolerance is None else plan.path.tolerance.tolist(),
                    knot_intervals=len(plan.path.knots) - 1,
                    units=dict(time="s", position="rad or m", velocity="rad/s or m/s",
-                              acceleration="rad/s² or m/s²", effort="N·m or N"))
+                              acceleration="rad/s² or m/s²", effort="N·m or N", waypoint_tolerance="rad or m"),
+                   **(options or {}))
     with open(os.path.join(directory, "summary.json"), "w", encoding="utf-8") as fh:
         json.dump(_finite(summary), fh, indent=2)
     return files
+
+
+def _options(args, robot, locks: dict, velocity_scaling: float, acceleration_scaling: float, tol) -> dict:
+    """What the command line asked for, for summary.json: the robot file, its options, the scaling factors, the
+    waypoints' unit and --waypoint-tolerance as given, with its unit (the summary's `waypoint_tolerance` is
+    per joint in the positions' units, rad or m)."""
+    urdf = is_file_arg(args.robot)
+    return dict(robot_file=os.path.abspath(args.robot) if urdf else None, locked_joints=locks,
+                tool_frame=robot.tool_frame, mimic=(args.mimic or "coupled") if urdf else None,
+                velocity_scaling=velocity_scaling, acceleration_scaling=acceleration_scaling, degrees=bool(args.degrees),
+                waypoint_tolerance_given=None if tol is None else dict(value=tol, unit="deg" if args.degrees else
+                                                                       "rad or m"))
 
 
 def _within_range(filename: str, waypoints: np.ndarray, robot, degrees: bool) -> None:
@@ -232,15 +218,18 @@ def run(args) -> int:
     from toppra_app.output import check_output
     from toppra_app.path import JointPath
     from toppra_app.planner import TimeOptimalPlanner
+    from toppra_app.planning.options import number
     inputs = [args.waypoints] + ([args.robot] if os.path.exists(args.robot) else [])
     target = check_output(args.out, inputs, args.force)      # before any work: a bad --out fails at once
     formats = _formats(args.format)
     vs, accs = _scaling(args.velocity_scaling, "--velocity-scaling"), _scaling(args.acceleration_scaling,
                                                                                  "--acceleration-scaling")
-    robot = load_robot_arg(args.robot, _locks(args.lock), args.tool_frame, args.mimic)
-    if vs != 1.0 or accs != 1.0:
-        robot = robot.with_limits(qd_max=vs * np.asarray(robot.qd_max), qdd_max=accs * np.asarray(robot.qdd_max))
-    waypoints, s, _ = read_waypoints(args.waypoints, robot.n, args.degrees)
+    locks = parse_locks(args.lock)
+    robot = load_robot_arg(args.robot, locks, args.tool_frame, args.mimic)
+    robot = scaled_limits(robot, vs, accs)
+    check_has_limits(robot, f"--robot {args.robot}")
+    check_frame(robot, args.payload_frame)
+    waypoints, s, _ = read_waypoints(args.waypoints, robot.n, args.degrees, joint_names=robot.joint_names)
     _within_range(args.waypoints, waypoints, robot, args.degrees)
     tol = None if args.waypoint_tolerance is None else float(
         per_joint_positive(args.waypoint_tolerance, 1, "--waypoint-tolerance", allow_inf=False)[0])
@@ -251,18 +240,23 @@ def run(args) -> int:
         raise InputError(f"{args.waypoints}: {exc}") from None
     if not (math.isfinite(args.dt) and 1e-6 <= args.dt <= 10.0):
         raise InputError(f"--dt: must be a sample time from 1e-6 to 10 s, got {args.dt:g}")
+    sd_start, sd_end = number(args.sd_start, "--sd-start"), number(args.sd_end, "--sd-end")
     payload = _payload(args)
     controller = _controller(args.controller)
     planner = TimeOptimalPlanner(robot, path, _grid(args.grid), payload_frame=args.payload_frame,
                                  allow_overload=args.allow_overload, controller=controller)
-    plan = planner.plan(payload=payload, sd_start=args.sd_start, sd_end=args.sd_end)   # (SolverError: `cli`, code 3)
+    interrupt.check()                       # a Ctrl-C swallowed while the inputs and modules loaded ends here
+    plan = planner.plan(payload=payload, sd_start=sd_start, sd_end=sd_end)   # (SolverError: `cli`, code 3)
+    interrupt.check()
     sample = plan.sample(args.dt)
     out = str(target.path)
     with atomic_directory(out, inputs, args.force, target) as tmp:
         files = write_outputs(str(tmp), plan, sample, args.waypoints, plots=not args.no_plots, formats=formats,
-                              report=not args.no_report)
+                              report=not args.no_report,
+                              options=_options(args, robot, locks, vs, accs, tol))
     worst = ", ".join(f"{k} {100 * w.ratio:.2f} %" for k, w in plan.worst.items() if w.joint >= 0)
-    fitted = "" if tol is None else f" (a path on {len(path.knots) - 1} knot intervals within {tol:g} of them)"
+    fitted = "" if tol is None else (f" (a path on {len(path.knots) - 1} knot intervals within {tol:g}"
+                                     f"{' deg' if args.degrees else ''} of them)")
     print(f"{robot.name}: {len(waypoints)} waypoints{fitted}, duration {plan.duration:.4f} s, "
           f"worst value/limit: {worst}")
     if plan.rate_check:

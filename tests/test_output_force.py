@@ -1,0 +1,55 @@
+"""`--force` into a directory holding the user's files (`toppra_app.output`, docs/safety.md): our files of an
+earlier run that the new run does not write are removed, the user's never, and the manifest lists exactly
+our files that are there."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from toppra_app import output
+from toppra_app.cli import main
+
+
+@pytest.fixture
+def cell(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.csv").write_text("0,0.3,0,-1.2,0,0.8,0\n1.2,0.6,0.2,-0.9,0.1,1.0,0.5\n")
+    (tmp_path / "b.csv").write_text("0,0.3,0,-1.2,0,0.8,0\n0.2,0.6,0.2,-0.9,0.1,1.0,0.5\n")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "user.txt").write_text("mine\n")
+    return tmp_path
+
+
+def listed(out) -> list:
+    return json.loads((out / output.MANIFEST).read_text())["files"]
+
+
+def test_force_removes_our_files_of_an_earlier_run_and_keeps_the_users(cell):
+    """A stale joint_trajectory.json of the first run stayed next to the second run's trajectory.csv (the
+    manifest still listed it): a controller could load a trajectory of another motion."""
+    out = cell / "out"
+    assert main(["plan", "a.csv", "--out", "out", "--force", "--format", "csv,ros2-json", "--no-plots"]) == 0
+    assert listed(out) == ["joint_trajectory.json", "report.html", "summary.json", "trajectory.csv"]
+    (out / "notes").mkdir()
+    (out / "notes" / "n.txt").write_text("also mine\n")
+    assert main(["plan", "b.csv", "--out", "out", "--force", "--format", "csv", "--no-plots", "--no-report"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == [output.MANIFEST, "notes", "summary.json", "trajectory.csv",
+                                                     "user.txt"]
+    assert listed(out) == ["summary.json", "trajectory.csv"]
+    assert (out / "user.txt").read_text() == "mine\n" and (out / "notes" / "n.txt").read_text() == "also mine\n"
+    assert json.loads((out / "summary.json").read_text())["waypoints_file"].endswith("b.csv")
+
+
+def test_force_keeps_a_file_the_manifest_lists_but_cannot_remove(cell, monkeypatch):
+    """A listed file that is a directory now (the user's) is not ours to remove, and is no longer listed."""
+    out = cell / "out"
+    assert main(["plan", "a.csv", "--out", "out", "--force", "--format", "csv,ros2-yaml", "--no-plots",
+                 "--no-report"]) == 0
+    (out / "joint_trajectory.yaml").unlink()
+    (out / "joint_trajectory.yaml").mkdir()
+    (out / "joint_trajectory.yaml" / "x").write_text("the user's\n")
+    assert main(["plan", "b.csv", "--out", "out", "--force", "--no-plots", "--no-report"]) == 0
+    assert (out / "joint_trajectory.yaml" / "x").read_text() == "the user's\n"
+    assert listed(out) == ["summary.json", "trajectory.csv"]

@@ -1,0 +1,125 @@
+"""`toppra-app plan`'s options as the user sees them: scaling factors that cannot act say so, bad values name
+the option as typed, and summary.json records what was asked for (audit of the command line)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from toppra_app.cli import main
+
+ROWS = "0,0.3,0,-1.2,0,0.8,0\n1.2,0.6,0.2,-0.9,0.1,1.0,0.5\n"
+
+
+@pytest.fixture
+def wp(tmp_path):
+    (tmp_path / "wp.csv").write_text(ROWS)
+    return str(tmp_path / "wp.csv")
+
+
+def plan(wp, out, *args) -> int:
+    return main(["plan", wp, "--out", str(out), "--no-plots", "--no-report", *args])
+
+
+def summary(out) -> dict:
+    return json.loads((out / "summary.json").read_text())
+
+
+def test_acceleration_scaling_without_acceleration_limits_warns_and_is_recorded(tmp_path, wp, capsys):
+    """--acceleration-scaling silently did nothing on robots without acceleration limits (iiwa7, ur5e, every
+    URDF): now one line on stderr says so, and summary.json records both factors."""
+    assert plan(wp, tmp_path / "a", "--acceleration-scaling", "0.5", "--velocity-scaling", "0.8") == 0
+    err = capsys.readouterr().err.strip()
+    assert err == ("toppra-app plan: warning: --acceleration-scaling 0.5 has no effect: robot 'iiwa7' has no joint "
+                   "acceleration limits to scale (the command line cannot add such limits; the library can: "
+                   "robot.with_limits(qdd_max=...))")
+    assert (summary(tmp_path / "a")["velocity_scaling"], summary(tmp_path / "a")["acceleration_scaling"]) == (0.8, 0.5)
+    assert plan(wp, tmp_path / "p", "--robot", "panda", "--acceleration-scaling", "0.5") == 0     # limits: no word
+    assert capsys.readouterr().err == "" and summary(tmp_path / "p")["acceleration_scaling"] == 0.5
+    assert plan(wp, tmp_path / "d", "--acceleration-scaling", "1") == 0                           # the default
+    assert capsys.readouterr().err == "" and summary(tmp_path / "d")["acceleration_scaling"] == 1.0
+
+
+def test_scaling_warns_about_the_joints_without_a_limit(capsys):
+    import dynamics
+    from toppra_app.commands.robot_arg import scaled_limits
+    robot = dynamics.load_robot("panda")
+    robot = robot.with_limits(qdd_max=np.r_[np.inf, np.inf, robot.qdd_max[2:]])
+    with pytest.warns(UserWarning, match=r"--acceleration-scaling 0.5 does not apply to panda_joint1, panda_joint2 of "
+                                         r"robot 'panda': no acceleration limit there"):
+        scaled = scaled_limits(robot, 1.0, 0.5)
+    np.testing.assert_array_equal(scaled.qdd_max, 0.5 * robot.qdd_max)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--out", "wp.csv"], "--out wp.csv: refused, --out names the input file wp.csv; choose a new directory"),
+    (["--out", "wp.csv", "--force"], "--out wp.csv: refused, --out names the input file wp.csv"),
+    (["--robot", "adir"], "--robot adir: is a directory; expected a built-in robot (iiwa7, panda, ur5e, puma560, "
+                          "planar4, charmie) or a .urdf or .xacro file"),
+    (["--robot", "./adir"], "--robot ./adir: is a directory; expected a built-in robot"),
+    (["--robot", "notes.txt"], "--robot notes.txt: is not a .urdf or .xacro file; expected a built-in robot"),
+    (["--robot", "kuka"], "--robot kuka: no such built-in robot or file; expected a built-in robot (iiwa7, "),
+    (["--sd-start", "-1"], "--sd-start: must be a finite number from 0 to 1e+150, got -1.0"),
+    (["--sd-end", "nan"], "--sd-end: must be a finite number"),
+    (["--payload-mass", "1", "--payload-frame", "nope"], "--payload-frame nope: no such link or frame of robot "
+                                                         "'iiwa7' (known: iiwa_link_1, "),
+    (["--robot", "puma560"], "--robot puma560: robot 'puma560' has no joint torque, velocity or acceleration limit, "
+                             "so nothing bounds the motion (its minimum time is 0); the command line cannot add "
+                             "limits: give a URDF whose joints have <limit effort=... velocity=...>, or plan it with "
+                             "the library after robot.with_limits(...)"),
+])
+def test_bad_values_name_the_option_as_typed(tmp_path, wp, capsys, monkeypatch, args, message):
+    """The messages named the library's argument (sd_start, frame, tool_frame), said 'contains the input' of
+    --out naming the input file itself, 'unknown built-in robot' of a directory or a CSV given as --robot, and
+    told puma560's user to call robot.with_limits."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "notes.txt").write_text("notes\n")
+    if "puma560" in args:
+        (tmp_path / "wp.csv").write_text("0,0,0,0,0,0\n0.5,0.2,0.1,0,0,0\n")
+    assert main(["plan", "wp.csv", "--no-plots", "--no-report", *(["--out", "o"] if "--out" not in args else []),
+                 *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith(f"toppra-app plan: error: {message}"), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir", "notes.txt", "wp.csv"]
+
+
+def test_a_tool_frame_that_is_no_link_names_the_option(tmp_path, wp, capsys, panda_urdf):
+    assert plan(wp, tmp_path / "o", "--robot", panda_urdf, "--tool-frame", "nope") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert err.startswith(f"toppra-app plan: error: --tool-frame nope: no such link on a moving body of "
+                          f"{panda_urdf} (its links: panda_link1, "), err
+
+
+def test_the_built_in_robots_are_the_same_in_help_and_messages(capsys):
+    from dynamics.robots import BUILTIN_ROBOTS
+    from toppra_app.commands.robot_arg import BUILTIN, ROBOT_HELP
+    assert BUILTIN == BUILTIN_ROBOTS and all(name in ROBOT_HELP for name in BUILTIN)
+
+
+def test_summary_records_the_tolerance_with_its_unit_and_the_robot_options(tmp_path, capsys):
+    """With --degrees --waypoint-tolerance 0.5 the summary's waypoint_tolerance is in radians (per joint) while
+    the user gave degrees: the unit is now explicit, and the value as given is kept beside it."""
+    t = np.linspace(0, 1, 40)[:, None]
+    W = np.degrees(np.array([0, 0.3, 0, -1.2, 0, 0.8, 0]) + np.sin(np.pi * t) * np.array([0.8, 0.3, 0.2, 0.3, 0.1, 0.2, 0.5]))
+    (tmp_path / "deg.csv").write_text("\n".join(",".join(f"{v:.6f}" for v in row) for row in W) + "\n")
+    assert plan(str(tmp_path / "deg.csv"), tmp_path / "o", "--degrees", "--waypoint-tolerance", "0.5") == 0
+    assert "within 0.5 deg of them" in capsys.readouterr().out
+    s = summary(tmp_path / "o")
+    assert s["waypoint_tolerance"] == pytest.approx([np.radians(0.5)] * 7)          # unchanged: per joint, rad or m
+    assert s["units"]["waypoint_tolerance"] == "rad or m"
+    assert s["waypoint_tolerance_given"] == {"value": 0.5, "unit": "deg"} and s["degrees"] is True
+    assert (s["robot_file"], s["locked_joints"], s["tool_frame"], s["mimic"]) == (None, {}, "flange", None)
+
+
+def test_summary_records_the_urdf_and_its_options(tmp_path, wp, panda_urdf):
+    assert plan(wp, tmp_path / "o", "--robot", panda_urdf, "--lock", "panda_finger_joint1=0.02", "--tool-frame",
+                "panda_hand", "--mimic", "coupled", "--velocity-scaling", "0.9") == 0
+    s = summary(tmp_path / "o")
+    assert s["robot_file"] == str(panda_urdf) and s["locked_joints"] == {"panda_finger_joint1": 0.02}
+    assert (s["tool_frame"], s["mimic"], s["velocity_scaling"], s["acceleration_scaling"]) == ("panda_hand", "coupled",
+                                                                                            0.9, 1.0)
+    assert s["degrees"] is False and s["waypoint_tolerance_given"] is None

@@ -1,0 +1,125 @@
+"""`--robot` and its options at the command line (`toppra-app plan`): a built-in robot or a URDF / xacro file,
+`--lock`, `--tool-frame`, `--mimic`, the scaling factors and `--payload-frame`; each bad value is one line
+naming the option as typed (exit code 2)."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from toppra_app.errors import InputError
+
+# the built-in robots (`dynamics.robots.BUILTIN_ROBOTS`; tests/test_plan_options.py keeps the two equal), named
+# here so that --help imports no model
+BUILTIN = ("iiwa7", "panda", "ur5e", "puma560", "planar4", "charmie")
+ROBOT_HELP = ("built-in robot (iiwa7, panda, ur5e, planar4; puma560 and charmie have no limits to plan with) or a "
+              ".urdf or .xacro file (default iiwa7)")
+
+
+def parse_locks(items) -> dict:
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            v = float(value)
+        except ValueError:
+            v = math.nan
+        if not sep or not name.strip() or not math.isfinite(v):
+            raise InputError(f"--lock: expected JOINT=VALUE with a finite number, got '{item}'")
+        out[name.strip()] = v
+    return out
+
+
+def _expected() -> str:
+    return f"expected a built-in robot ({', '.join(BUILTIN)}) or a .urdf or .xacro file"
+
+
+def is_file_arg(name: str) -> bool:
+    """`--robot NAME` names a file (a URDF or xacro): it ends in .urdf or .xacro, or is a path."""
+    return name.lower().endswith((".urdf", ".xacro")) or os.path.sep in name
+
+
+def load_robot_arg(name: str, locks=None, tool_frame=None, mimic=None):
+    """The robot `--robot NAME` names: a URDF or xacro file (`is_file_arg`), else a built-in robot; a
+    directory, another file or an unknown name is one line naming --robot."""
+    import dynamics
+    from dynamics.model import ModelError
+    if is_file_arg(name):
+        if not os.path.exists(name):
+            why = "a dangling symbolic link or a symbolic-link loop" if os.path.lexists(name) else "no such file"
+            raise InputError(f"--robot: {why} '{name}'")
+        if os.path.isdir(name):
+            raise InputError(f"--robot {name}: is a directory; {_expected()}")
+        return _from_urdf(name, locks, tool_frame, mimic)
+    from dynamics.robots import load_robot
+    try:
+        robot = load_robot(name)
+    except ModelError:
+        why = "is a directory" if os.path.isdir(name) else "is not a .urdf or .xacro file" if os.path.exists(name) \
+            else "no such built-in robot or file"
+        raise InputError(f"--robot {name}: {why}; {_expected()}") from None
+    if locks or tool_frame or mimic:
+        raise InputError(f"--lock / --tool-frame / --mimic: only for a URDF robot (--robot FILE.urdf), not the "
+                         f"built-in '{name}'")
+    return robot
+
+
+def _from_urdf(path: str, locks, tool_frame, mimic):
+    """`dynamics.RobotModel.from_urdf`; a `--tool-frame` that names no link of the robot is one line naming
+    the option (the loader names its argument, tool_frame)."""
+    import dynamics
+    from dynamics.model import ModelError
+    load = dynamics.RobotModel.from_urdf
+    try:
+        return load(path, locked_joints=locks or None, tool_frame=tool_frame, mimic=mimic or "coupled")
+    except ModelError:
+        if tool_frame is None:
+            raise
+        robot = load(path, locked_joints=locks or None, mimic=mimic or "coupled")   # (fails alike if that was it)
+        names = list(robot.link_names) + list(robot.frame_names)
+        if tool_frame in names:
+            raise
+        raise InputError(f"--tool-frame {tool_frame}: no such link on a moving body of {path} (its links: "
+                         f"{', '.join(names[:12])}{' …' if len(names) > 12 else ''})") from None
+
+
+def check_frame(robot, frame, flag: str = "--payload-frame") -> None:
+    """A frame option names a link or frame of the robot; else one line naming the option and the frames."""
+    if frame is None:
+        return
+    names = list(robot.link_names) + list(robot.frame_names)
+    if frame not in names:
+        raise InputError(f"{flag} {frame}: no such link or frame of robot '{robot.name}' (known: "
+                         f"{', '.join(names[:12])}{' …' if len(names) > 12 else ''})")
+
+
+def check_has_limits(robot, flag: str = "--robot") -> None:
+    """A robot with no joint torque, velocity or acceleration limit cannot be planned (its minimum time is 0);
+    the planner says to call `robot.with_limits`, which the command line has no option for."""
+    if not any(np.isfinite(getattr(robot, k)).any() for k in ("tau_max", "qd_max", "qdd_max")):
+        raise InputError(f"{flag}: robot '{robot.name}' has no joint torque, velocity or acceleration limit, so nothing "
+                         f"bounds the motion (its minimum time is 0); the command line cannot add limits: give a URDF "
+                         f"whose joints have <limit effort=... velocity=...>, or plan it with the library after "
+                         f"robot.with_limits(...)")
+
+
+def scaled_limits(robot, velocity: float, acceleration: float):
+    """The robot with every finite joint velocity / acceleration limit times the factor (MoveIt's scaling
+    factors); a one-line warning for a factor that has no effect on a joint without such a limit (the built-in
+    iiwa7 and ur5e and every URDF have no acceleration limits: URDF cannot give one)."""
+    import warnings
+    for factor, key, flag, word in ((velocity, "qd_max", "--velocity-scaling", "velocity"),
+                                    (acceleration, "qdd_max", "--acceleration-scaling", "acceleration")):
+        free = [name for name, v in zip(robot.joint_names, getattr(robot, key)) if not math.isfinite(v)]
+        if factor == 1.0 or not free:
+            continue
+        what = f"has no effect: robot '{robot.name}' has no joint {word} limits to scale" if len(free) == robot.n else \
+            f"does not apply to {', '.join(free[:6])}{' …' if len(free) > 6 else ''} of robot '{robot.name}': no " \
+            f"{word} limit there"
+        warnings.warn(f"{flag} {factor:g} {what} (the command line cannot add such limits; the library can: "
+                      f"robot.with_limits({key}=...))", stacklevel=2)
+    if velocity == 1.0 and acceleration == 1.0:
+        return robot
+    return robot.with_limits(qd_max=velocity * np.asarray(robot.qd_max), qdd_max=acceleration * np.asarray(robot.qdd_max))
