@@ -202,27 +202,27 @@ def plan_status(noted: list, law) -> str:
 def warn_plan(robot, check, estimate, rounds: int, tol: float, intervals: int, dense: bool = False,
               law=None) -> None:
     """Warn (a `RuntimeWarning` at the caller of `TimeOptimalPlanner.plan`) where the plan still exceeds a limit
-    by more than `tol` after `rounds` repairs, or else where its gap estimate exceeds `WARN_ABOVE` (on a `dense`
-    waypoint path, pointing to the waypoint fit: noise there is curvature that caps the speed), or, θ̈ linear
-    (`law`), its swing estimate `SWING_WARN` after the grid's refinements."""
+    by more than `tol` after `rounds` repairs, or else where its gap estimate exceeds `WARN_ABOVE`, or, θ̈ linear
+    (`law`), its swing estimate `SWING_WARN` after the grid's refinements — on a `dense` waypoint path each pointing
+    to the waypoint fit too (noise there is curvature that caps the speed and bends the limits inside intervals)."""
+    fit = ("; if the waypoints are recorded or noisy, JointPath.from_waypoints(..., tolerance=...) fits a path with "
+           "far fewer knots within that tolerance (docs/planner.md)") if dense else ""
     if check.worst_ratio > 1.0 + tol:
         w = max(check.worst.values(), key=lambda x: x.ratio)
         which = f" of joint {robot.joint_names[w.joint]}" if w.joint >= 0 else ""
         warnings.warn(f"the plan still exceeds the {w.kind} limit{which} by {100 * (w.ratio - 1):.3f} % at "
-                      f"θ = {w.theta:.6g} after {rounds} refinements (tol {100 * tol:g} %); use a finer grid",
+                      f"θ = {w.theta:.6g} after {rounds} refinements (tol {100 * tol:g} %); use a finer grid" + fit,
                       RuntimeWarning, stacklevel=3)
     elif estimate is not None and estimate > WARN_ABOVE:
         warnings.warn(f"the plan may be up to {100 * estimate:.2g} % slower than the time-optimal motion: the "
                       f"limits leave room inside intervals of the {intervals}-interval grid that its time law (θ̈ "
                       f"constant or linear per interval) cannot use (plan.gap_estimate; it over-states the gap, "
-                      f"1.5–15× on our benchmark suite); a finer grid (grid=...) plans closer to the optimum"
-                      + ("; if the waypoints are recorded or noisy, JointPath.from_waypoints(..., tolerance=...) "
-                         "fits a path with far fewer knots within that tolerance (docs/planner.md)" if dense else ""),
+                      f"1.5–15× on our benchmark suite); a finer grid (grid=...) plans closer to the optimum" + fit,
                       RuntimeWarning, stacklevel=3)
     elif estimate is not None and law is not None and law.linear and \
             (swing := estimate_of(swing_room(check, law), law)) is not None and swing > SWING_WARN:
         warnings.warn(f"the plan may be up to {100 * swing:.2g} % slower than the time-optimal motion: θ̇² swings "
                       f"across intervals of the {intervals}-interval grid more than its time law (θ̈ linear per "
                       f"interval) follows (the swing estimate, `verify.swing_room`; it over-stated the gap 2–3× "
-                      f"where measured); a finer grid (grid=..., e.g. {4 * intervals}) plans closer to the optimum",
-                      RuntimeWarning, stacklevel=3)
+                      f"where measured); a finer grid (grid=..., e.g. {4 * intervals}) plans closer to the optimum"
+                      + fit, RuntimeWarning, stacklevel=3)
