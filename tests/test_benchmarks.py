@@ -197,3 +197,31 @@ def test_study_hunt_draws_the_hunts_cases():
     np.testing.assert_array_equal(puma[("onejoint", 42)][3], PUMA_W)
     np.testing.assert_array_equal(arm("puma560").tau_max, PUMA_TORQUES)
     assert arm("ur3+3").qdd_max.max() == 3.0
+
+
+def test_study_audit_draws_the_audits_paths_and_refuses_an_existing_json(tmp_path, capsys):
+    """`benchmarks.study_audit`: the audit's paths drawn again (seed 77000 + 100 × family index + robot index,
+    its order of draws; values of the audit's saved waypoints), labels unique, a path we refuse is a row with
+    toppra's verdict (iiwa 7, tiny motion with both end speeds), and an existing --json file is refused before
+    the run, in one line."""
+    from benchmarks.study_audit import FAMILIES, family_paths, main, run_path
+    paths = {f: family_paths(f, "iiwa7") for f in FAMILIES}
+    for family, got in paths.items():
+        assert got and len({p[0] for p in got}) == len(got), family
+        assert all(p[2].ndim == 2 and p[2].shape[1] == 7 for p in got)
+        np.testing.assert_array_equal(family_paths(family, "iiwa7")[0][2], got[0][2])
+    audit = {("line2", "iiwa7-0"): ((2, 7), 0.3755751817352162, -1.5992579880101696),
+             ("noisy_dense", "iiwa7-415x0.001"): ((415, 7), 0.927933850927886, 1.1621137054658564),
+             ("mixed", "iiwa7-tiny1e-4-speeds"): ((3, 7), -0.04625373328541374, 1.0966652676799822)}
+    for (family, label), (shape, first, last) in audit.items():
+        W = {p[0]: p[2] for p in paths[family]}[label]
+        assert W.shape == shape and W[0, 0] == first and W[-1, -1] == last, label
+    label, r, W, kw = paths["mixed"][1]
+    row = run_path("mixed", label, r, W, kw, seed=0, scale=False, repeats=1)
+    assert row["status"] == "error" and row["exc"] == "InfeasiblePathError" and row["toppra_feasible"] is False
+    existing = tmp_path / "rows.json"
+    existing.write_text("mine\n")
+    assert main(["--families", "line2", "--json", str(existing)]) == 2
+    err = capsys.readouterr().err
+    assert "exists; not overwritten" in err and len(err.strip().splitlines()) == 1
+    assert existing.read_text() == "mine\n" and os.listdir(tmp_path) == ["rows.json"]
