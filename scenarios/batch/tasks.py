@@ -73,7 +73,7 @@ def plan_box_task(cell_id: str, cell, box: int, nominal: bool, dt: float, trajec
             label = move_label(m.index + 1, box, m.kind)
             # formatted here, where the task runs: the client only writes bytes, so it does not become
             # the bottleneck of a large cluster
-            files[label] = trajectory_csv(m.plan.sample(dt), cell.robot.joint_names).encode("ascii")
+            files[label] = trajectory_csv(m.plan.sample(dt), cell.robot.joint_names).encode("utf-8")
         loaded = m.kind == "loaded"
         rows.append(dict(base, move=m.index + 1, kind=m.kind, payload_kg=0.0 if m.payload is None else m.payload.mass,
                          duration_s=m.duration, worst_ratio=float(m.plan.worst_ratio), status="ok", error="",
