@@ -94,6 +94,17 @@ def test_a_tool_frame_that_is_no_link_names_the_option(tmp_path, wp, capsys, pan
                           f"{panda_urdf} (its links: panda_link1, "), err
 
 
+@pytest.mark.parametrize("lock, why", [("nope=0", "locked joint 'nope' not found"),
+                                       ("panda_finger_joint1=1", "locked joint 'panda_finger_joint1': position 1 is "
+                                                                 "outside its range")])
+def test_a_lock_the_urdf_cannot_hold_names_the_option(tmp_path, wp, capsys, panda_urdf, lock, why):
+    assert plan(wp, tmp_path / "o", "--robot", panda_urdf, "--lock", lock) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert err.startswith(f"toppra-app plan: error: --lock: {panda_urdf}: {why}"), err
+    assert not (tmp_path / "o").exists()
+
+
 def test_the_built_in_robots_are_the_same_in_help_and_messages(capsys):
     from dynamics.robots import BUILTIN_ROBOTS
     from toppra_app.commands.robot_arg import BUILTIN, ROBOT_HELP

@@ -67,14 +67,16 @@ def load_robot_arg(name: str, locks=None, tool_frame=None, mimic=None):
 
 
 def _from_urdf(path: str, locks, tool_frame, mimic):
-    """`dynamics.RobotModel.from_urdf`; a `--tool-frame` that names no link of the robot is one line naming
-    the option (the loader names its argument, tool_frame)."""
+    """`dynamics.RobotModel.from_urdf`; a `--tool-frame` that names no link of the robot, or a `--lock` of a
+    joint it does not have (or at a position it cannot hold), is one line naming the option."""
     import dynamics
     from dynamics.model import ModelError
     load = dynamics.RobotModel.from_urdf
     try:
         return load(path, locked_joints=locks or None, tool_frame=tool_frame, mimic=mimic or "coupled")
-    except ModelError:
+    except ModelError as exc:
+        if locks and ": locked joint '" in str(exc):      # the loader names its argument, locked_joints
+            raise InputError(f"--lock: {exc}") from None
         if tool_frame is None:
             raise
         robot = load(path, locked_joints=locks or None, mimic=mimic or "coupled")   # (fails alike if that was it)
