@@ -70,6 +70,13 @@ def test_duplicate_waypoints_are_merged_with_a_warning():
         JointPath.from_waypoints(np.vstack([W[:1]] * 5000 + [W[1:]]))
     assert len(str(rec[0].message)) < 200 and "4999 in all" in str(rec[0].message)
     assert np.isfinite(path.ddq(np.linspace(0, 1, 20))).all()
+    # a near-duplicate (1e-11 and 1e-10 from the previous one) is the same path as an exact one: it was a point of
+    # its own on the uniform s, where the spline nearly stopped
+    for eps in (1e-11, 1e-10):
+        with pytest.warns(DuplicateWaypointWarning, match="waypoint 2 .*repeats the previous one"):
+            near = JointPath.from_waypoints(np.vstack([W[:2], W[1:2] + eps, W[2:]]))
+        theta = np.linspace(0, 1, 50)
+        np.testing.assert_allclose(near.q(theta), path.q(theta), atol=1e-9)
     with pytest.raises(InputError, match="identical"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
