@@ -7,6 +7,7 @@ joint 2 holds the box at ~95 % of its limit there, so its torque rows reach the 
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ from benchmarks.cases import robot as suite_robot
 from dynamics.payload import RigidBodyInertia
 from toppra_app import JointPath
 from toppra_app.planner import TimeOptimalPlanner
-from toppra_app.planning import finer
+from toppra_app.planning import diagnose, finer
 
 DATA = Path(__file__).parent / "data" / "panda_noisy_150.csv"
 
@@ -77,13 +78,20 @@ class _Planner:
 
 @pytest.mark.parametrize("finer_ratio, kept", [(1.006, False), (1.003, True), (1.0009, True)])
 def test_the_finer_plan_is_kept_only_if_it_breaks_its_limits_less(monkeypatch, finer_ratio, kept):
-    """The split's plan replaces the last one only where it is within `tol` or less over than it; else the
-    planner keeps its plan, and `refinements` records the undone split with the finer plan's worst ratio."""
-    monkeypatch.setattr(finer, "plan_finer", lambda *a, **k: _Plan(finer_ratio))
+    """The split's plan replaces the last one only where it is within `tol` or less over than it, with its
+    warnings; else the planner keeps its plan, `refinements` records the undone split with the finer plan's worst
+    ratio, and the finer plan's warnings are not shown (they spoke of a plan the user does not get)."""
+    def plan_finer(*args, **kwargs):                     # a finer plan that warns, as `diagnose.warn_plan` does
+        diagnose._warn("the finer plan's warning", RuntimeWarning)
+        return _Plan(finer_ratio)
+    monkeypatch.setattr(finer, "plan_finer", plan_finer)
     over = {"torque": np.array([[False], [True], [False], [False]])}
     refinements = []
-    got = finer.split_for_limits(_Planner(), _Check(), over, None, 0.0, 0.0, refinements, 0, {}, 0.0, _Law())
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        got = finer.split_for_limits(_Planner(), _Check(), over, None, 0.0, 0.0, refinements, 0, {}, 0.0, _Law())
     assert (got is not None) == kept
+    assert [str(w.message) for w in seen] == (["the finer plan's warning"] if kept else [])   # a discarded plan's: none
     assert [r["action"] for r in refinements] == ([] if kept else ["split undone"])
     if not kept:
         assert refinements[0]["finer_worst_ratio"] == finer_ratio and refinements[0]["points"] == 1

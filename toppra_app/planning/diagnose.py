@@ -13,6 +13,10 @@ slower than the optimum it may be (`plan.gap_estimate` over `WARN_ABOVE`).
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import threading
 import warnings
 
 import numpy as np
@@ -26,6 +30,8 @@ WARN_ABOVE = 0.05                  # warn where `plan.gap_estimate` still exceed
                                    # (`planner.REFINE_ABOVE`; it over-states the gap, up to ~15×)
 SWING_WARN = 3e-3                  # θ̈ linear: ... or the swing estimate this (`verify.swing_room`; suite ≤ 8e-4;
                                    # 7.8e-3 and 3.4e-3 on friction-limited iiwa paths 0.31 % and 0.11 % slower)
+_HELD = threading.local()          # `held_back`: this thread's plan warnings held back, or None
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # toppra_app/: not the user's code
 SENSITIVE_MARGIN = 10.0            # warn where holding the robot at a rest end leaves less torque (× tol)
 
 
@@ -195,7 +201,7 @@ def plan_status(noted: list, law) -> str:
     warning = next((w for solved, w in noted if solved is law), None)
     if warning is None:
         return "optimal"
-    warnings.warn(warning, RuntimeWarning, stacklevel=3)
+    _warn(warning, RuntimeWarning)
     return "optimal_inaccurate"
 
 
@@ -210,19 +216,51 @@ def warn_plan(robot, check, estimate, rounds: int, tol: float, intervals: int, d
     if check.worst_ratio > 1.0 + tol:
         w = max(check.worst.values(), key=lambda x: x.ratio)
         which = f" of joint {robot.joint_names[w.joint]}" if w.joint >= 0 else ""
-        warnings.warn(f"the plan still exceeds the {w.kind} limit{which} by {100 * (w.ratio - 1):.3f} % at "
-                      f"θ = {w.theta:.6g} after {rounds} refinements (tol {100 * tol:g} %); use a finer grid" + fit,
-                      RuntimeWarning, stacklevel=3)
+        _warn(f"the plan still exceeds the {w.kind} limit{which} by {100 * (w.ratio - 1):.3f} % at "
+              f"θ = {w.theta:.6g} after {rounds} refinements (tol {100 * tol:g} %); use a finer grid" + fit,
+              RuntimeWarning)
     elif estimate is not None and estimate > WARN_ABOVE:
-        warnings.warn(f"the plan may be up to {100 * estimate:.2g} % slower than the time-optimal motion: the "
-                      f"limits leave room inside intervals of the {intervals}-interval grid that its time law (θ̈ "
-                      f"constant or linear per interval) cannot use (plan.gap_estimate; it over-states the gap, "
-                      f"1.5–15× on our benchmark suite); a finer grid (grid=...) plans closer to the optimum" + fit,
-                      RuntimeWarning, stacklevel=3)
+        _warn(f"the plan may be up to {100 * estimate:.2g} % slower than the time-optimal motion: the "
+              f"limits leave room inside intervals of the {intervals}-interval grid that its time law (θ̈ "
+              f"constant or linear per interval) cannot use (plan.gap_estimate; it over-states the gap, "
+              f"1.5–15× on our benchmark suite); a finer grid (grid=...) plans closer to the optimum" + fit,
+              RuntimeWarning)
     elif estimate is not None and law is not None and law.linear and \
             (swing := estimate_of(swing_room(check, law), law)) is not None and swing > SWING_WARN:
-        warnings.warn(f"the plan may be up to {100 * swing:.2g} % slower than the time-optimal motion: θ̇² swings "
-                      f"across intervals of the {intervals}-interval grid more than its time law (θ̈ linear per "
-                      f"interval) follows (the swing estimate, `verify.swing_room`; it over-stated the gap 2–3× "
-                      f"where measured); a finer grid (grid=..., e.g. {4 * intervals}) plans closer to the optimum"
-                      + fit, RuntimeWarning, stacklevel=3)
+        _warn(f"the plan may be up to {100 * swing:.2g} % slower than the time-optimal motion: θ̇² swings "
+              f"across intervals of the {intervals}-interval grid more than its time law (θ̈ linear per "
+              f"interval) follows (the swing estimate, `verify.swing_room`; it over-stated the gap 2–3× "
+              f"where measured); a finer grid (grid=..., e.g. {4 * intervals}) plans closer to the optimum"
+              + fit, RuntimeWarning)
+
+
+@contextlib.contextmanager
+def held_back():
+    """The plan warnings (`warn_plan`, `plan_status`) raised inside, in this thread, held back in the list this
+    yields as (message, category) — for a plan that may be discarded (`finer.split_for_limits`); `release` warns
+    them where it is kept. (A thread-local list: `warnings.catch_warnings` would catch other threads' too.)"""
+    outer = getattr(_HELD, "list", None)
+    _HELD.list = held = []
+    try:
+        yield held
+    finally:
+        _HELD.list = outer
+
+
+def release(held: list) -> None:
+    """Warn the warnings `held_back` held."""
+    for message, category in held:
+        _warn(message, category)
+
+
+def _warn(message: str, category) -> None:
+    """`warnings.warn` at the first caller outside toppra_app — the user's call of `TimeOptimalPlanner.plan`, also
+    from a finer grid's planner (`finer`) — or held back (`held_back`)."""
+    held = getattr(_HELD, "list", None)
+    if held is not None:
+        held.append((message, category))
+        return
+    frame, level = sys._getframe(1), 2                 # (level 1: this function)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
