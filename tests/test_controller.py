@@ -339,3 +339,23 @@ def test_a_last_pass_over_the_rate_gives_way_to_an_earlier_one_within_it():
     assert p.duration == min(h["duration"] for h in history if h["worst_rate_ratio"] <= TOL)   # ... an earlier one kept it
     assert not [w for w in caught if "exceeds" in str(w.message)]
     assert p.rate_check["torque_rate"].ratio <= TOL and pinocchio_rates(r, p) <= 1000.0 * TOL
+
+
+def test_a_rate_limit_of_inf_on_every_joint_is_no_rate_limit():
+    """`inf` is "no limit" per joint; on every joint the profile has no rate limit at all (it raised numpy's "need at
+    least one array to stack": no rate row of any joint to build). An audit's finding."""
+    robot = dynamics.load_robot("iiwa7")
+    path = JointPath.from_waypoints([[-1.5, 1.2, 0, -0.5, 0, 0.5, 0], [1.5, 1.2, 0, -0.5, 0, 0.5, 0]])
+    none = TimeOptimalPlanner(robot, path, controller=ControllerProfile()).plan()
+    for prof in (ControllerProfile(torque_rate_max=float("inf")), ControllerProfile(jerk_max=[float("inf")] * 7)):
+        assert not prof.has_rates
+        assert TimeOptimalPlanner(robot, path, controller=prof).plan().duration == none.duration
+
+
+def test_a_controller_sample_period_too_fine_for_the_motion_is_refused_in_one_line():
+    """dt = 1e-6 s is a valid sample period, but over this motion the sampled rate check would hold 6.9e7 samples
+    (a run went past 24 GB): refused after the first solve, naming controller.dt, before the samples are made."""
+    robot = dynamics.load_robot("iiwa7")
+    path = JointPath.from_waypoints([[-1.5, 1.2, 0, -0.5, 0, 0.5, 0], [1.5, 1.2, 0, -0.5, 0, 0.5, 0]])
+    with pytest.raises(InputError, match=r"^controller\.dt: 1e-06 s gives .* samples .* use a larger dt$"):
+        TimeOptimalPlanner(robot, path, controller=ControllerProfile(torque_rate_max=1000.0, dt=1e-6)).plan()

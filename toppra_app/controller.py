@@ -38,8 +38,8 @@ def _fraction(value, name: str) -> float:
 
 
 def _per_joint(value, name: str):
-    """None, a positive number or a list of positive numbers (inf: no limit for that joint); the count is
-    checked against the robot in `limits_for`."""
+    """None, a positive number or a list of positive numbers (inf: no limit for that joint; inf for every joint
+    is None); the count is checked against the robot in `limits_for`."""
     if value is None:
         return None
     if isinstance(value, (bool, str, np.bool_)):
@@ -52,6 +52,8 @@ def _per_joint(value, name: str):
     if v.ndim > 1 or v.size == 0 or np.isnan(v).any() or (v <= 0).any():
         raise InputError(f"controller.{name}: expected a positive number or one positive number per joint "
                          f"(inf = no limit), got {short_repr(value)}")
+    if np.isinf(v).all():                  # no limit on any joint: none at all (rate rows of no joint failed)
+        return None
     return float(v) if v.ndim == 0 else tuple(v.tolist())
 
 

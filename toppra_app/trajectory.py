@@ -212,6 +212,8 @@ def _invert(C, B, A, dth, tau, x0, b_at, iterations: int = 60):
 
 
 MAX_SAMPLES = 10_000_000           # documented bound (docs/safety.md): samples of one sampled trajectory
+MAX_CONTROLLER_SAMPLES = 2_000_000 # ... of the controller profile's sampled rate check (`controller_samples`): ~600 B
+                                   # a sample at its peak (2.1 million: 1.3 GB; dt = 1e-6 s went past 24 GB)
 END_STEP = 1e-3                    # the last step of `sample_times` is at least this share of dt,
 END_STEP_MIN = 2e-9                # and at least 2 ns: stamps rounded to whole ns (ROS) still increase
 
@@ -258,6 +260,9 @@ def controller_samples(robot, path, law, dt: float):
     at or after the end, where the state is the end state (`plan.sample` instead ends on the exact end
     time, a shorter last step than a controller has)."""
     T = law.duration
+    if T / dt > MAX_CONTROLLER_SAMPLES:
+        raise InputError(f"controller.dt: {dt:g} s gives {T / dt:.3g} samples over the plan's {T:.6g} s, more than the "
+                         f"{MAX_CONTROLLER_SAMPLES:.0e} its sampled rate check may hold; use a larger dt")
     t = np.arange(int(np.ceil(T / dt - 1e-9)) + 1) * dt
     s, sd, sdd = law(np.minimum(t, T))
     return joint_motion(robot, path, s, sd, sdd, t)
