@@ -123,6 +123,8 @@ def test_a_split_grid_keeps_the_headroom_once():
     (dict(qdd_max=-1.0), "qdd_max"),
     (dict(torque_rate_max=[1.0, np.nan]), "torque_rate_max"),
     (dict(jerk_max="fast"), "jerk_max"),
+    (dict(torque_rate_max=1e-300), "torque_rate_max"),          # (planned 1.6e305× over it; an audit)
+    (dict(jerk_max=[1.0, 1e-9]), "jerk_max"),
     (dict(dt=0.0), "dt"),
     (dict(smooth_ends="yes"), "smooth_ends"),
     (dict(max_passes=0), "max_passes"),

@@ -37,6 +37,9 @@ def _fraction(value, name: str) -> float:
     return v
 
 
+SMALLEST = 1e-6                    # the smallest acceleration, torque-rate or jerk limit a profile takes
+
+
 def _per_joint(value, name: str):
     """None, a positive number or a list of positive numbers (inf: no limit for that joint; inf for every joint
     is None); the count is checked against the robot in `limits_for`."""
@@ -52,6 +55,9 @@ def _per_joint(value, name: str):
     if v.ndim > 1 or v.size == 0 or np.isnan(v).any() or (v <= 0).any():
         raise InputError(f"controller.{name}: expected a positive number or one positive number per joint "
                          f"(inf = no limit), got {short_repr(value)}")
+    if (v < SMALLEST).any():               # (1e-300 planned a motion 1.6e305× over it, printing 300-digit numbers)
+        raise InputError(f"controller.{name}: expected at least {SMALLEST:g} (or inf = no limit), got "
+                         f"{short_repr(value)}")
     if np.isinf(v).all():                  # no limit on any joint: none at all (rate rows of no joint failed)
         return None
     return float(v) if v.ndim == 0 else tuple(v.tolist())
