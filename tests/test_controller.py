@@ -146,6 +146,9 @@ def test_bad_profile_in_the_planner_and_from_text():
         TimeOptimalPlanner(robot(), path("panda", "straight"), controller={"torque_rate": 1e3})
     with pytest.raises(InputError, match="--controller: expected key=value"):
         ControllerProfile.parse("torque_rate_max")
+    for empty in ("", " ", ",", " , "):                     # (an unset shell variable; an audit's finding)
+        with pytest.raises(InputError, match="^--controller: empty; give key=value pairs"):
+            ControllerProfile.parse(empty)
     with pytest.raises(InputError, match="--controller: jerk_max: expected a number"):
         ControllerProfile.parse("jerk_max=fast")
     with pytest.raises(InputError, match=r"--controller\.torque_headroom: must be in \(0, 1\]"):

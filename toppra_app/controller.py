@@ -158,6 +158,9 @@ class ControllerProfile:
         `smooth_ends=false`), as `toppra-app plan --controller` takes it; `default` alone = all defaults."""
         if not isinstance(text, str):
             raise InputError(f"--controller: expected key=value pairs, got {short_repr(text)}")
+        if not text.replace(",", "").strip():          # (an unset shell variable: not the defaults by accident)
+            raise InputError(f"--controller: empty; give key=value pairs, 'default', or a TOML file (keys: "
+                             f"{', '.join(FIELDS)})")
         table = {}
         for item in (p.strip() for p in text.split(",")):
             if not item or item == "default":
