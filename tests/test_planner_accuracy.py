@@ -100,8 +100,10 @@ def test_joint_speed_is_held_between_stations_in_the_first_solve(law):
     sub-sample of the between-grid check (`stations.with_speed_caps`), so even without any repair round
     (max_rounds=0) the check finds no joint speed above 1 + tol/2 on random paths where it binds (before
     the caps: up to +0.64 % and a second solve on 8 of the 32 benchmark paths). With θ̈ linear θ̇² bends
-    between the caps (every 1/16 of an interval), by at most a bound on its bulge, and the check also
-    takes the peaks between its sub-samples: within the share of tol that needs no repair."""
+    between the caps (every 1/16 of an interval), by at most a bound on its bulge; and the check takes the
+    joint speeds' peaks between its sub-samples with either law (`verify.between_peaks`; with θ̈ constant
+    since the twenty-first session: 1.00063 here where the sub-samples alone said ≤ 1.0005): within the share
+    of tol that needs no repair."""
     r = iiwa()
     bound = 0
     for seed in range(3):
@@ -109,7 +111,7 @@ def test_joint_speed_is_held_between_stations_in_the_first_solve(law):
         W = r.q_min + rng.uniform(0.2, 0.8, size=(6, r.n)) * (r.q_max - r.q_min)
         plan = TimeOptimalPlanner(r, JointPath.from_waypoints(W), max_rounds=0, time_law=law).plan()
         v = plan.check.ratios["velocity"].max()
-        assert v <= 1.0 + (0.5e-3 + 1e-6 if law == "constant" else CHECK_SHARE * 1e-3), (seed, v)
+        assert v <= 1.0 + CHECK_SHARE * 1e-3, (seed, v)
         bound += v > 0.999
     assert bound >= 2                                     # the speed limit binds on these paths
 
