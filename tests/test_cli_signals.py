@@ -113,3 +113,21 @@ def test_a_swallowed_ctrl_c_after_the_output_is_in_place_says_so(cell, capsys, m
     assert (cell / "o" / "summary.json").exists()
     monkeypatch.delattr(plan, "print")
     assert main(["plan", "wp.csv", "--out", "o", "--no-plots", "--no-report"]) == 0       # the next run: afresh
+
+
+def test_a_swallowed_ctrl_c_stops_a_batch_between_its_tasks(tmp_path, capsys, monkeypatch):
+    """`toppra-app batch`: a Ctrl-C that CPython drops inside a task ends the run after that task's moves are
+    written (the next run resumes), as any Ctrl-C there — it went on to the end (the CLI audit's remaining case)."""
+    from scenarios.batch import run
+    from test_batch import rows, write_manifest
+    original = run.plan_box_task
+
+    def interrupted(*args, **kwargs):
+        swallowed_ctrl_c()
+        return original(*args, **kwargs)
+    monkeypatch.setattr(run, "plan_box_task", interrupted)
+    out = tmp_path / "out"
+    assert main(["batch", str(write_manifest(tmp_path)), "--out", str(out), "--serial", "--no-report"]) == 130
+    last = capsys.readouterr().err.splitlines()[-1]         # (after the progress line)
+    assert last.startswith("toppra-app batch: interrupted; 2 moves of this run are in")
+    assert len(rows(out)) == 2                             # the first task's two moves, of four tasks

@@ -20,6 +20,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from toppra_app import interrupt
 from toppra_app.errors import InputError
 
 from .manifest import BatchSpec
@@ -149,6 +150,7 @@ def run_tasks(tasks, write, *, nominal: bool, dt: float, client=None, trajectori
     if client is None:
         for t in tasks:
             write(plan_box_task(t.cell_id, t.cell, t.box, nominal, dt, trajectories))
+            interrupt.check()                      # a Ctrl-C CPython swallowed in the task: stop here (resumable)
         return dict(mode="serial", workers=1, wall_s=time.perf_counter() - t0)
     from dask.distributed import as_completed
     t_warm = time.perf_counter()
@@ -172,6 +174,7 @@ def run_tasks(tasks, write, *, nominal: bool, dt: float, client=None, trajectori
         outcome = future.result()
         future.release()
         write(outcome)
+        interrupt.check()
         submit(1)
     return dict(mode="dask", workers=workers, wall_s=time.perf_counter() - t0, warm_up_s=warm)
 
