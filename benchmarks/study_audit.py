@@ -35,7 +35,8 @@ import warnings
 
 import numpy as np
 
-from .cases import _span, robot
+from .cases import _span, hold_share, robot
+from .study_families import _speed_at
 from .timing import median_time
 
 FAMILIES = ("line2", "single_joint", "tiny", "near_limit", "zigzag", "smooth_many", "noisy_dense", "speeds", "accel",
@@ -43,14 +44,6 @@ FAMILIES = ("line2", "single_joint", "tiny", "near_limit", "zigzag", "smooth_man
 ROBOTS = ("iiwa7", "panda-urdf", "ur5e", "ur10-urdf")      # (the order the seeds were drawn in)
 SPANS = (1e-3, 1e-2, 1e-1, 10.0, 1e2, 1e3)
 SEED = 77000
-
-
-def hold_share(r, W, samples: int = 2000) -> float:
-    """The largest share of a torque limit gravity takes at rest along the path through W."""
-    import dynamics
-    from toppra_app import JointPath
-    q = JointPath.from_waypoints(W).q(np.linspace(0.0, 1.0, samples))
-    return float(np.max(np.abs(dynamics.gravity_torques(r, q)) / r.tau_max))
 
 
 def within(r, W) -> bool:
@@ -70,16 +63,6 @@ def draw(r, make, loaded=None, tries: int = 100):
         if hold_share(r if loaded is None else loaded, W) <= 0.97 and within(r, W):
             return W
     raise RuntimeError(f"no holdable path drawn for {r.name}")
-
-
-def _speed_limited(r, W, ends=(0.0, 1.0), eps: float = 1e-9) -> list:
-    """θ̇ at which the first joint reaches its speed limit, at each of `ends` (joints with |q′| ≤ eps ignored)."""
-    from toppra_app import JointPath
-    P, out = JointPath.from_waypoints(W), []
-    for th in ends:
-        dq = np.abs(P.dq(np.array([th]))[0])
-        out.append(float(np.min(r.qd_max[dq > eps] / dq[dq > eps])))
-    return out
 
 
 def family_paths(family: str, name: str) -> list:
@@ -150,7 +133,7 @@ def family_paths(family: str, name: str) -> list:
         lo, hi = _span(r, 0.2, 0.8)
         for j in range(2):
             W = draw(r, lambda: uni(lo, hi, (int(rng.integers(2, 6)), n)))
-            vm = _speed_limited(r, W)
+            vm = [_speed_at(r, W, 0.0), _speed_at(r, W, 1.0)]
             f0, f1 = (uni(0.1, 0.5), uni(0.1, 0.5)) if j == 0 else (uni(0.2, 0.6), 0.0)
             out.append((f"{name}-{j}", r, W, dict(sd_start=f0 * vm[0], sd_end=f1 * vm[1])))
     elif family == "accel":
