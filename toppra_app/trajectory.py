@@ -218,6 +218,13 @@ END_STEP = 1e-3                    # the last step of `sample_times` is at least
 END_STEP_MIN = 2e-9                # and at least 2 ns: stamps rounded to whole ns (ROS) still increase
 
 
+def _check_count(duration: float, dt: float, most: int, field: str, whose: str, holder: str) -> None:
+    """One line naming `field` where sampling `duration` every `dt` gives more than `most` samples."""
+    if duration / dt > most:
+        raise InputError(f"{field}: {dt:g} s gives {duration / dt:.3g} samples over {whose}{duration:.6g} s, more than "
+                         f"the {most:.0e} {holder}; use a larger dt")
+
+
 def sample_times(duration: float, dt: float) -> np.ndarray:
     """0, dt, 2 dt, … and the exact end time (so the end state is always included). A grid time closer to
     the end than max(dt·END_STEP, 2 ns) is left out (the last step is then up to that much longer than dt),
@@ -228,9 +235,7 @@ def sample_times(duration: float, dt: float) -> np.ndarray:
         raise InputError(f"dt: must be a positive number of seconds, got {short_repr(dt)}") from None
     if not (np.isfinite(dt) and dt > 0):
         raise InputError(f"dt: must be a positive number of seconds, got {dt}")
-    if duration / dt > MAX_SAMPLES:
-        raise InputError(f"dt: {dt:g} s gives {duration / dt:.3g} samples over {duration:.6g} s, more than the "
-                         f"{MAX_SAMPLES:.0e} a trajectory may have; use a larger dt")
+    _check_count(duration, dt, MAX_SAMPLES, "dt", "", "a trajectory may have")
     t = np.arange(0.0, duration, dt)
     if t.size > 1 and duration - t[-1] < max(END_STEP * dt, END_STEP_MIN):
         t = t[:-1]                                  # (also a grid time that rounded onto or past the end)
@@ -260,9 +265,7 @@ def controller_samples(robot, path, law, dt: float):
     at or after the end, where the state is the end state (`plan.sample` instead ends on the exact end
     time, a shorter last step than a controller has)."""
     T = law.duration
-    if T / dt > MAX_CONTROLLER_SAMPLES:
-        raise InputError(f"controller.dt: {dt:g} s gives {T / dt:.3g} samples over the plan's {T:.6g} s, more than the "
-                         f"{MAX_CONTROLLER_SAMPLES:.0e} its sampled rate check may hold; use a larger dt")
+    _check_count(T, dt, MAX_CONTROLLER_SAMPLES, "controller.dt", "the plan's ", "its sampled rate check may hold")
     t = np.arange(int(np.ceil(T / dt - 1e-9)) + 1) * dt
     s, sd, sdd = law(np.minimum(t, T))
     return joint_motion(robot, path, s, sd, sdd, t)

@@ -80,21 +80,26 @@ def _from_urdf(path: str, locks, tool_frame, mimic):
         if tool_frame is None:
             raise
         robot = load(path, locked_joints=locks or None, mimic=mimic or "coupled")   # (fails alike if that was it)
-        names = list(robot.link_names) + list(robot.frame_names)
+        names, shown = _frames(robot)
         if tool_frame in names:
             raise
         raise InputError(f"--tool-frame {tool_frame}: no such link on a moving body of {path} (its links: "
-                         f"{', '.join(names[:12])}{' …' if len(names) > 12 else ''})") from None
+                         f"{shown})") from None
+
+
+def _frames(robot) -> tuple[list, str]:
+    """The robot's links and frames, and the first twelve of them for a message."""
+    names = list(robot.link_names) + list(robot.frame_names)
+    return names, f"{', '.join(names[:12])}{' …' if len(names) > 12 else ''}"
 
 
 def check_frame(robot, frame, flag: str = "--payload-frame") -> None:
     """A frame option names a link or frame of the robot; else one line naming the option and the frames."""
     if frame is None:
         return
-    names = list(robot.link_names) + list(robot.frame_names)
+    names, shown = _frames(robot)
     if frame not in names:
-        raise InputError(f"{flag} {frame}: no such link or frame of robot '{robot.name}' (known: "
-                         f"{', '.join(names[:12])}{' …' if len(names) > 12 else ''})")
+        raise InputError(f"{flag} {frame}: no such link or frame of robot '{robot.name}' (known: {shown})")
 
 
 def check_has_limits(robot, flag: str = "--robot") -> None:

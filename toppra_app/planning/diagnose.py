@@ -30,9 +30,9 @@ WARN_ABOVE = 0.05                  # warn where `plan.gap_estimate` still exceed
                                    # (`planner.REFINE_ABOVE`; it over-states the gap, up to ~15×)
 SWING_WARN = 3e-3                  # θ̈ linear: ... or the swing estimate this (`verify.swing_room`; suite ≤ 8e-4;
                                    # 7.8e-3 and 3.4e-3 on friction-limited iiwa paths 0.31 % and 0.11 % slower)
+SENSITIVE_MARGIN = 10.0            # warn where holding the robot at a rest end leaves less torque (× tol)
 _HELD = threading.local()          # `held_back`: this thread's plan warnings held back, or None
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # toppra_app/: not the user's code
-SENSITIVE_MARGIN = 10.0            # warn where holding the robot at a rest end leaves less torque (× tol)
 
 
 def check_positions(robot, theta, q) -> None:

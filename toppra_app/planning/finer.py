@@ -45,9 +45,8 @@ def split_for_limits(planner, check, over: dict, payload, sd_start: float, sd_en
     """The plan on a grid with the intervals over a limit halved (`plan_finer`; `over` and `check` the last
     check's) where repairs stall and the planner may split (`may_split`) — if it breaks its limits less than
     the last plan `law` (with its warnings); else None (the planner keeps that plan and warns of it alone,
-    `refinements` saying so): a finer
-    grid starts its repairs afresh, and on rough paths may end further over (a noisy Panda path with a
-    payload: 0.28 % over before, 0.45 % after)."""
+    `refinements` saying so): a finer grid starts its repairs afresh, and on rough paths may end further over
+    (a noisy Panda path with a payload: 0.28 % over before, 0.45 % after)."""
     if not may_split(planner):
         return None
     bad = refine.over_intervals(over, law.theta.size - 1)
