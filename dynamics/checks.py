@@ -21,7 +21,20 @@ __all__ = ["ModelError", "PayloadError", "short_repr", "file_name", "readonly", 
 
 
 class ModelError(ValueError):
-    """A robot model, or an input given to a dynamics function, is invalid."""
+    """A robot model, or an input given to a dynamics function, is invalid. `argument`: the name of the
+    loader's argument the message is about (e.g. "locked_joints", "tool_frame"), or None; a command line maps
+    it to its own option."""
+
+    def __init__(self, *args, argument: str | None = None):
+        super().__init__(*args)
+        self.argument = argument
+
+    def __reduce__(self):                 # (pickled with its argument: errors cross process boundaries in batch)
+        return _model_error, (type(self), self.args, self.argument)
+
+
+def _model_error(cls, args, argument):
+    return cls(*args, argument=argument)
 
 
 class PayloadError(ModelError):

@@ -94,11 +94,16 @@ def test_a_tool_frame_that_is_no_link_names_the_option(tmp_path, wp, capsys, pan
                           f"{panda_urdf} (its links: panda_link1, "), err
 
 
-@pytest.mark.parametrize("lock, why", [("nope=0", "locked joint 'nope' not found"),
-                                       ("panda_finger_joint1=1", "locked joint 'panda_finger_joint1': position 1 is "
-                                                                 "outside its range")])
-def test_a_lock_the_urdf_cannot_hold_names_the_option(tmp_path, wp, capsys, panda_urdf, lock, why):
-    assert plan(wp, tmp_path / "o", "--robot", panda_urdf, "--lock", lock) == 2
+@pytest.mark.parametrize("locks, why", [
+    (["nope=0"], "locked joint 'nope' not found"),
+    (["panda_finger_joint1=1"], "locked joint 'panda_finger_joint1': position 1 is outside its range"),
+    (["panda_finger_joint1=0.02", "panda_finger_joint2=0.03"], "locked joint 'panda_finger_joint2': position 0.03 "
+                                                               "contradicts its <mimic> of 'panda_finger_joint1'"),
+])
+def test_a_lock_the_urdf_cannot_hold_names_the_option(tmp_path, wp, capsys, panda_urdf, locks, why):
+    """The loader tags its error with the argument (`ModelError.argument`): a contradicted mimic was reported as
+    the loader's own message, without --lock, when the option was found by matching the message's text."""
+    assert plan(wp, tmp_path / "o", "--robot", panda_urdf, *[a for lock in locks for a in ("--lock", lock)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert err.startswith(f"toppra-app plan: error: --lock: {panda_urdf}: {why}"), err

@@ -146,3 +146,22 @@ def test_to_urdf_refuses_a_file_name_from_urdf_would_refuse(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)
     one_line(lambda: dyn.to_urdf(dyn.load_robot("planar4"), name), r"^to_urdf: path: " + match)
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("kw, argument", [
+    (dict(locked_joints={"nope": 0.0}), "locked_joints"),
+    (dict(locked_joints={"panda_finger_joint1": 1.0}), "locked_joints"),
+    (dict(locked_joints={"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.03}), "locked_joints"),
+    (dict(tool_frame="nope"), "tool_frame"),
+    (dict(mimic="x"), None),
+])
+def test_loader_errors_name_their_argument_and_keep_it_through_pickle(panda_urdf, kw, argument):
+    """`ModelError.argument` is what a command line maps to its own option (`--lock`, `--tool-frame`) rather than
+    matching the message's text; a batch worker's error crosses a process boundary pickled."""
+    import pickle
+    from dynamics.checks import ModelError
+    with pytest.raises(ModelError) as info:
+        from_urdf(panda_urdf, **kw)
+    back = pickle.loads(pickle.dumps(info.value))
+    assert (info.value.argument, back.argument, str(back), type(back)) == (argument, argument, str(info.value),
+                                                                           type(info.value))

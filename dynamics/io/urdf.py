@@ -342,7 +342,7 @@ def _tool_frame(path, tool_frame, bodies, frames, frame_dict, follows):
         tips = [fname for fname, b, _, fixed in frames if b == last and fixed]
         return tips[-1] if tips else bodies[last]["link"]
     if tool_frame not in frame_dict and tool_frame not in [bd["link"] for bd in bodies]:
-        raise ModelError(f"{path}: tool_frame '{tool_frame}': no such link on a moving body")
+        raise ModelError(f"{path}: tool_frame '{tool_frame}': no such link on a moving body", argument="tool_frame")
     return tool_frame
 
 

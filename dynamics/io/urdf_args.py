@@ -54,15 +54,19 @@ def check_locked(path: str, locked: dict, joints: dict) -> None:
     """Every locked joint exists and is held at a finite number within its limits (converted in place)."""
     for jname, value in locked.items():
         if jname not in joints:
-            raise ModelError(f"{path}: locked joint '{jname}' not found (joints: {', '.join(joints) or 'none'})")
+            raise ModelError(f"{path}: locked joint '{jname}' not found (joints: {', '.join(joints) or 'none'})",
+                             argument="locked_joints")
         try:
             v = float(value)
         except (TypeError, ValueError):
-            raise ModelError(f"{path}: locked joint '{jname}': position {short_repr(value)} is not a number") from None
+            raise ModelError(f"{path}: locked joint '{jname}': position {short_repr(value)} is not a number",
+                             argument="locked_joints") from None
         if not np.isfinite(v):
-            raise ModelError(f"{path}: locked joint '{jname}': position must be finite, got {value!r}")
+            raise ModelError(f"{path}: locked joint '{jname}': position must be finite, got {value!r}",
+                             argument="locked_joints")
         lo, hi = joints[jname].get("lower", -np.inf), joints[jname].get("upper", np.inf)
         slack = 1e-9 * max(1.0, hi - lo) if np.isfinite(hi - lo) else 0.0
         if lo < hi and not lo - slack <= v <= hi + slack:   # (lower = upper: a <limit> without them, read as 0)
-            raise ModelError(f"{path}: locked joint '{jname}': position {v:g} is outside its range [{lo:g}, {hi:g}]")
+            raise ModelError(f"{path}: locked joint '{jname}': position {v:g} is outside its range [{lo:g}, {hi:g}]",
+                             argument="locked_joints")
         locked[jname] = v

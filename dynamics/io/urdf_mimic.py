@@ -102,7 +102,7 @@ def _check_locked_mimics(path: str, joints: dict, locked: dict, movable: set) ->
                 if abs(value - held) > 1e-9 * max(1.0, abs(held)):
                     raise ModelError(f"{path}: locked joint '{name}': position {value:g} contradicts its <mimic> of "
                                      f"'{leader}', locked at {locked[leader]:g}, which holds it at {held:g} (lock "
-                                     f"only '{leader}', or load with mimic=\"independent\")")
+                                     f"only '{leader}', or load with mimic=\"independent\")", argument="locked_joints")
                 break
             seen.add(leader)
             cur = leader

@@ -75,14 +75,11 @@ def _from_urdf(path: str, locks, tool_frame, mimic):
     try:
         return load(path, locked_joints=locks or None, tool_frame=tool_frame, mimic=mimic or "coupled")
     except ModelError as exc:
-        if locks and ": locked joint '" in str(exc):      # the loader names its argument, locked_joints
+        if exc.argument == "locked_joints":                # the loader's argument behind --lock
             raise InputError(f"--lock: {exc}") from None
-        if tool_frame is None:
+        if exc.argument != "tool_frame":
             raise
-        robot = load(path, locked_joints=locks or None, mimic=mimic or "coupled")   # (fails alike if that was it)
-        names, shown = _frames(robot)
-        if tool_frame in names:
-            raise
+        names, shown = _frames(load(path, locked_joints=locks or None, mimic=mimic or "coupled"))
         raise InputError(f"--tool-frame {tool_frame}: no such link on a moving body of {path} (its links: "
                          f"{shown})") from None
 
