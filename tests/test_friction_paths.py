@@ -51,8 +51,10 @@ def test_a_boundary_speed_the_friction_does_not_allow_is_still_refused():
     """The same path with sd_end above what the torque allows at the end point with exact friction (the
     speed limit lifted so that torque decides): refused, naming the end and a torque limit."""
     r = panda_urdf_robot().with_limits(qd_max=np.full(7, np.inf))
-    with pytest.raises(InfeasiblePathError, match=r"sd_end .* cannot be met .* torque limit"):
+    with pytest.raises(InfeasiblePathError, match=r"sd_end .* cannot be met .* torque limit") as info:
         plan_time_optimal(r, JointPath.from_waypoints(PANDA_W), sd_end=2.0)
+    import pickle                         # the argument it is about (what the command line names as --sd-end)
+    assert info.value.argument == pickle.loads(pickle.dumps(info.value)).argument == "sd_end"
 
 
 # iiwa 7 whose viscous friction at the speed limit is 0.9–1.3 × its torque limit (a friction-limited top speed)

@@ -63,6 +63,8 @@ def test_scaling_warns_about_the_joints_without_a_limit(capsys):
     (["--robot", "kuka"], "--robot kuka: no such built-in robot or file; expected a built-in robot (iiwa7, "),
     (["--sd-start", "-1"], "--sd-start: must be a finite number from 0 to 1e+150, got -1.0"),
     (["--sd-end", "nan"], "--sd-end: must be a finite number"),
+    (["--sd-start", "50"], "--sd-start 50 is too fast at θ = 0 (grid index 0): joint iiwa_joint_"),
+    (["--sd-end", "1e6"], "--sd-end 1e+06 is too fast at θ = "),
     (["--payload-mass", "1", "--payload-frame", "nope"], "--payload-frame nope: no such link or frame of robot "
                                                          "'iiwa7' (known: iiwa_link_1, "),
     (["--robot", "puma560"], "--robot puma560: robot 'puma560' has no joint torque, velocity or acceleration limit, "

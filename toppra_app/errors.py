@@ -1,12 +1,26 @@
 """Errors the application reports to users as one line (a `ValueError` subclass in the library)."""
 
+from __future__ import annotations
+
 
 class InputError(ValueError):
     """Bad user input: a file, a field, and what is wrong with it."""
 
 
 class InfeasiblePathError(ValueError):
-    """The path cannot be traversed within the limits; the message says where and which limit."""
+    """The path cannot be traversed within the limits; the message says where and which limit. `argument`: the
+    planner's argument it is about ("sd_start", "sd_end": a boundary speed no profile can have), or None."""
+
+    def __init__(self, *args, argument: str | None = None):
+        super().__init__(*args)
+        self.argument = argument
+
+    def __reduce__(self):                 # (pickled with its argument: batch workers return errors)
+        return _with_argument, (type(self), self.args, self.argument)
+
+
+def _with_argument(cls, args, argument):
+    return cls(*args, argument=argument)
 
 
 def short_repr(value, limit: int = 80) -> str:

@@ -25,7 +25,7 @@ import numpy as np
 from toppra_app import interrupt
 from toppra_app.commands.robot_arg import (ROBOT_HELP, check_frame, check_has_limits, is_file_arg, load_robot_arg,
                                           parse_locks, scaled_limits)
-from toppra_app.errors import InputError
+from toppra_app.errors import InfeasiblePathError, InputError
 from toppra_app.limits.rows import per_joint_positive
 from toppra_app.output import atomic_directory
 from toppra_app.waypoints import read_waypoints
@@ -246,7 +246,13 @@ def run(args) -> int:
     planner = TimeOptimalPlanner(robot, path, _grid(args.grid), payload_frame=args.payload_frame,
                                  allow_overload=args.allow_overload, controller=controller)
     interrupt.check()                       # a Ctrl-C swallowed while the inputs and modules loaded ends here
-    plan = planner.plan(payload=payload, sd_start=sd_start, sd_end=sd_end)   # (SolverError: `cli`, code 3)
+    try:
+        plan = planner.plan(payload=payload, sd_start=sd_start, sd_end=sd_end)   # (SolverError: `cli`, code 3)
+    except InfeasiblePathError as exc:      # a boundary speed no profile can have: named as the option typed
+        flag = {"sd_start": "--sd-start", "sd_end": "--sd-end"}.get(exc.argument)
+        if flag is None or not str(exc).startswith(f"{exc.argument} = "):
+            raise
+        raise InfeasiblePathError(flag + " " + str(exc)[len(exc.argument) + 3:], argument=exc.argument) from None
     interrupt.check()
     sample = plan.sample(args.dt)
     out = str(target.path)

@@ -105,7 +105,8 @@ def check_boundaries(robot, theta, dq, blocks, sd_start: float, sd_end: float) -
             k = int(np.argmax(ratio))
             raise InfeasiblePathError(
                 f"{name} = {sd:.6g} is too fast at θ = {theta[i]:.6g} (grid index {i}): joint "
-                f"{robot.joint_names[k]} (#{k}) would move at {abs(qd[k]):.6g} > qd_max = {robot.qd_max[k]:.6g}")
+                f"{robot.joint_names[k]} (#{k}) would move at {abs(qd[k]):.6g} > qd_max = {robot.qd_max[k]:.6g}",
+                argument=name)
         _check_point(robot, theta, blocks, i, sd * sd, name)
 
 
@@ -145,7 +146,7 @@ def _raise_point(robot, theta, i, name, blk, r, b, other=None):
            f"no path acceleration satisfies the {_label(robot, blk, r)}")
     if other is not None and (other[0] is not blk or other[1] != r):
         msg += f" together with the {_label(robot, *other)}"
-    raise InfeasiblePathError(msg)
+    raise InfeasiblePathError(msg, argument=name)
 
 
 # the controller profile's structure (`socp.controller_problem`) with Clarabel: the duration to 1e-6 (gap)
