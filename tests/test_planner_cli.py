@@ -101,7 +101,7 @@ def test_missing_file_and_infeasible_path(tmp_path, capsys):
     csv_file = write_csv(tmp_path / "wp.csv", BENCH_PATHS["iiwa7"]["straight"])
     assert main(["plan", csv_file, "--out", str(tmp_path / "o"), "--sd-start", "50"]) == 2
     err = capsys.readouterr().err
-    assert "sd_start" in err and len(err.strip().splitlines()) == 1
+    assert err.startswith("toppra-app plan: error: --sd-start 50 is too fast") and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()
     assert main(["plan", csv_file, "--out", str(tmp_path / "o"), "--payload-mass", "-1"]) == 2
     assert "--payload-mass" in capsys.readouterr().err
