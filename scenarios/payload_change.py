@@ -79,7 +79,8 @@ def sweep_payloads(cell: Cell | None = None, *, box: int = 0, masses=None, offse
     Defaults: masses 0, 1, 2, … kg up to the robot's remaining rated payload (rated minus gripper), or 0,
     half and full with ``quick``; COM offsets 0, 0.05, 0.10 m along the tool x axis (0 and 0.1 with
     ``quick``). The payload is a uniform solid box of the slot's box size hanging below the TCP, gripped
-    off-centre by the offset (its inertia about its own COM unchanged)."""
+    off-centre by the offset (its inertia about its own COM unchanged). The cell's limits apply
+    (`Cell.planner_options`, as in `plan_box`)."""
     from toppra_app.path import JointPath
     from toppra_app.planner import TimeOptimalPlanner
     cell = cell or load_cell()
@@ -111,7 +112,9 @@ def sweep_payloads(cell: Cell | None = None, *, box: int = 0, masses=None, offse
     # uniform boxes hanging below the TCP, COM shifted along tool x by `off` (m = 0: no payload)
     payloads = [(m, off, None if m == 0.0 else RigidBodyInertia.box(m, size, com_offset=(off, 0.0, 0.5 * size[2])))
                 for off in offsets for m in masses]
-    planner = TimeOptimalPlanner(cell.robot, path, grid=cell.grid, gap_target=cell.gap_target, **dict(planner_options or {}))
+    # the cell's own limits ([limits], [motion] energy_weight, [controller]) as in `plan_box`
+    opts = {**dict(planner_options or {}), **cell.planner_options()}
+    planner = TimeOptimalPlanner(cell.robot, path, grid=cell.grid, gap_target=cell.gap_target, **opts)
     empty = planner.plan(payload=None)
     first = time.perf_counter() - t0
     points = []

@@ -151,3 +151,31 @@ def test_a_urdf_robot_is_checked_with_its_own_geometry(tmp_path, capsys):
                  "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert re.search(r"move 1 \(loaded\): the (upper_arm|forearm)_link collides with the conveyor at t = 0.000 s", err)
+
+
+@pytest.mark.parametrize("tcp_offset", [0.09, 0.004, 0.0])
+def test_the_gripper_stays_clear_of_a_box_whose_top_face_is_at_the_tcp(tmp_path, tcp_offset):
+    """A box whose top face holds the TCP (the box just placed, at the start of a return move) is 5 mm
+    below any gripper body, measured by coal against the box itself; with the TCP at the flange
+    (tcp_offset 0: the tool frame is the suction cup, the default) the old cylinder reached 5 mm *above*
+    the flange, ended at the TCP and touched the box, so every cell of such a robot failed its first
+    return move ("the gripper collides with the box 1 … penetration 0.0 mm")."""
+    from types import SimpleNamespace
+    text = DEFAULT_CELL.read_text().replace("tcp_offset = [0.0, 0.0, 0.09]", f"tcp_offset = [0.0, 0.0, {tcp_offset}]")
+    (tmp_path / "c.toml").write_text(text)
+    cell = load_cell(tmp_path / "c.toml", check_reach=False)
+    q = np.random.default_rng(3).uniform(cell.robot.q_min, cell.robot.q_max, (4, cell.robot.n)) * 0.8
+    bodies, tcp, _ = cl.moving_bodies(cell, SimpleNamespace(kind="return"), q)
+    size = (0.2, 0.15, 0.1)
+    req, res = coal.DistanceRequest(), coal.DistanceResult()
+    grippers = [b for b in bodies if b[0] == "gripper"]
+    assert len(grippers) == 1 or tcp_offset < 0.005        # a gripper body wherever it reaches below the flange
+    for _, geom, R, t, _, _ in grippers:
+        for k in range(len(q)):
+            T = tcp[k]                                   # the box hangs below the TCP along tool z
+            box = coal.CollisionObject(coal.Box(*size), coal.Transform3s(T[:3, :3].copy(), T[:3, 3] + 0.05 * T[:3, 2]))
+            res.clear()
+            d = coal.distance(coal.CollisionObject(geom, coal.Transform3s(np.ascontiguousarray(R[k]), t[k])), box, req, res)
+            assert d >= 0.005 - 1e-9
+            if tcp_offset > 0.005:
+                assert d == pytest.approx(0.005, abs=1e-9)

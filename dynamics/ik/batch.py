@@ -32,13 +32,14 @@ from .tracking import SWEEPS_BEFORE_POLISH, track_path
 def track_paths(robot, paths, q0, frame: str | None = None, *, penalty: bool = False, tol_pos: float = 1e-5,
                 tol_rot: float | None = None, max_sweeps: int = 500, rot_weight: float = 0.2, step: str = "paper",
                 newton_steps: int = 30, polish_after: int = SWEEPS_BEFORE_POLISH, q_min=None, q_max=None,
-                predict: bool = False, **options) -> list[TrackResult]:
+                predict: bool = False, stop_at_failure: bool = False, **options) -> list[TrackResult]:
     """`track_path(robot, targets, q0, frame, ...)` for every array of targets in `paths` (each (N_i, 4, 4)),
-    all from the same start `q0`: a list of `TrackResult`, equal to the one-path results."""
+    all from the same start `q0`: a list of `TrackResult`, equal to the one-path results (with
+    ``stop_at_failure`` a path stops at its first sample not reached, the others go on)."""
     paths = [np.asarray(p, dtype=float) for p in paths]
     args = dict(penalty=penalty, tol_pos=tol_pos, tol_rot=tol_rot, max_sweeps=max_sweeps, rot_weight=rot_weight,
                 step=step, newton_steps=newton_steps, polish_after=polish_after, q_min=q_min, q_max=q_max,
-                predict=predict, **options)
+                predict=predict, stop_at_failure=stop_at_failure, **options)
     plain = (step == "paper" and not options and all(p.ndim == 3 and p.shape[1:] == (4, 4) for p in paths)
              and not isinstance(polish_after, bool) and isinstance(polish_after, (int, np.integer)) and polish_after >= 0
              and np.isfinite(rot_weight) and rot_weight > 0)
@@ -55,8 +56,11 @@ def track_paths(robot, paths, q0, frame: str | None = None, *, penalty: bool = F
     out = [dict(q=np.empty((n, robot.n)), pe=np.zeros(n), re=np.zeros(n), sw=np.zeros(n, int), ns=np.zeros(n, int),
                 ok=np.zeros(n, bool)) for n in lengths]
     first = min(int(polish_after), max_sweeps) if newton_steps > 0 else max_sweeps
+    stopped = np.zeros(len(paths), bool)
     for k in range(int(lengths.max())):
-        idx = np.flatnonzero(lengths > k)
+        idx = np.flatnonzero((lengths > k) & ~stopped)
+        if idx.size == 0:
+            break
         if predict and k >= 2:
             start = np.clip(2.0 * q[idx] - np.array([out[b]["q"][k - 2] for b in idx]), lo, hi)
         else:
@@ -81,6 +85,9 @@ def track_paths(robot, paths, q0, frame: str | None = None, *, penalty: bool = F
             q[b] = qb
             o = out[b]
             o["q"][k], o["pe"][k], o["re"][k], o["sw"][k], o["ns"][k], o["ok"][k] = qb, pe, re, sw, ns, ok
+            if stop_at_failure and not ok:            # as `track_path`: the rest of this path is not solved
+                stopped[b] = True
+                o["q"][k + 1:], o["pe"][k + 1:], o["re"][k + 1:] = qb, np.nan, np.nan
     return [TrackResult(o["q"], o["pe"], o["re"], o["sw"], o["ok"], o["ns"]) for o in out]
 
 

@@ -18,7 +18,7 @@ def track_path(robot: RobotModel, targets, q0, frame: str | None = None, *, meth
                dt: float | None = None, qd_max=None, penalty: bool = False, tol_pos: float = 1e-5,
                tol_rot: float | None = None, max_sweeps: int = 500, rot_weight: float = 0.2, step: str = "paper",
                newton_steps: int = 30, polish_after: int = SWEEPS_BEFORE_POLISH, gain: float = 100.0, q_min=None,
-               q_max=None, predict: bool = False) -> TrackResult:
+               q_max=None, predict: bool = False, stop_at_failure: bool = False) -> TrackResult:
     """Joint positions following a sequence of targets (N positions (N, 3) or poses (N, 4, 4)).
 
     ``method="recursive"`` (Section 5.1): each sample is solved by the recursive sweeps starting from the
@@ -37,7 +37,12 @@ def track_path(robot: RobotModel, targets, q0, frame: str | None = None, *, meth
     ``predict`` (recursive method): start each sample's sweeps from the previous solution extrapolated
     linearly, q_{k−1} + (q_{k−1} − q_{k−2}) within the limits, instead of q_{k−1}. On densely sampled paths
     the start is then second-order close and a few sweeps replace ten; the self-motion of a redundant arm
-    continues smoothly instead of restarting at rest each sample."""
+    continues smoothly instead of restarting at rest each sample.
+
+    ``stop_at_failure`` (recursive method): stop at the first sample not reached; the samples after it are
+    not solved (``success`` False, ``q`` the last solution, ``pos_err``/``rot_err`` NaN, no sweeps). For
+    callers that only report where a path leaves the reach: past that point every sample may cost
+    ``max_sweeps`` sweeps and the Newton steps (seconds for a path)."""
     targets = np.asarray(targets, dtype=float)
     if targets.ndim not in (2, 3) or targets.shape[1:] not in ((3,), (4, 4)):
         raise IKError(f"targets: expected shape (N, 3) or (N, 4, 4), got {targets.shape}")
@@ -73,6 +78,9 @@ def track_path(robot: RobotModel, targets, q0, frame: str | None = None, *, meth
                          q_min=lo, q_max=hi, polish_after=int(polish_after))
             q = res.q
             Q[k], pe[k], re[k], sw[k], ns[k], ok[k] = q, res.pos_err, res.rot_err, res.sweeps, res.newton_steps, res.success
+            if stop_at_failure and not res.success:
+                Q[k + 1:], pe[k + 1:], re[k + 1:] = q, np.nan, np.nan
+                break
         return TrackResult(Q, pe, re, sw, ok, ns)
     if method != "pinv":
         raise IKError(f"method: expected 'recursive' or 'pinv', got {method!r}")

@@ -2,7 +2,8 @@
 
 Moving bodies: each arm link as a capsule from its body's origin to the next body's origin (the last
 link to the flange), radius `Cell.link_radius` (default by robot, `LINK_RADIUS`); the gripper as a
-cylinder from the flange to 5 mm above the TCP (the suction cup's compliance), radius half its width; on
+cylinder from the flange to 5 mm above the TCP (the suction cup's compliance), radius half its width (none
+with the TCP within 5 mm of the flange); on
 loaded moves the carried box, hanging below the TCP. Obstacles: the pallet (a 15 cm slab under its top),
 the conveyor (a 5 cm slab under the waiting box) and every box already placed — the pallet is built in
 slot order, so for box k the slots before k are there (whether planned in this run or not).
@@ -30,6 +31,7 @@ from .cell import rot_z, yaw_pose
 LINK_RADIUS = {"iiwa7": 0.07, "panda": 0.06, "ur5e": 0.06, "ur5": 0.06, "ur10": 0.07, "puma560": 0.08}
 DEFAULT_RADIUS = 0.06
 CONTACT = 1e-4            # m: allowed penetration of a carried box into its support (IK and rounding)
+GRIPPER_GAP = 0.005      # m: the gripper cylinder ends this far above the TCP (contact with a box is not a collision)
 PALLET_THICKNESS = 0.15
 CONVEYOR = (0.6, 0.1, 0.05)   # length along the pick yaw, extra width, thickness (m)
 
@@ -105,7 +107,12 @@ def _segments(cell, T):
             segs.append((robot.link_names[i], "capsule", P[:, i], e, r))
     down = tcp[:, :3, 2]                                       # tool z points away from the flange
     width = 0.5 * float(max(cell.gripper_size[:2]))
-    segs.append(("gripper", "cylinder", fl, tcp[:, :3, 3] - 0.005 * down, width))
+    end = tcp[:, :3, 3] - GRIPPER_GAP * down
+    if float(np.dot(end[0] - fl[0], down[0])) > 0.0:
+        # the gripper reaches 5 mm short of the TCP; with the TCP within 5 mm of the flange (tcp_offset 0:
+        # the tool frame is the TCP) there is no gripper body below the flange to check — a cylinder
+        # from the flange to 5 mm *above* it would end at the TCP and touch the box it has just placed
+        segs.append(("gripper", "cylinder", fl, end, width))
     return segs, tcp
 
 

@@ -165,7 +165,7 @@ def move_geometries(cell: Cell, slots) -> list[MoveGeometry]:
     slots = [place_posture(cell, s)[0] for s in slots]
     carts = [cartesian_path(cell, s) for s in slots]
     tracks = track_paths(cell.robot, [c.poses for c in carts], pick_posture(cell), TCP_FRAME,
-                         rot_weight=cell.rot_weight, predict=True, penalty=True)
+                         rot_weight=cell.rot_weight, predict=True, penalty=True, stop_at_failure=True)
     dt = (time.perf_counter() - t0) / max(len(slots), 1)
     out = []
     for slot, cart, tr in zip(slots, carts, tracks):
