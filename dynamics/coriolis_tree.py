@@ -159,7 +159,10 @@ def coriolis_matrix_tree(robot: RobotModel, q, qd, *, full: bool = False, dense:
         Md = np.zeros_like(Cb)
         M[:, i, j] = M[:, j, i] = Mij
         Md[:, i, j] = Md[:, j, i] = Mdij
-        out = CoriolisResult(C, coordinate_matrix(robot, M), coordinate_matrix(robot, Md))
+        M = coordinate_matrix(robot, M)
+        if robot.armature is not None and np.any(robot.armature):
+            M = M + np.diag(robot.armature)          # rotor inertia on M's diagonal, as `mass_matrix` (constant: Ṁ, C unchanged)
+        out = CoriolisResult(C, M, coordinate_matrix(robot, Md))
         return CoriolisResult(*(a[0] for a in out)) if single else out
     if single:
         return C[0] if dense else SparseTree(C.rows, C.cols, C.values[0], C.n)
