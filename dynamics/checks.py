@@ -105,9 +105,14 @@ def array(name: str, value, shape: tuple) -> np.ndarray:
 def as_batch(robot: "RobotModel", value, name: str) -> tuple[np.ndarray, bool]:
     """``value`` of shape (n,) or (N, n) as a float (N, n) array, and whether it was a single sample."""
     try:
-        arr = np.asarray(value, dtype=float)
+        raw = np.asarray(value)
+        kind = {"c": "complex", "b": "boolean"}.get(raw.dtype.kind) or ("masked" if np.ma.is_masked(value) else None)
+        arr = np.asarray(raw, dtype=float) if kind is None else None
     except (TypeError, ValueError):
-        raise ModelError(f"{name}: expected numbers of shape (n,) or (N, n) with n = {robot.n}") from None
+        kind, arr = "non-numeric", None
+    if arr is None:                  # (np.asarray would drop an imaginary part or a mask, or read True as 1.0)
+        raise ModelError(f"{name}: expected real numbers of shape (n,) or (N, n) with n = {robot.n}, "
+                         f"got {kind} values")
     single = arr.ndim == 1
     if single:
         arr = arr[None, :]
@@ -129,3 +134,4 @@ def same_batch(robot: "RobotModel", q, *others):
             raise ModelError(f"{name}: shape {np.shape(v)} does not match q's shape {np.shape(q)}")
         out.append(v2)
     return out, single
+
