@@ -17,7 +17,7 @@ if TYPE_CHECKING:                     # only for annotations: checks must not im
     from .model import RobotModel
 
 __all__ = ["ModelError", "PayloadError", "short_repr", "file_name", "readonly", "floats", "vector", "array",
-           "as_batch", "same_batch"]
+           "as_batch", "same_batch", "finite_result"]
 
 
 class ModelError(ValueError):
@@ -135,3 +135,11 @@ def same_batch(robot: "RobotModel", q, *others):
         out.append(v2)
     return out, single
 
+
+def finite_result(names: str, what: str, out: np.ndarray, *inputs) -> np.ndarray:
+    """`out`, unless finite inputs overflowed it (rates of 1e160 square to inf): then a `ModelError`
+    naming the arguments `names` and their largest magnitudes, instead of non-finite results."""
+    if np.isfinite(out).all():
+        return out
+    sizes = ", ".join(f"{k} up to {np.abs(x).max(initial=0.0):.3g}" for k, x in zip(names.split(", "), inputs))
+    raise ModelError(f"{names}: values too large: {what} overflows to non-finite values ({sizes})")

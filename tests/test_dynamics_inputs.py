@@ -54,3 +54,32 @@ def test_values_that_are_not_real_numbers_are_refused(function, value):
         fn(x)
     msg = str(err.value)
     assert msg.startswith(f"{argument}: ") and kind in msg and "\n" not in msg
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("function", ["inverse_dynamics", "path_coefficients", "motor_torques"])
+def test_rates_that_overflow_are_refused_in_one_line(function):
+    """Rates of 1e160 rad/s square to inf: the torques were NaN, with only numpy RuntimeWarnings."""
+    robot, huge = panda(), np.full(7, 1e160)
+    call = {"inverse_dynamics": lambda: dyn.inverse_dynamics(robot, GOOD, huge, GOOD),
+            "motor_torques": lambda: dyn.motor_torques(robot, GOOD, huge, GOOD),
+            "path_coefficients": lambda: dyn.path_coefficients(robot, GOOD, huge, GOOD)}[function]
+    with pytest.raises(dyn.ModelError) as err:
+        call()
+    msg = str(err.value)
+    assert "values too large" in msg and "1e+160" in msg and "\n" not in msg
+    assert msg.startswith("dq, ddq: " if function == "path_coefficients" else "qd, qdd: ")
+
+
+def test_large_finite_rates_still_agree_with_pinocchio():
+    """The overflow check refuses only non-finite results: q̇ = 1e100 still gives Pinocchio's torques."""
+    from fixtures import PinReference, to_pinocchio
+    robot = panda()
+    ref = PinReference(to_pinocchio(robot), robot)
+    rng = np.random.default_rng(4)
+    q, qd, qdd = rng.uniform(-2, 2, (3, 7)), 1e100 * rng.uniform(-1, 1, (3, 7)), rng.uniform(-1, 1, (3, 7))
+    tau = dyn.inverse_dynamics(robot, q, qd, qdd)
+    expected = ref.rnea(q, qd, qdd)
+    assert np.abs(tau - expected).max() <= 1e-12 * np.abs(expected).max()
+    pc = dyn.path_coefficients(robot, q, qd, qdd)
+    assert np.abs(pc.c - (expected - ref.gravity(q))).max() <= 1e-12 * np.abs(expected).max()
