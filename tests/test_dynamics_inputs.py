@@ -83,3 +83,46 @@ def test_large_finite_rates_still_agree_with_pinocchio():
     assert np.abs(tau - expected).max() <= 1e-12 * np.abs(expected).max()
     pc = dyn.path_coefficients(robot, q, qd, qdd)
     assert np.abs(pc.c - (expected - ref.gravity(q))).max() <= 1e-12 * np.abs(expected).max()
+
+
+def test_operational_space_inertia_of_an_empty_batch():
+    """N = 0 configurations give empty results, as every other function (it was numpy's 'zero-size array
+    to reduction operation maximum')."""
+    q = np.zeros((0, 7))
+    assert dyn.operational_space_inertia_inverse(panda(), q).shape == (0, 6, 6)
+    assert dyn.operational_space_inertia(panda(), q, ["flange", "panda_link4"]).shape == (0, 12, 12)
+    assert dyn.operational_space_inertia_inverse(panda(), q, ["flange", "panda_link4"]).shape == (0, 12, 12)
+
+
+@pytest.mark.parametrize("rcond", [np.nan, -1.0, 1.0, 1e300, "1e-12", None, True])
+def test_operational_space_inertia_rcond_is_checked(rcond):
+    """A NaN or negative rcond disabled the singularity test: Λ of the Panda at q = 0 (a singular
+    configuration) came back with entries of 8e16."""
+    with pytest.raises(dyn.ModelError) as err:
+        dyn.operational_space_inertia(panda(), np.zeros(7), rcond=rcond)
+    assert str(err.value).startswith("rcond: expected a number in [0, 1)")
+
+
+def test_operational_space_inertia_rcond_zero_and_default_against_pinocchio():
+    """rcond = 0 is allowed; Λ = (J M⁻¹ Jᵀ)⁻¹ from Pinocchio's CRBA and LOCAL_WORLD_ALIGNED Jacobian."""
+    from fixtures import to_pinocchio
+    robot = panda()
+    model = to_pinocchio(robot)
+    data = model.createData()
+    q = np.array([0.3, -0.5, 0.2, -2.0, 0.1, 1.6, 0.7])
+    M = pin.crba(model, data, q)
+    M = np.triu(M) + np.triu(M, 1).T
+    pin.computeJointJacobians(model, data, q)
+    pin.updateFramePlacements(model, data)
+    J = pin.getFrameJacobian(model, data, model.getFrameId("flange"), pin.LOCAL_WORLD_ALIGNED)
+    expected = np.linalg.inv(J @ np.linalg.solve(M, J.T))
+    for rcond in (0.0, 1e-12):
+        L = dyn.operational_space_inertia(robot, q, "flange", rcond=rcond)
+        assert np.abs(L - expected).max() <= 1e-9 * np.abs(expected).max()
+
+
+@pytest.mark.parametrize("frames", [123, 4.5, object()])
+def test_operational_space_inertia_frames_must_be_names(frames):
+    with pytest.raises(dyn.ModelError) as err:
+        dyn.operational_space_inertia_inverse(panda(), GOOD, frames)
+    assert str(err.value).startswith("frames: expected a frame name or a list of frame names")
