@@ -126,3 +126,26 @@ def test_operational_space_inertia_frames_must_be_names(frames):
     with pytest.raises(dyn.ModelError) as err:
         dyn.operational_space_inertia_inverse(panda(), GOOD, frames)
     assert str(err.value).startswith("frames: expected a frame name or a list of frame names")
+
+
+@pytest.mark.parametrize("direction, what", [
+    ("x", "direction: expected real numbers"), (np.full(7, np.nan), "direction: non-finite value"),
+    (np.full(7, 1 + 1j), "direction: expected real numbers"), (np.ones(6), "direction: expected shape"),
+    (np.ones((3, 7)), "direction: shape (3, 7) does not match qd's shape (7,)"),      # was broadcast to (3, 7)
+    (np.ones((2, 1)), "direction: expected shape")])
+def test_motor_torques_direction_is_checked(direction, what):
+    with pytest.raises(dyn.ModelError) as err:
+        dyn.motor_torques(panda(), GOOD, GOOD, GOOD, direction)
+    assert str(err.value).startswith(what)
+
+
+def test_motor_torques_with_direction_against_pinocchio():
+    """RNEA (Pinocchio) + F_c sign(direction) + F_v q̇, batched and single."""
+    from fixtures import PinReference, to_pinocchio
+    robot = panda()
+    ref = PinReference(to_pinocchio(robot), robot)
+    rng = np.random.default_rng(9)
+    q, qd, qdd, d = rng.uniform(-1, 1, (4, 5, 7))
+    expected = ref.rnea(q, qd, qdd) + robot.coulomb * np.sign(d) + robot.viscous * qd
+    assert np.abs(dyn.motor_torques(robot, q, qd, qdd, d) - expected).max() <= 1e-12 * np.abs(expected).max()
+    assert np.abs(dyn.motor_torques(robot, q[1], qd[1], qdd[1], list(d[1])) - expected[1]).max() <= 1e-12 * np.abs(expected).max()
