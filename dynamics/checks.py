@@ -17,7 +17,7 @@ if TYPE_CHECKING:                     # only for annotations: checks must not im
     from .model import RobotModel
 
 __all__ = ["ModelError", "PayloadError", "short_repr", "file_name", "readonly", "floats", "vector", "array",
-           "as_batch", "same_batch"]
+           "as_batch", "same_batch", "finite_result"]
 
 
 class ModelError(ValueError):
@@ -118,9 +118,14 @@ def array(name: str, value, shape: tuple) -> np.ndarray:
 def as_batch(robot: "RobotModel", value, name: str) -> tuple[np.ndarray, bool]:
     """``value`` of shape (n,) or (N, n) as a float (N, n) array, and whether it was a single sample."""
     try:
-        arr = np.asarray(value, dtype=float)
+        raw = np.asarray(value)
+        kind = {"c": "complex", "b": "boolean"}.get(raw.dtype.kind) or ("masked" if np.ma.is_masked(value) else None)
+        arr = np.asarray(raw, dtype=float) if kind is None else None
     except (TypeError, ValueError):
-        raise ModelError(f"{name}: expected numbers of shape (n,) or (N, n) with n = {robot.n}") from None
+        kind, arr = "non-numeric", None
+    if arr is None:                  # (np.asarray would drop an imaginary part or a mask, or read True as 1.0)
+        raise ModelError(f"{name}: expected real numbers of shape (n,) or (N, n) with n = {robot.n}, "
+                         f"got {kind} values")
     single = arr.ndim == 1
     if single:
         arr = arr[None, :]
@@ -142,3 +147,12 @@ def same_batch(robot: "RobotModel", q, *others):
             raise ModelError(f"{name}: shape {np.shape(v)} does not match q's shape {np.shape(q)}")
         out.append(v2)
     return out, single
+
+
+def finite_result(names: str, what: str, out: np.ndarray, *inputs) -> np.ndarray:
+    """`out`, unless finite inputs overflowed it (rates of 1e160 square to inf): then a `ModelError`
+    naming the arguments `names` and their largest magnitudes, instead of non-finite results."""
+    if np.isfinite(out).all():
+        return out
+    sizes = ", ".join(f"{k} up to {np.abs(x).max(initial=0.0):.3g}" for k, x in zip(names.split(", "), inputs))
+    raise ModelError(f"{names}: values too large: {what} overflows to non-finite values ({sizes})")

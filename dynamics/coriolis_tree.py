@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .checks import same_batch
+from .checks import finite_result, same_batch
 from .kinematics import world_quantities
 from .mimic import body_rates, coordinate_matrix
 from .model import PRISMATIC, ModelError, RobotModel
@@ -148,6 +148,7 @@ def coriolis_matrix_tree(robot: RobotModel, q, qd, *, full: bool = False, dense:
     rows = np.concatenate((i, j[strict]))
     cols = np.concatenate((j, i[strict]))
     C = SparseTree(rows, cols, np.concatenate((Cij, Cji[:, strict]), axis=1), robot.n_bodies)
+    finite_result("qd", "coriolis_matrix_tree", C.values, qd2)     # (linear in q̇: only near 1e300)
     if dense or full:
         Cb = C.dense()
         C = coordinate_matrix(robot, Cb)
@@ -159,7 +160,10 @@ def coriolis_matrix_tree(robot: RobotModel, q, qd, *, full: bool = False, dense:
         Md = np.zeros_like(Cb)
         M[:, i, j] = M[:, j, i] = Mij
         Md[:, i, j] = Md[:, j, i] = Mdij
-        out = CoriolisResult(C, coordinate_matrix(robot, M), coordinate_matrix(robot, Md))
+        M = coordinate_matrix(robot, M)
+        if robot.armature is not None and np.any(robot.armature):
+            M = M + np.diag(robot.armature)          # rotor inertia on M's diagonal, as `mass_matrix` (constant: Ṁ, C unchanged)
+        out = CoriolisResult(C, M, coordinate_matrix(robot, Md))
         return CoriolisResult(*(a[0] for a in out)) if single else out
     if single:
         return C[0] if dense else SparseTree(C.rows, C.cols, C.values[0], C.n)

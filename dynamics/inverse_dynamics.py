@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import as_batch, same_batch
+from .checks import as_batch, finite_result, same_batch
 from .kinematics import WorldT, world_quantities_into
 from .spatial import cross3
 from .mimic import body_rates, coordinate_forces
@@ -46,18 +46,20 @@ def inverse_dynamics(robot: RobotModel, q, qd, qdd, *, gravity: bool = True, wor
     if gravity:
         a_base[3:] = -robot.gravity
     tau = np.empty((n, N))
-    for s in range(0, N, M):
-        b = slice(s, min(s + M, N))
-        m = b.stop - s
-        buf = {k: x[..., :m] for k, x in work.items()}
-        if world is None:
-            W = world_quantities_into(robot, q2[b], WorldT(*(x[..., :m] for x in world_work)))
-        else:
-            W = WorldT(*(x[..., b] for x in world))
-        _rnea(robot, support, a_base, W, qdT[:, b], qddT[:, b], buf, tau[:, b])
-    tau = coordinate_forces(robot, tau.T)
-    if robot.armature is not None and np.any(robot.armature):
-        tau = tau + robot.armature * qdd2                           # the rotors' own inertia
+    with np.errstate(over="ignore", invalid="ignore"):              # huge rates overflow: one ModelError below
+        for s in range(0, N, M):
+            b = slice(s, min(s + M, N))
+            m = b.stop - s
+            buf = {k: x[..., :m] for k, x in work.items()}
+            if world is None:
+                W = world_quantities_into(robot, q2[b], WorldT(*(x[..., :m] for x in world_work)))
+            else:
+                W = WorldT(*(x[..., b] for x in world))
+            _rnea(robot, support, a_base, W, qdT[:, b], qddT[:, b], buf, tau[:, b])
+        tau = coordinate_forces(robot, tau.T)
+        if robot.armature is not None and np.any(robot.armature):
+            tau = tau + robot.armature * qdd2                       # the rotors' own inertia
+    finite_result("qd, qdd", "inverse_dynamics", tau, qd2, qdd2)
     return tau[0] if single else tau
 
 

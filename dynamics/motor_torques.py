@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .checks import ModelError, as_batch
 from .inverse_dynamics import friction_torques, inverse_dynamics
 from .model import RobotModel
 
@@ -21,4 +22,7 @@ def motor_torques(robot: RobotModel, q, qd, qdd, direction=None, **rnea_options)
     tau = inverse_dynamics(robot, q, qd, qdd, **rnea_options)
     if direction is None:
         return tau + friction_torques(robot, qd)
-    return tau + robot.coulomb * np.sign(direction) + robot.viscous * np.asarray(qd, dtype=float)
+    d, _ = as_batch(robot, direction, "direction")                 # (a string, NaN or complex: one line)
+    if np.shape(direction) != np.shape(tau):                       # (numpy would broadcast (N, n) or (N, 1))
+        raise ModelError(f"direction: shape {np.shape(direction)} does not match qd's shape {np.shape(tau)}")
+    return tau + robot.coulomb * np.sign(d.reshape(tau.shape)) + robot.viscous * np.asarray(qd, dtype=float)

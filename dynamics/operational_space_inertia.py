@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import as_batch
+from .checks import as_batch, short_repr
 from .kinematics import world_quantities
 from .model import PRISMATIC, ModelError, RobotModel
 
@@ -44,6 +44,10 @@ def _shift(r: np.ndarray) -> np.ndarray:
 def _frames(robot: RobotModel, frames) -> list:
     if frames is None or isinstance(frames, str):
         frames = [frames]
+    try:
+        frames = list(frames)
+    except TypeError:
+        raise ModelError(f"frames: expected a frame name or a list of frame names, got {short_repr(frames)}") from None
     out = [robot.frame(f) for f in frames]
     if not out:
         raise ModelError("frames: give at least one operational frame")
@@ -85,7 +89,7 @@ def operational_space_inertia_inverse(robot: RobotModel, q, frames=None) -> np.n
         D = np.einsum("na,na->n", S[:, i], U)                             # D_i = S_iᵀ I^A_i S_i
         if robot.armature is not None:
             D = D + robot.armature[i]                                     # + the rotor's reflected inertia
-        if not np.all(D > 1e-12 * max(1.0, np.abs(IA[:, i]).max())):
+        if not np.all(D > 1e-12 * max(1.0, np.abs(IA[:, i]).max(initial=0.0))):     # (initial: N = 0 samples)
             raise ModelError(f"joint '{robot.joint_names[i]}' of robot '{robot.name}' moves no mass: "
                              "the joint-space inertia is singular")
         Dinv[:, i] = 1.0 / D
@@ -160,6 +164,12 @@ def operational_space_inertia(robot: RobotModel, q, frames=None, *, rcond: float
     Λ exists only where Λ⁻¹ is invertible (6m ≤ n and no kinematic singularity): when the smallest
     eigenvalue of Λ⁻¹ is below ``rcond`` times its largest (at any sample) a `ModelError` is
     raised — use `operational_space_inertia_inverse` then."""
+    try:
+        valid = not isinstance(rcond, (bool, str, bytes)) and 0.0 <= float(rcond) < 1.0
+    except (TypeError, ValueError):
+        valid = False
+    if not valid:                      # (NaN or a negative rcond would let a singular Λ⁻¹ be inverted)
+        raise ModelError(f"rcond: expected a number in [0, 1), got {short_repr(rcond)}")
     Linv = np.asarray(operational_space_inertia_inverse(robot, q, frames))
     w, U = np.linalg.eigh(Linv)                                           # step 6, symmetric PSD
     bad = w[..., 0] <= rcond * w[..., -1]

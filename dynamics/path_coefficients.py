@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .checks import same_batch
+from .checks import finite_result, same_batch
 from .kinematics import world_quantities_t
 from .christoffel import christoffel_quadratic_world, christoffel_world
 from .gravity_torques import gravity_torques_world
@@ -39,12 +39,14 @@ def path_coefficients(robot: RobotModel, q, dq, ddq, *, method: str = "contracte
     W = world_quantities_t(robot, q2)
     composites = composite_inertias(robot, W)
     M = mass_matrix_world(robot, W, composites)
-    m = np.einsum("nkj,nj->nk", M, dq2)
-    if method == "full":
-        quad = np.einsum("nkij,ni,nj->nk", christoffel_world(robot, W), dq2, dq2, optimize=True)
-    else:
-        quad = christoffel_quadratic_world(robot, W, dq2)
-    c = np.einsum("nkj,nj->nk", M, ddq2) + quad                     # eq. 32
+    with np.errstate(over="ignore", invalid="ignore"):              # huge q′, q″ overflow: one ModelError below
+        m = np.einsum("nkj,nj->nk", M, dq2)
+        if method == "full":
+            quad = np.einsum("nkij,ni,nj->nk", christoffel_world(robot, W), dq2, dq2, optimize=True)
+        else:
+            quad = christoffel_quadratic_world(robot, W, dq2)
+        c = np.einsum("nkj,nj->nk", M, ddq2) + quad                 # eq. 32
+    finite_result("dq, ddq", "path_coefficients", np.stack((m, c)), dq2, ddq2)
     d = gravity_torques_world(robot, W, composites) + robot.coulomb * np.sign(dq2)
     out = PathCoefficients(m, c, d)
     return PathCoefficients(*(x[0] for x in out)) if single else out

@@ -160,6 +160,30 @@ def test_mdot_is_c_plus_ct(which, solo12):
     assert np.abs(M - dynamics.mass_matrix(robot, q)).max() <= 1e-12 * max(1.0, np.abs(M).max())
 
 
+@pytest.mark.parametrize("name", ["puma560", "binary7"])
+def test_full_mass_matrix_includes_armature(name):
+    """Algorithm 1's M output (``full=True``) is the joint-space inertia with the rotors' armature on its
+    diagonal, as `mass_matrix` and Pinocchio's ``crba`` with ``model.armature`` (the PUMA's rotor inertia
+    is 0.19-2.3 kg·m², so leaving it out was off by up to 55 %); Ṁ and C do not change (it is constant)."""
+    from fixtures import to_pinocchio
+    robot = dynamics.load_robot("puma560") if name == "puma560" else \
+        binary_tree_robot(7, seed=2, prismatic=0.3).replace(armature=np.linspace(0.1, 0.7, 7))
+    assert np.all(robot.armature > 0)
+    pmodel = to_pinocchio(robot)
+    pdata = pmodel.createData()
+    rng = np.random.default_rng(11)
+    q, qd = rng.uniform(-np.pi, np.pi, (3, robot.n)), rng.uniform(-2, 2, (3, robot.n))
+    C, M, Mdot = coriolis_matrix_tree(robot, q, qd, full=True)
+    bare = robot.replace(armature=None)
+    C0, M0, Mdot0 = coriolis_matrix_tree(bare, q, qd, full=True)
+    for s in range(3):
+        Mp = pin.crba(pmodel, pdata, q[s])
+        Mp = np.triu(Mp) + np.triu(Mp, 1).T
+        assert np.abs(M[s] - Mp).max() <= 1e-12 * np.abs(Mp).max()
+    assert np.abs(M - dynamics.mass_matrix(robot, q)).max() <= 1e-12 * np.abs(M).max()
+    assert np.array_equal(C, C0) and np.array_equal(Mdot, Mdot0)
+
+
 def test_coriolis_tree_matches_safeea_contraction_and_shapes():
     robot = binary_tree_robot(12, seed=4, prismatic=0.3)
     q, qd = paper_samples(robot.n, N=5)
