@@ -6,7 +6,6 @@ transfer leaves the reach is refused in about a second (was 10-11 s for the two 
 from __future__ import annotations
 
 import re
-import time
 
 import numpy as np
 import pytest
@@ -54,24 +53,58 @@ def test_a_path_leaving_the_reach_stops_at_its_first_failure_with_the_same_sampl
     assert many[1].all_success
 
 
-def test_a_cell_whose_transfer_leaves_the_reach_is_refused_quickly_with_the_first_failure(tmp_path):
+def test_a_cell_whose_transfer_leaves_the_reach_is_refused_at_the_first_failure_naming_how_close_it_comes(tmp_path):
     """The default cell with its transfer 0.6 m higher: the first loaded path leaves the iiwa's reach. The
-    message names the same sample and closest distance as tracking the path up to that sample."""
+    message names the first sample not reached (as tracking the path up to it), without solving the later
+    samples (8-9 s when each cost its sweeps and Newton steps), and how close the robot can come to that pose:
+    at most the tracking's own attempt (which starts from an extrapolation and overstated it, 12.7 against
+    10.1 mm on such a cell) and near the best of an independent bounded minimisation of the same residual
+    (eq. 10) from twelve starts."""
+    from scipy.optimize import minimize
+    from dynamics.ik.common import pose_error
     from scenarios.palletizing import DEFAULT_CELL, TCP_FRAME, cartesian_path, load_cell, pick_posture
     from scenarios.palletizing.moves import IKFailure, move_geometries, place_posture
     (tmp_path / "high.toml").write_text(DEFAULT_CELL.read_text().replace("clearance = 0.05 ", "clearance = 0.6 "))
     cell = load_cell(tmp_path / "high.toml")
-    t0 = time.perf_counter()
     with pytest.raises(IKFailure) as e:
         move_geometries(cell, cell.slots[:2])
-    assert time.perf_counter() - t0 < 4.0                # 8-9 s when every later sample was solved too
     m = re.search(r"box 1 \(L1R1C1\), loaded move: the path to the slot leaves the reach of iiwa7 at sample (\d+) "
-                  r"of 80, .*: closest ([\d.]+) mm and ([\d.]+)° away", str(e.value))
+                  r"of 80, .*: closest ([\d.]+) mm and ([\d.]+)° away \((\d+) more solves", str(e.value))
     assert m, str(e.value)
     k = int(m.group(1)) - 1
     slot, _ = place_posture(cell, cell.slots[0])
-    ref = track_path(cell.robot, cartesian_path(cell, slot).poses[:k + 1], pick_posture(cell), TCP_FRAME,
-                     rot_weight=cell.rot_weight, predict=True, penalty=True)
+    poses = cartesian_path(cell, slot).poses
+    ref = track_path(cell.robot, poses[:k + 1], pick_posture(cell), TCP_FRAME, rot_weight=cell.rot_weight,
+                     predict=True, penalty=True)
     assert ref.success[:k].all() and not ref.success[k]
-    assert float(m.group(2)) == pytest.approx(1e3 * ref.pos_err[k], abs=0.051)
-    assert float(m.group(3)) == pytest.approx(np.degrees(ref.rot_err[k]), abs=0.0051)
+    L2 = cell.rot_weight ** 2
+    said = (float(m.group(2)) * 1e-3) ** 2 + L2 * np.radians(float(m.group(3))) ** 2
+    tracked = ref.pos_err[k] ** 2 + L2 * ref.rot_err[k] ** 2
+    r = cell.robot
+    cost = lambda q: float(np.dot(e := pose_error(r, q, poses[k], TCP_FRAME), (1.0, L2) * np.asarray(e)))  # noqa: E731
+    rng = np.random.default_rng(3)
+    starts = [ref.q[k - 1]] + list(rng.uniform(r.q_min, r.q_max, size=(11, r.n)))
+    best = min(minimize(cost, q0, bounds=list(zip(r.q_min, r.q_max)), method="L-BFGS-B").fun for q0 in starts)
+    assert said <= tracked * (1 + 1e-3) + 1e-10
+    assert best * (1 - 1e-3) - 1e-10 <= said <= 1.05 * best, (said, best, tracked)
+
+
+def test_a_sample_the_tracking_missed_but_another_posture_reaches_is_said_so():
+    """Where the tracking stops at a pose that other starts reach (a joint limit or a singularity between the
+    samples' posture and the one that reaches it), the message says the path cannot be followed there rather
+    than naming a distance out of reach. (A tracked path of the default cell, its sample 30 marked missed.)"""
+    import dataclasses
+    from scenarios.palletizing import TCP_FRAME, cartesian_path, load_cell, pick_posture
+    from scenarios.palletizing.moves import _left_reach, place_posture
+    cell = load_cell()
+    slot, _ = place_posture(cell, cell.slots[0])
+    cart = cartesian_path(cell, slot)
+    tr = track_path(cell.robot, cart.poses, pick_posture(cell), TCP_FRAME, rot_weight=cell.rot_weight,
+                    predict=True, penalty=True)
+    assert tr.all_success
+    missed = dataclasses.replace(tr, success=np.arange(tr.success.size) != 29)
+    msg = str(_left_reach(cell, slot, cart, missed))
+    assert re.fullmatch(r".*default_cell.toml: pattern: box 1 \(L1R1C1\), loaded move: the path to the slot cannot "
+                        r"be followed by iiwa7 past sample 29 of \d+: the pose \(.*\) m, yaw .*° is reached only in "
+                        r"another posture \(a joint limit or a singularity on the way\); move the pallet or the pick",
+                        msg), msg

@@ -170,10 +170,27 @@ def move_geometries(cell: Cell, slots) -> list[MoveGeometry]:
     out = []
     for slot, cart, tr in zip(slots, carts, tracks):
         if not tr.all_success:
-            k = int(np.flatnonzero(~tr.success)[0])
-            raise IKFailure(f"{cell.source}: pattern: box {slot.index + 1} ({slot.label}), loaded move: the path to "
-                            f"the slot leaves the reach of {cell.robot_name} at sample {k + 1} of {len(tr.success)}, "
-                            f"the pose {_pose_text(cart.poses[k])}: closest {1e3 * tr.pos_err[k]:.1f} mm and "
-                            f"{math.degrees(tr.rot_err[k]):.2f}° away; move the pallet or the pick closer")
+            raise _left_reach(cell, slot, cart, tr)
         out.append(MoveGeometry(slot, cart, tr.q, dt, tr.total_sweeps, int(tr.newton_steps.sum()), tr.polished))
     return out
+
+
+def _left_reach(cell: Cell, slot, cart, tr) -> IKFailure:
+    """The first sample of a tracked path not reached, and how close the robot comes to its pose: the tracking's
+    own attempt starts from the previous samples extrapolated (`predict`), which past the reach can cross a
+    singularity into a far posture (a UR5e line out of reach: 78.8 mm and 90° where 6.5 mm is possible), so
+    the pose is also solved from the previous sample's posture, the home posture and random starts
+    (`_solve_pose`) and the nearer attempt (least √h, eq. 10) is named."""
+    k = int(np.flatnonzero(~tr.success)[0])
+    ms = _solve_pose(cell, [cart.poses[k]], tr.q[k - 1] if k else pick_posture(cell))
+    L2 = float(cell.rot_weight) ** 2
+    pe, re = min((tr.pos_err[k], tr.rot_err[k]), (ms.closest.pos_err, ms.closest.rot_err),
+                 key=lambda e: e[0] ** 2 + L2 * e[1] ** 2)
+    where = (f"{cell.source}: pattern: box {slot.index + 1} ({slot.label}), loaded move: the path to the slot")
+    if ms.success:                 # reachable, but not continuously from the samples before it
+        return IKFailure(f"{where} cannot be followed by {cell.robot_name} past sample {k} of {len(tr.success)}: "
+                         f"the pose {_pose_text(cart.poses[k])} is reached only in another posture (a joint "
+                         f"limit or a singularity on the way); move the pallet or the pick")
+    return IKFailure(f"{where} leaves the reach of {cell.robot_name} at sample {k + 1} of {len(tr.success)}, the "
+                     f"pose {_pose_text(cart.poses[k])}: closest {1e3 * pe:.1f} mm and {math.degrees(re):.2f}° away "
+                     f"({ms.attempts} more solves from other starts); move the pallet or the pick closer")
