@@ -225,3 +225,27 @@ def test_study_audit_draws_the_audits_paths_and_refuses_an_existing_json(tmp_pat
     err = capsys.readouterr().err
     assert "exists; not overwritten" in err and len(err.strip().splitlines()) == 1
     assert existing.read_text() == "mine\n" and os.listdir(tmp_path) == ["rows.json"]
+
+
+def test_study_polylines_draws_straight_runs_whose_vertices_are_corners():
+    """`benchmarks.study_polylines`: each draw is the same for its seed, its samples lie on straight segments
+    between 3–6 vertices inside the middle half of every joint range, and every vertex that turns by more
+    than 45° (not back) is one of the planner's corners."""
+    import numpy as np
+    from benchmarks.cases import robot
+    from benchmarks.study_polylines import DRAWS, polyline
+    from toppra_app import JointPath
+    from toppra_app.planning.grid import STOP_ANGLE, TURN_ANGLE, corners
+    r = robot("iiwa7")
+    for base, pers in DRAWS:
+        for seed in (base, base + 1):
+            nv, per, W = polyline(r, seed, pers)
+            assert np.array_equal(W, polyline(r, seed, pers)[2]) and 3 <= nv <= 6 and per in pers
+            assert W.shape == ((nv - 1) * per + 1, r.n)
+            mid, span = 0.5 * (r.q_min + r.q_max), r.q_max - r.q_min
+            assert (np.abs(W - mid) <= 0.25 * span + 1e-12).all()
+            V = W[::per]
+            d = np.diff(V, axis=0)
+            cos = np.einsum("ij,ij->i", d[:-1], d[1:]) / np.linalg.norm(d[:-1], axis=1) / np.linalg.norm(d[1:], axis=1)
+            turning = int(np.sum((cos < np.cos(TURN_ANGLE)) & (cos >= np.cos(STOP_ANGLE))))
+            assert len(corners(JointPath.from_waypoints(W))) == turning

@@ -27,7 +27,7 @@ from ..socp import stations as st
 from ..trajectory import TimeLaw
 from ..samples import SubSamples, flip_joints
 from . import diagnose, refine
-from .grid import (COARSE_INTERVALS, PROFILE_SHARE, default_grid, dense, filled, intervals_for, linearised,
+from .grid import (COARSE_INTERVALS, PROFILE_SHARE, corners, default_grid, dense, filled, intervals_for, linearised,
                    rest_to_rest_law, split_grid, takes_knots, time_grid, with_knots)
 from .layers import FLIP_LAYER_SHARE, FLIP_LAYERS, end_layers, flip_layers, on_coulomb_flips, rest_layers, riding_flips
 from .options import REFINE_MAX_INTERVALS, REFINE_SHARE
@@ -204,7 +204,8 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
         theta = coarse
     else:
         share = PROFILE_SHARE if dense_linear else 0.0    # (plain θ̈-linear plans: `grid.time_grid`)
-        place = (lambda k: time_grid(law, k, profile_share=share)) if law is not None \
+        windows = corners(path) if dense_linear else ()       # (θ̈-linear default grids: `grid.corners`)
+        place = (lambda k: time_grid(law, k, profile_share=share, windows=windows)) if law is not None \
             else (lambda k: default_grid(path, k))
         knots = takes_knots(len(path.knots) - 2, grid_spec)
         placed = (lambda k: with_knots(place, path.knots, k)) if knots else place
