@@ -183,12 +183,12 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
 
     rp = Reader(source, table(source, doc, "pick"), "pick")
     rp.check_keys(SCHEMA["pick"])
-    pick = tool_down_pose(rp.vector("position", 3), math.radians(rp.number("yaw_deg", 0.0)))
+    pick = tool_down_pose(rp.vector("position", 3), math.radians(rp.number("yaw_deg", 0.0, lo=-360.0, hi=360.0)))
 
     rl = Reader(source, table(source, doc, "pallet"), "pallet")
     rl.check_keys(SCHEMA["pallet"])
     pallet_pose = np.eye(4)
-    pallet_pose[:3, :3] = rot_z(math.radians(rl.number("yaw_deg", 0.0)))
+    pallet_pose[:3, :3] = rot_z(math.radians(rl.number("yaw_deg", 0.0, lo=-360.0, hi=360.0)))
     pallet_pose[:3, 3] = rl.vector("position", 3)
     pallet_size = rl.vector("size", 2, positive=True)
 
