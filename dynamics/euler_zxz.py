@@ -203,7 +203,10 @@ def to_robot_model(model: EulerModel, *, inertials=None, exclude=(), frames=None
 
     ``inertials``: link name → (mass, centre of mass P′ in the link's local coordinates, inertia about
     it in local axes); without it the model is kinematics-only (zero masses). ``frames``: frame name →
-    (link, point name). Joint i of the result is the i-th moving link (recursion order)."""
+    (link, point name), a point fixed on that link: the connection point D′ of a prismatic child stays where
+    it is on the parent, while `euler_points` reports it as B′ = D′ + d v′ (eq. 1), where the child hangs —
+    for that point name the frame on the child's "A" instead. Joint i of the result is the i-th moving link
+    (recursion order)."""
     inertials = dict(inertials or {})
     excluded = set(exclude)
     body_of = {}                       # link -> (body index or −1, 4×4 link frame in that body)
