@@ -21,6 +21,7 @@ import numpy as np
 from .errors import InputError
 
 FORMATS = ("csv", "ros2-yaml", "ros2-json")
+FILE_NAMES = {"csv": "trajectory.csv", "ros2-yaml": "joint_trajectory.yaml", "ros2-json": "joint_trajectory.json"}
 
 
 def _duration(t: float) -> dict:
@@ -83,8 +84,8 @@ def export_text(plan, fmt: str, dt: float = 1e-3, sample=None) -> tuple[str, str
     sample = plan.sample(dt) if sample is None else sample
     names = list(plan.robot.joint_names)
     if fmt == "csv":
-        return "trajectory.csv", trajectory_csv(sample, names)
+        return FILE_NAMES[fmt], trajectory_csv(sample, names)
     message = joint_trajectory(sample, names)
     if fmt == "ros2-json":
-        return "joint_trajectory.json", json.dumps(message) + "\n"
-    return "joint_trajectory.yaml", joint_trajectory_yaml(message)
+        return FILE_NAMES[fmt], json.dumps(message) + "\n"
+    return FILE_NAMES[fmt], joint_trajectory_yaml(message)

@@ -109,17 +109,25 @@ def _short(out) -> str:
     return text if len(text) <= 80 else text[:60] + "…"
 
 
-def check_output(out, inputs=(), force: bool = False, flag: str = "--out") -> Target:
-    """Validate the output directory before any work; `OutputError` (one line) when it cannot be used."""
+def check_output(out, inputs=(), force: bool = False, flag: str = "--out", writes=()) -> Target:
+    """Validate the output directory before any work; `OutputError` (one line) when it cannot be used —
+    also, with --force into a directory with files of the user's, when one of them has the name of a file the
+    run will write (`writes`: those known before it plans; the rest are refused when the run ends)."""
     if out is None or str(out).strip() == "":
         raise OutputError(f"{flag}: empty path; give a directory name, e.g. {flag} results")
     if "\0" in str(out):
         raise OutputError(f"{flag} {out!r}: contains a NUL character")
     check_path_length(out, flag)
     try:
-        return _check_output(out, inputs, force, flag)
+        target = _check_output(out, inputs, force, flag)
     except OSError as exc:                              # anything else the file system refuses: one line
         raise OutputError(f"{flag} {_short(out)}: cannot be used ({exc.strerror or exc})") from None
+    clash = sorted(f for f in writes if target.mode == "merge" and f not in target.ours and
+                   os.path.lexists(target.path / f))
+    if clash:
+        raise OutputError(f"{flag} {out}: refused to overwrite {', '.join(clash[:3])} (not written by this tool); "
+                          f"choose a new directory")
+    return target
 
 
 def _check_output(out, inputs, force: bool, flag: str) -> Target:
@@ -247,7 +255,7 @@ def atomic_directory(out, inputs=(), force: bool = False, target: Target | None 
         files = _files(tmp)
         now = check_output(path, inputs, force)          # what is there now (another run may have written)
         if now.mode == "merge":
-            clash = sorted(f for f in files if (path / f).exists() and f not in now.ours)
+            clash = sorted(f for f in files if os.path.lexists(path / f) and f not in now.ours)
             if clash:
                 raise OutputError(f"--out {path}: refused to overwrite {', '.join(clash[:3])} (not written by this "
                                   f"tool); choose a new directory")

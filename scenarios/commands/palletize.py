@@ -62,7 +62,8 @@ def run(args) -> int:
     check_dt(args.dt)
     t0 = time.perf_counter()
     inputs = [args.cell] if args.cell else []
-    target = check_output(args.out, inputs, args.force)      # before any work: a bad --out fails at once
+    target = check_output(args.out, inputs, args.force,      # before any work: a bad --out fails at once
+                          writes=["summary.json"] + ([] if args.no_report else ["report.html"]))
     # a second process loads the cell and solves its IK while this one imports the planner, then checks
     # the moves for collisions, draws the figures and writes the CSVs while this one plans; the output is
     # written atomically (all or nothing), and nothing of a move but its plan is kept

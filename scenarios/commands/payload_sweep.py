@@ -62,7 +62,8 @@ def run(args) -> int:
 
     t0 = time.perf_counter()
     inputs = [args.cell] if args.cell else []
-    target = check_output(args.out, inputs, args.force)      # before any work: a bad --out fails at once
+    target = check_output(args.out, inputs, args.force,      # before any work: a bad --out fails at once
+                          writes=["summary.json", "sweep.csv"])
     cell = load_cell(args.cell)
     masses = _floats(args.masses, "--masses", 0.0, 1e6)
     offsets = _floats(args.offsets, "--offsets", -MAX_OFFSET, MAX_OFFSET)

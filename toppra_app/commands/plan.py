@@ -220,8 +220,10 @@ def run(args) -> int:
     from toppra_app.planner import TimeOptimalPlanner
     from toppra_app.planning.options import number
     inputs = [args.waypoints] + ([args.robot] if os.path.exists(args.robot) else [])
-    target = check_output(args.out, inputs, args.force)      # before any work: a bad --out fails at once
     formats = _formats(args.format)
+    from toppra_app.export import FILE_NAMES
+    writes = ["summary.json"] + [FILE_NAMES[f] for f in formats] + ([] if args.no_report else ["report.html"])
+    target = check_output(args.out, inputs, args.force, writes=writes)   # before any work: a bad --out fails at once
     vs, accs = _scaling(args.velocity_scaling, "--velocity-scaling"), _scaling(args.acceleration_scaling,
                                                                                  "--acceleration-scaling")
     locks = parse_locks(args.lock)
