@@ -292,3 +292,20 @@ def test_tool_speed_peak_between_sub_samples_is_checked():
     assert speed.max() <= v_max * TOL, speed.max() / v_max
     assert fd.max() <= v_max * TOL
     assert plan.worst["tool_speed"].ratio >= speed.max() / v_max - 1e-4       # the check sees the peak
+
+
+@pytest.mark.parametrize("kw, field", [(dict(tool_speed_max="0.5"), "tool_speed_max"),
+                                       (dict(collision_energy_max="1.0"), "collision_energy_max"),
+                                       (dict(collision_energy_max=1.0, contact_mass="0.6"), "contact_mass"),
+                                       (dict(tool_speed_max=1.0, cartesian_frame=np.array([1.0, 2.0])), "cartesian_frame"),
+                                       (dict(tool_speed_max=1.0, cartesian_frame=True), "cartesian_frame")])
+def test_non_numbers_and_non_names_are_refused_naming_the_option(kw, field):
+    """Text was read as a number ('0.5' planned), an array frame was numpy's truth-value ValueError."""
+    with pytest.raises(InputError, match=f"^{field}: expected"):
+        TimeOptimalPlanner(robot(), path(), **kw)
+
+
+def test_huge_tool_speed_limit_is_inactive():
+    """1e200 m/s was an OverflowError (v_max² in Python floats), not a plan."""
+    plan = TimeOptimalPlanner(robot(), path(), tool_speed_max=1e200).plan()
+    assert plan.duration == pytest.approx(plain().duration, rel=1e-6)

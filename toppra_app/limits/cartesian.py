@@ -56,8 +56,8 @@ from ..errors import short_repr
 
 
 def _positive(value, field: str) -> float:
-    """A finite number > 0, or an `InputError` naming the field."""
-    if isinstance(value, bool):
+    """A finite number > 0, or an `InputError` naming the field (text is not a number: as `sd_start`)."""
+    if isinstance(value, (bool, str, bytes)):
         raise InputError(f"{field}: expected a number, got {short_repr(value)}")
     try:
         v = float(value)
@@ -185,7 +185,7 @@ class CartesianSpeedLimit(_FrameRowLimit):
 
     def coefficient(self, robot, q, dq):
         p = frame_velocity_direction(robot, q, dq, self.frame)
-        return np.einsum("...i,...i->...", p, p) / self.v_max ** 2
+        return np.einsum("...i,...i->...", p, p) / self.v_max / self.v_max     # (v_max² overflows above 1e154)
 
     def limit_scale(self, s):
         return np.asarray(s) ** 2
@@ -230,6 +230,8 @@ def cartesian_limits(robot, tool_speed_max=None, collision_energy_max=None, fram
                      contact_mass=None) -> list[Limit]:
     """The limits for the planner's keyword options (validated with the options' names)."""
     if frame is not None:
+        if not isinstance(frame, str):
+            raise InputError(f"cartesian_frame: expected a frame name (or None for the tool frame), got {short_repr(frame)}")
         try:
             robot.frame(frame)
         except (ModelError, TypeError) as exc:
