@@ -265,3 +265,47 @@ def test_cell_limits_rejected(tmp_path, block, field):
     f.write_text(_cell_text(block))
     with pytest.raises(InputError, match=re.escape(f"cell.toml: {field}")):
         load_cell(f, check_reach=False)
+
+
+# ------------------------------------------------------------------------------ peaks between sub-samples
+# a random Panda path (8 waypoints over 20-80 % of the joint ranges) whose tool speed peaks between two of the
+# check's sub-samples: the check said 1.00073, Pinocchio 1.00114 on the 1 ms samples
+PANDA_PEAK = np.array([
+    [1.2533250516819137, 0.21220404386448455, -0.5100008285457664, -2.0878659185457886, 0.5190719361306173, 1.6396721151663673, 1.1016230852231201],
+    [-1.1641483748191679, 0.8949182052953977, 0.9184550636657058, -1.0542692339850133, 0.1422234960245401, 2.2889656610707263, -1.0148135307184667],
+    [0.09838898791930051, 0.24363109780208836, -0.42499531233278454, -1.4864768159046302, 1.4415870709004799, 1.6743655878076111, -0.6688350155659113],
+    [-0.2075796202643252, 0.815669310394306, -1.2410364613766953, -1.6834923484359807, 0.6547918617587536, 1.403274831101782, 0.04245011662912157],
+    [1.3707921932883873, -0.39521353964475914, -0.1881129637524901, -2.364706671246444, 0.4661355654963928, 0.9844410915723673, -1.3364341225958893],
+    [0.4840277816067209, 0.12600908431561386, 0.9730667387553482, -2.088841907641203, -1.6533515158399403, 2.670448907798932, 1.1517191759731547],
+    [-0.3892507891695365, -0.6963506812340505, 0.5199144487342924, -1.4924779741243672, 0.06542061724426906, 0.9087292355542582, -1.2892852092898373],
+    [-0.5425899851172904, -0.3203857149172764, 1.2449110571314415, -2.2570066239960394, 0.957221829329058, 1.057131494063302, 0.23862606316252055]])
+
+
+def test_tool_speed_peak_between_sub_samples_is_checked():
+    panda = load_robot("panda")
+    v_max = 0.34492241373889165
+    plan = TimeOptimalPlanner(panda, JointPath.from_waypoints(PANDA_PEAK), tool_speed_max=v_max).plan()
+    smp = plan.sample(1e-3)
+    speed, _ = pin_tool_quantities(panda, smp)
+    pos = dynamics.frame_pose(panda, smp.q)[:, :3, 3]                              # and finite differences
+    fd = np.linalg.norm(np.diff(pos, axis=0), axis=1) / np.diff(smp.t)
+    assert speed.max() <= v_max * TOL, speed.max() / v_max
+    assert fd.max() <= v_max * TOL
+    assert plan.worst["tool_speed"].ratio >= speed.max() / v_max - 1e-4       # the check sees the peak
+
+
+@pytest.mark.parametrize("kw, field", [(dict(tool_speed_max="0.5"), "tool_speed_max"),
+                                       (dict(collision_energy_max="1.0"), "collision_energy_max"),
+                                       (dict(collision_energy_max=1.0, contact_mass="0.6"), "contact_mass"),
+                                       (dict(tool_speed_max=1.0, cartesian_frame=np.array([1.0, 2.0])), "cartesian_frame"),
+                                       (dict(tool_speed_max=1.0, cartesian_frame=True), "cartesian_frame")])
+def test_non_numbers_and_non_names_are_refused_naming_the_option(kw, field):
+    """Text was read as a number ('0.5' planned), an array frame was numpy's truth-value ValueError."""
+    with pytest.raises(InputError, match=f"^{field}: expected"):
+        TimeOptimalPlanner(robot(), path(), **kw)
+
+
+def test_huge_tool_speed_limit_is_inactive():
+    """1e200 m/s was an OverflowError (v_max² in Python floats), not a plan."""
+    plan = TimeOptimalPlanner(robot(), path(), tool_speed_max=1e200).plan()
+    assert plan.duration == pytest.approx(plain().duration, rel=1e-6)

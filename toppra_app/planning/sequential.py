@@ -20,6 +20,7 @@ from ..limits.joint import BoundaryVelocity
 from ..limits.rows import PathData, tangent_point
 from ..errors import InfeasiblePathError
 from ..socp.general import GeneralProblem, bindable_rows
+from ..socp.scaling import path_scale, scaled_blocks, scaled_columns, scaled_energy
 from ..socp.solvers import solve_with_chain
 from ..trajectory import TimeLaw, sample_trajectory
 from ..verify import check_time_law
@@ -47,10 +48,12 @@ def grid_blocks(planner, data, b_ref, scales):
     return [blk for blk in (lim.rows(data, b_ref=b_ref, scales=scales) for lim in limits) if blk is not None]
 
 
-def _solve_and_check(planner, robot, problem, values, timings):
+def _solve_and_check(planner, robot, problem, values, timings, b_unit: float = 1.0):
     """Solve `problem`, build the exact time law and check it between grid points; updates `timings`.
+    `b_unit`: θ̇² per unit of the problem's b (L² B̄ for a problem in normalised variables, `socp.scaling`).
     Returns (status, solver name, law, check, {kind: exceeded (N, n)}, number of exceeded entries)."""
     status, b, solver, wall, compile_s = _solve(problem, values, planner.solver)
+    b = b if b is None else b * b_unit
     timings["solve"] += wall - compile_s
     timings["compile"] += compile_s
     law = _law(planner.theta, b, values)
@@ -102,16 +105,21 @@ def plan_sequential(planner, robot, law, check, status, solver_used, sd_start, s
 
 
 def plan_energy(planner, robot, plan, timings):
-    """The energy-weighted plan on the grid of the time-optimal `plan` (same robot and boundary speeds)."""
+    """The energy-weighted plan on the grid of the time-optimal `plan` (same robot and boundary speeds),
+    solved in normalised variables (`socp.scaling`, scale: the time-optimal plan's largest θ̇²)."""
     theta = planner.theta
     data, b_ref, energy = _setup(planner, robot, plan)
+    L, Bbar = path_scale(theta, plan.law.b)
+    sigma, energy = (theta - theta[0]) / L, scaled_energy(energy, L, Bbar)
     values = BoundaryVelocity(plan.sd_start, plan.sd_end).values()
     scales, refinements, solves = None, [], 0
     for _ in range(planner.max_rounds + 1):
         t0 = time.perf_counter()
-        problem = GeneralProblem(theta, grid_blocks(planner, data, b_ref, scales), "interpolation", energy=energy)
+        problem = GeneralProblem(sigma, scaled_blocks(grid_blocks(planner, data, b_ref, scales), L, Bbar),
+                                 "interpolation", energy=energy)
         timings["build"] += time.perf_counter() - t0
-        status, solver, law, check, over, n_over = _solve_and_check(planner, robot, problem, values, timings)
+        status, solver, law, check, over, n_over = _solve_and_check(planner, robot, problem, values, timings,
+                                                                    b_unit=L * L * Bbar)
         solves += 1
         if n_over == 0:
             break
@@ -126,6 +134,8 @@ def plan_rates(planner, robot, plan, timings):
     rates, theta = planner.rates, planner.theta
     rates.check_path(robot, planner.path, theta)
     data, b_ref_visc, energy = _setup(planner, robot, plan)
+    L, Bbar = path_scale(theta, plan.law.b)                     # normalised variables (`socp.scaling`)
+    sigma, energy, unit = (theta - theta[0]) / L, scaled_energy(energy, L, Bbar), L * L * Bbar
     t0 = time.perf_counter()
     coeffs = rates.coefficients(robot, planner.path, theta)
     timings["coefficients"] += time.perf_counter() - t0
@@ -140,12 +150,14 @@ def plan_rates(planner, robot, plan, timings):
         t0 = time.perf_counter()
         b_ref = np.maximum(law.b, 0.0)
         visc = None if b_ref_visc is None else tangent_point(b_ref)
-        G, lo, hi = bindable_rows(*rates.rows(coeffs, theta, b_ref, rscales, 2 * P + 2 * (P - 1), rest_start,
-                                              rest_end), 10.0 * max(b_ref.max(), np.abs(law.sdd_grid).max(), 1.0))
-        problem = GeneralProblem(theta, grid_blocks(planner, data, visc, scales), "interpolation", energy=energy,
-                                 extra_rows=(G, lo, hi))
+        G, lo, hi = rates.rows(coeffs, theta, b_ref, rscales, 2 * P + 2 * (P - 1), rest_start, rest_end)
+        G, lo, hi = bindable_rows(scaled_columns(G, P, L, Bbar), lo, hi,
+                                  10.0 * max(b_ref.max() / unit, np.abs(law.sdd_grid).max() / (L * Bbar), 1.0))
+        problem = GeneralProblem(sigma, scaled_blocks(grid_blocks(planner, data, visc, scales), L, Bbar),
+                                 "interpolation", energy=energy, extra_rows=(G, lo, hi))
         timings["build"] += time.perf_counter() - t0
-        status, solver, law, check, over, n_over = _solve_and_check(planner, robot, problem, values, timings)
+        status, solver, law, check, over, n_over = _solve_and_check(planner, robot, problem, values, timings,
+                                                                    b_unit=unit)
         solves += 1
         t0 = time.perf_counter()
         sample = sample_trajectory(robot, planner.path, law, rates.dt_c)
