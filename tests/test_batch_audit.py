@@ -39,3 +39,30 @@ def test_a_second_batch_into_the_same_directory_is_refused(tmp_path, capsys):
     with open(out / "moves.csv", newline="") as fh:
         assert list(csv.DictReader(fh)) == []
     assert main(["batch", str(manifest), "--out", str(out), "--serial", "--no-report"]) == 0   # then it resumes
+
+
+def test_ctrl_c_while_the_local_workers_start_stops_the_batch(tmp_path):
+    """Ctrl-C was ignored while the local cluster started (the first 2-5 s of a run on this machine): the batch
+    ran on to its end (15 s for 32 moves). Now it stops there: one line, code 130, nothing planned, no worker
+    left."""
+    pytest.importorskip("dask.distributed")
+    psutil = pytest.importorskip("psutil")
+    m = tmp_path / "m.toml"
+    m.write_text('[batch]\ncells = ["default"]\nboxes = [1, 2]\n')
+    out = tmp_path / "out"
+    p = subprocess.Popen([sys.executable, "-m", "toppra_app.cli", "batch", str(m), "--out", str(out), "--jobs", "1"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    me = psutil.Process(p.pid)
+    deadline = time.time() + 60
+    while time.time() < deadline and p.poll() is None and not any(      # the workers are starting
+            "spawn_main" in " ".join(c.cmdline()) for c in me.children()):
+        time.sleep(0.02)
+    assert p.poll() is None, p.communicate()
+    kids = me.children(recursive=True)
+    os.kill(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert not (out / "moves.csv").exists() or len((out / "moves.csv").read_text().splitlines()) <= 1
+    psutil.wait_procs(kids, timeout=10)
+    assert not [k for k in kids if k.is_running() and k.status() != psutil.STATUS_ZOMBIE]

@@ -103,13 +103,84 @@ def dask_client(jobs: int | None, scheduler: str | None):
     import logging
     n = jobs or os.cpu_count() or 1
     # the worker processes start with Ctrl-C ignored (they inherit it): Ctrl-C reaches the whole process group,
-    # and each worker printed its traceback (90-100 lines after ours); this process stops them when it unwinds
+    # and each worker printed its traceback (90-100 lines after ours); this process stops them when it unwinds.
+    # Ignored only until they are spawned (~0.1 s); while they import and register (1-3 s here) a Ctrl-C is kept
+    # and acted on once they are up (ignored, it was lost and the batch ran on to its end; raised inside Dask's
+    # start-up, it ended in a traceback)
     import dask
     scratch = scratch_directory()
-    with ctrl_c_held(), dask.config.set({"temporary-directory": scratch}):
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=logging.ERROR, local_directory=scratch)
-    return Client(cluster), cluster
+    with dask.config.set({"temporary-directory": scratch}):
+        with ctrl_c_held():
+            cluster = LocalCluster(n_workers=0, threads_per_worker=1, processes=True, dashboard_address=None,
+                                   silence_logs=logging.ERROR, local_directory=scratch)
+            before = _spawned()
+            cluster.scale(n)
+            _until_spawned(before, n)
+        with signals_deferred() as received:
+            client = Client(cluster)
+            failed = _until_running(client, cluster, n)
+    if failed:
+        with ctrl_c_held():
+            client.close()
+            cluster.close()
+        raise InputError(f"batch: {failed} of the {n} local Dask workers did not start (their error is above)")
+    if received:
+        with ctrl_c_held():
+            client.close()
+            cluster.close()
+        interrupt.handle(received[0], None)           # KeyboardInterrupt (Terminated for SIGTERM, SIGHUP)
+    return client, cluster
+
+
+def _until_running(client, cluster, n: int) -> int:
+    """Wait until `n` workers have registered (as LocalCluster(n_workers=n) does); the number that failed to start
+    instead (a worker that fails is closed by its nanny)."""
+    from distributed.core import Status
+    while True:
+        try:
+            client.wait_for_workers(n, timeout=0.2)
+            return 0
+        except TimeoutError:
+            failed = sum(w.status in (Status.closing, Status.closed, Status.failed) for w in cluster.workers.values())
+            if failed:
+                return failed
+
+
+@contextlib.contextmanager
+def signals_deferred():
+    """SIGINT, SIGTERM and SIGHUP recorded, not raised, inside (main thread only): the list of those received."""
+    received = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+    sigs = [s for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+            if signal.getsignal(s) not in (signal.SIG_IGN, None)]
+    previous = {s: signal.signal(s, lambda signum, frame: received.append(signum)) for s in sigs}
+    try:
+        yield received
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _spawned() -> set:
+    """Process ids of this process's children spawned by multiprocessing (Dask's worker processes)."""
+    import psutil                                       # (a dependency of dask.distributed)
+    pids = set()
+    for c in psutil.Process().children():
+        try:
+            if "spawn_main" in " ".join(c.cmdline()):
+                pids.add(c.pid)
+        except psutil.Error:                            # a child gone while we looked
+            pass
+    return pids
+
+
+def _until_spawned(before: set, n: int, timeout: float = 60.0) -> None:
+    """Wait until this process has spawned `n` worker processes more than `before`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and len(_spawned() - before) < n:
+        time.sleep(0.01)
 
 
 @contextlib.contextmanager
