@@ -66,3 +66,56 @@ def test_ctrl_c_while_the_local_workers_start_stops_the_batch(tmp_path):
     assert not (out / "moves.csv").exists() or len((out / "moves.csv").read_text().splitlines()) <= 1
     psutil.wait_procs(kids, timeout=10)
     assert not [k for k in kids if k.is_running() and k.status() != psutil.STATUS_ZOMBIE]
+
+
+def _server(answer: bytes | None):
+    """A TCP port on 127.0.0.1 that accepts and then says `answer` (None: says nothing, as a web server waiting
+    for its request does); its address."""
+    srv = socket.create_server(("127.0.0.1", 0))
+    conns = []
+
+    def serve():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            conns.append(c)
+            if answer is not None:
+                c.sendall(answer)
+    threading.Thread(target=serve, daemon=True).start()
+    return srv, f"tcp://127.0.0.1:{srv.getsockname()[1]}"
+
+
+@pytest.mark.parametrize("answer, why", [
+    (None, "no Dask scheduler answered within"),                       # a dashboard's port: hung for good
+    (b"HTTP/1.1 400 Bad Request\r\n\r\n" * 4, "cannot connect"),      # ended as "out of memory"
+])
+def test_a_scheduler_address_where_no_dask_scheduler_answers_is_one_line(tmp_path, capsys, answer, why):
+    pytest.importorskip("dask.distributed")
+    srv, address = _server(answer)
+    result = []
+    try:
+        t0 = time.perf_counter()
+        run = threading.Thread(target=lambda: result.append(
+            main(["batch", "default", "--out", str(tmp_path / "o"), "--scheduler", address])), daemon=True)
+        run.start()
+        run.join(30)
+        assert not run.is_alive(), "the batch hung on a port where no Dask scheduler answers"
+        assert time.perf_counter() - t0 < 15
+    finally:
+        srv.close()
+    assert result == [2]
+    err = capsys.readouterr().err.strip()
+    assert f"--scheduler {address}: {why}" in err and "\n" not in err and "memory" not in err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("address, why", [("", "--scheduler: empty"),                  # planned on a local cluster
+                                          ("tls://127.0.0.1:9", "cannot connect")])    # a traceback
+def test_empty_or_unusable_scheduler_addresses_are_one_line(tmp_path, capsys, address, why):
+    pytest.importorskip("dask.distributed")
+    assert main(["batch", "default", "--out", str(tmp_path / "o"), "--scheduler", address]) == 2
+    err = capsys.readouterr().err.strip()
+    assert why in err and "\n" not in err
+    assert not (tmp_path / "o").exists()

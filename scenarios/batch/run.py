@@ -95,7 +95,8 @@ def dask_client(jobs: int | None, scheduler: str | None):
     except ImportError:
         raise InputError("batch: Dask is not installed; install it with  pip install -e \".[cluster]\"  or run "
                          "with --serial") from None
-    if scheduler:
+    if scheduler is not None:
+        check_scheduler(scheduler)
         try:
             return Client(scheduler, timeout="10s"), None
         except (OSError, TimeoutError, ValueError) as exc:
@@ -130,6 +131,32 @@ def dask_client(jobs: int | None, scheduler: str | None):
             cluster.close()
         interrupt.handle(received[0], None)           # KeyboardInterrupt (Terminated for SIGTERM, SIGHUP)
     return client, cluster
+
+
+def check_scheduler(address: str, timeout: float = 8.0) -> None:
+    """One line unless a Dask scheduler answers at `address` within `timeout` seconds: Dask's own connect bounds
+    the connection, not the handshake, so a port that accepts and then waits (a scheduler's dashboard, 8787)
+    hung the batch for good, one that answers something else (a proxy, a web server) ended as "out of memory" (its
+    bytes read as a 3-EiB frame length), and a tls:// or ucx:// address in a traceback; an empty one ('' from an
+    unset variable) planned on a local cluster instead."""
+    import asyncio
+    from distributed.comm import connect
+    if not address.strip():
+        raise InputError("--scheduler: empty; give the scheduler's address, e.g. tcp://10.0.0.5:8786")
+
+    async def hello():
+        comm = await connect(address, timeout=timeout)
+        await comm.close()
+    try:
+        asyncio.run(asyncio.wait_for(hello(), timeout + 0.5))
+    except (asyncio.TimeoutError, TimeoutError):
+        raise InputError(f"--scheduler {address}: no Dask scheduler answered within {timeout:g} s (the scheduler's "
+                         f"port, 8786 by default, not its dashboard's?)") from None
+    except MemoryError:
+        raise InputError(f"--scheduler {address}: cannot connect (what answers there is not a Dask scheduler)") from None
+    except Exception as exc:                              # OSError, ValueError, TLS or UCX set-up errors
+        text = str(exc).strip().splitlines()
+        raise InputError(f"--scheduler {address}: cannot connect ({text[0] if text else type(exc).__name__})") from None
 
 
 def _until_running(client, cluster, n: int) -> int:
