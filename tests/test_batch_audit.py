@@ -119,3 +119,36 @@ def test_empty_or_unusable_scheduler_addresses_are_one_line(tmp_path, capsys, ad
     err = capsys.readouterr().err.strip()
     assert why in err and "\n" not in err
     assert not (tmp_path / "o").exists()
+
+
+def test_a_task_whose_workers_die_is_left_for_the_next_run(tmp_path, capsys, monkeypatch):
+    """A box whose workers all died (Dask's KilledWorker: a task that kills its worker, allowed-failures
+    exceeded) ended the whole batch in a 30-line traceback. Now the other boxes are planned, one line names the
+    lost box, exit 3, and the same command plans it."""
+    pytest.importorskip("dask.distributed")
+    import json
+    from distributed import Client
+    from distributed.scheduler import KilledWorker
+    import scenarios.batch.run as run
+    real = run.plan_box_task
+
+    def dying(cell_id, cell, box, *args):
+        if box == 1:
+            raise KilledWorker("box-x", type("W", (), {"address": "tcp://127.0.0.1:1"})(), 3)
+        return real(cell_id, cell, box, *args)
+    monkeypatch.setattr(run, "plan_box_task", dying)
+    monkeypatch.setattr(run, "dask_client", lambda jobs, scheduler: (
+        Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0"), None))
+    manifest = write_manifest(tmp_path, boxes="[1, 2]", masses="[2.0]")
+    out = tmp_path / "out"
+    assert main(["batch", str(manifest), "--out", str(out), "--jobs", "1", "--no-report"]) == 3
+    err = capsys.readouterr().err
+    lines = [x for x in err.strip().splitlines() if not x.startswith("batch: ")]
+    assert len(lines) == 1 and "1 box(es) not planned" in lines[0] and "default_cell~1 box 2: KilledWorker" in lines[0]
+    with open(out / "moves.csv", newline="") as fh:
+        assert sorted(int(r["move"]) for r in csv.DictReader(fh)) == [1, 2]
+    assert json.loads((out / "batch_summary.json").read_text())["run"]["lost"][0].startswith("default_cell~1 box 2: ")
+    monkeypatch.setattr(run, "plan_box_task", real)
+    assert main(["batch", str(manifest), "--out", str(out), "--serial", "--no-report"]) == 0
+    with open(out / "moves.csv", newline="") as fh:
+        assert sorted(int(r["move"]) for r in csv.DictReader(fh)) == [1, 2, 3, 4]

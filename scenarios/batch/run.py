@@ -258,23 +258,37 @@ def run_tasks(tasks, write, *, nominal: bool, dt: float, client=None, trajectori
     window = 3 * workers + 2                       # tasks in flight: memory flat in the batch size
     pending = iter(tasks)
     ac = as_completed()
+    of, lost = {}, []
 
     def submit(n):
         for t in pending:
-            ac.add(client.submit(plan_box_task, t.cell_id, t.cell, t.box, nominal, dt, trajectories, pure=False, retries=1,
-                                 key=f"box-{t.cell_id}-{t.box}-{os.getpid()}-{time.time_ns()}"))
+            future = client.submit(plan_box_task, t.cell_id, t.cell, t.box, nominal, dt, trajectories, pure=False,
+                                   retries=1, key=f"box-{t.cell_id}-{t.box}-{os.getpid()}-{time.time_ns()}")
+            of[future.key] = t
+            ac.add(future)
             n -= 1
             if n == 0:
                 break
 
     submit(window)
     for future in ac:
-        outcome = future.result()
+        t = of.pop(future.key)
+        try:
+            outcome = future.result()
+        except Exception as exc:                   # its workers died (KilledWorker), or Dask failed it: the batch
+            lost.append(f"{t.cell_id} box {t.box + 1}: {type(exc).__name__}: {_first_line(exc)}")   # goes on
+            outcome = None
         future.release()
-        write(outcome)
+        if outcome is not None:
+            write(outcome)
         interrupt.check()
         submit(1)
-    return dict(mode="dask", workers=workers, wall_s=time.perf_counter() - t0, warm_up_s=warm)
+    return dict(mode="dask", workers=workers, wall_s=time.perf_counter() - t0, warm_up_s=warm, lost=lost)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else ""
 
 
 def read_moves(moves_csv) -> list:
