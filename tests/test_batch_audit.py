@@ -152,3 +152,27 @@ def test_a_task_whose_workers_die_is_left_for_the_next_run(tmp_path, capsys, mon
     assert main(["batch", str(manifest), "--out", str(out), "--serial", "--no-report"]) == 0
     with open(out / "moves.csv", newline="") as fh:
         assert sorted(int(r["move"]) for r in csv.DictReader(fh)) == [1, 2, 3, 4]
+
+
+def test_a_worker_that_joins_after_the_warm_up_plans_without_helper_threads(monkeypatch):
+    """`client.run(warm_up)` reaches the workers there at the start only; a worker its nanny restarted after a
+    crash (or one that joined later) planned with the planner's helper thread: one thread more per core."""
+    pytest.importorskip("dask.distributed")
+    from distributed import Client
+    import scenarios.batch.run as run
+    import toppra_app.samples as samples
+    from scenarios.palletizing import DEFAULT_CELL, load_cell
+    seen = []
+    monkeypatch.setattr(samples, "seen_by_task", seen, raising=False)   # (the task may travel pickled by value)
+
+    def task(*args):
+        import toppra_app.samples as s
+        s.seen_by_task.append(s.PREFETCH)
+        return run.BoxOutcome("c", 0, [], {}, (), 0.0)
+    monkeypatch.setattr(run, "plan_box_task", task)
+    monkeypatch.setattr(samples, "PREFETCH", True)
+    with Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0") as client:
+        monkeypatch.setattr(client, "run", lambda *a, **k: {})            # as if the worker joined after it
+        cell = load_cell(DEFAULT_CELL)
+        run.run_tasks([run.Task("c", cell, 0)], lambda outcome: None, nominal=False, dt=1e-3, client=client)
+    assert seen == [False]

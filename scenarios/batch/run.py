@@ -241,6 +241,14 @@ def warm_up() -> None:
     importlib.import_module("toppra_app.samples").PREFETCH = False   # one process per core: no helper threads
 
 
+def _on_worker(*args) -> BoxOutcome:
+    """`plan_box_task` on a Dask worker, warmed up first: `client.run(warm_up)` reaches only the workers there at
+    the start, not one that joins later or that its nanny restarted after a crash (it planned with the helper
+    thread, one more thread per core)."""
+    warm_up()                                      # (once per worker; then ~1 µs)
+    return plan_box_task(*args)
+
+
 def run_tasks(tasks, write, *, nominal: bool, dt: float, client=None, trajectories: bool = True) -> dict:
     """Run `tasks` in this process (no `client`) or through a Dask `client`, calling `write(outcome)` in
     this process as each finishes; returns facts about the run."""
@@ -262,7 +270,7 @@ def run_tasks(tasks, write, *, nominal: bool, dt: float, client=None, trajectori
 
     def submit(n):
         for t in pending:
-            future = client.submit(plan_box_task, t.cell_id, t.cell, t.box, nominal, dt, trajectories, pure=False,
+            future = client.submit(_on_worker, t.cell_id, t.cell, t.box, nominal, dt, trajectories, pure=False,
                                    retries=1, key=f"box-{t.cell_id}-{t.box}-{os.getpid()}-{time.time_ns()}")
             of[future.key] = t
             ac.add(future)
