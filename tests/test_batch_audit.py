@@ -176,3 +176,25 @@ def test_a_worker_that_joins_after_the_warm_up_plans_without_helper_threads(monk
         cell = load_cell(DEFAULT_CELL)
         run.run_tasks([run.Task("c", cell, 0)], lambda outcome: None, nominal=False, dt=1e-3, client=client)
     assert seen == [False]
+
+
+def test_local_cluster_says_nothing_when_port_8787_is_taken(tmp_path, capsys):
+    """A Dask scheduler already on this machine (8787, its dashboard's port): every local batch warned in three
+    lines ("Port 8787 is already in use. / Perhaps you already have a cluster running? / Hosting the HTTP server
+    on port … instead")."""
+    pytest.importorskip("dask.distributed")
+    taken = socket.socket()
+    try:
+        taken.bind(("0.0.0.0", 8787))
+        taken.listen()
+    except OSError:
+        pass                                               # taken already
+    try:
+        m = tmp_path / "m.toml"
+        m.write_text('[batch]\ncells = ["default"]\nboxes = [1]\n')
+        assert main(["batch", str(m), "--out", str(tmp_path / "o"), "--jobs", "1", "--no-report",
+                     "--no-trajectories"]) == 0
+    finally:
+        taken.close()
+    err = capsys.readouterr().err
+    assert "8787" not in err and "warning" not in err, err

@@ -113,7 +113,10 @@ def dask_client(jobs: int | None, scheduler: str | None):
     with dask.config.set({"temporary-directory": scratch}):
         with ctrl_c_held():
             cluster = LocalCluster(n_workers=0, threads_per_worker=1, processes=True, dashboard_address=None,
-                                   silence_logs=logging.ERROR, local_directory=scratch)
+                                   silence_logs=logging.ERROR, local_directory=scratch,
+                                   # its HTTP server (health, metrics) on a free port: on 8787, taken by any other
+                                   # Dask scheduler here, it warned in three lines
+                                   scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
             before = _spawned()
             cluster.scale(n)
             _until_spawned(before, n)
