@@ -198,3 +198,16 @@ def test_local_cluster_says_nothing_when_port_8787_is_taken(tmp_path, capsys):
         taken.close()
     err = capsys.readouterr().err
     assert "8787" not in err and "warning" not in err, err
+
+
+def test_report_does_not_show_failed_cells_as_taking_no_time():
+    """The cells table of report.html showed "0.000" s and worst "0.0000" for a cell whose moves all failed, and
+    a partial sum as the total of one with some failed moves."""
+    from scenarios.report_html import batch_report
+    cells = {"ok": dict(moves=4, failed=0, total_time_s=4.0576, worst_ratio=1.0007, errors=[]),
+             "part": dict(moves=4, failed=2, total_time_s=2.0312, worst_ratio=1.0006, errors=["e"]),
+             "none": dict(moves=4, failed=4, total_time_s=0.0, worst_ratio=0.0, errors=["e"])}
+    run = dict(moves_planned=12, wall_s=1.0, workers=1, moves_per_s=12.0)
+    html = batch_report(dict(cells=cells, moves=12, failed=6, run=run), [])
+    assert "4.058" in html and "2.031 (2 of 4 moves)" in html and "— (none planned)" in html
+    assert "0.000<" not in html and "0.0000<" not in html
