@@ -139,7 +139,7 @@ def dask_client(jobs: int | None, scheduler: str | None):
 def check_scheduler(address: str, timeout: float = 8.0) -> None:
     """One line unless a Dask scheduler answers at `address` within `timeout` seconds: Dask's own connect bounds
     the connection, not the handshake, so a port that accepts and then waits (a scheduler's dashboard, 8787)
-    hung the batch for good, one that answers something else (a proxy, a web server) ended as "out of memory" (its
+    hung the batch (still waiting after 60 s), one that answers something else (a proxy, a web server) ended as "out of memory" (its
     bytes read as a 3-EiB frame length), and a tls:// or ucx:// address in a traceback; an empty one ('' from an
     unset variable) planned on a local cluster instead."""
     import asyncio
