@@ -211,3 +211,13 @@ def test_report_does_not_show_failed_cells_as_taking_no_time():
     html = batch_report(dict(cells=cells, moves=12, failed=6, run=run), [])
     assert "4.058" in html and "2.031 (2 of 4 moves)" in html and "— (none planned)" in html
     assert "0.000<" not in html and "0.0000<" not in html
+
+
+def test_the_animated_cell_names_its_axes_with_units():
+    """The 3-D view of report.html had bare x, y, z axes (the PNG drawings say [m])."""
+    from toppra_app.html_report import animation
+    for ranges in (None, [(0, 1), (-1, 1), (0, 2)]):
+        scene = animation([0.0, 0.1], lambda k: [], ranges=ranges)["layout"]["scene"]
+        assert [scene[a]["title"]["text"] for a in ("xaxis", "yaxis", "zaxis")] == ["x [m]", "y [m]", "z [m]"]
+        if ranges:
+            assert scene["zaxis"]["range"] == [0.0, 2.0] and scene["aspectmode"] == "data"
