@@ -287,7 +287,7 @@ def run_tasks(tasks, write, *, nominal: bool, dt: float, client=None, trajectori
         try:
             outcome = future.result()
         except Exception as exc:                   # its workers died (KilledWorker), or Dask failed it: the batch
-            lost.append(f"{t.cell_id} box {t.box + 1}: {type(exc).__name__}: {_first_line(exc)}")   # goes on
+            lost.append(f"{t.cell_id} box {t.box + 1}: {type(exc).__name__}: {_one_line(exc)}")   # goes on
             outcome = None
         future.release()
         if outcome is not None:
@@ -297,9 +297,10 @@ def run_tasks(tasks, write, *, nominal: bool, dt: float, client=None, trajectori
     return dict(mode="dask", workers=workers, wall_s=time.perf_counter() - t0, warm_up_s=warm, lost=lost)
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else ""
+def _one_line(exc: BaseException, limit: int = 300) -> str:
+    """The message on one bounded line (Dask's break mid-sentence: "… the task graph. This frequently")."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def read_moves(moves_csv) -> list:
