@@ -123,6 +123,17 @@ def pallet_report(report, move_sections, title: str | None = None, view: str | N
     return page(title or f"{report.cell.name}: palletizing report", sections + list(move_sections))
 
 
+def _totals(cell: dict) -> list:
+    """A cell's total time and worst ratio as the cells table shows them: those of the planned moves only when
+    some failed (a cell whose moves all failed read "0.000 s", as if it took no time)."""
+    planned = cell["moves"] - cell["failed"]
+    if planned == 0:
+        return ["— (none planned)", "—"]
+    total = f"{cell['total_time_s']:.3f}"
+    return [total if cell["failed"] == 0 else f"{total} ({planned} of {cell['moves']} moves)",
+            f"{cell['worst_ratio']:.4f}"]
+
+
 def batch_report(summary: dict, rows: list) -> str:
     """report.html of a batch: per cell (and its swept values) the moves, failures, total time and worst
     ratio, a chart of the cells' total times, and the failed moves with their errors."""
@@ -131,7 +142,7 @@ def batch_report(summary: dict, rows: list) -> str:
     swept = sorted({k for c in cells.values() for k in c.get("sweep", {})})
     head = ["cell", *swept, "moves", "failed", "total time s", "worst value / limit"]
     table = [[n, *[cells[n].get("sweep", {}).get(k, "") for k in swept], cells[n]["moves"], cells[n]["failed"],
-              f"{cells[n]['total_time_s']:.3f}", f"{cells[n]['worst_ratio']:.4f}"] for n in names]
+              *_totals(cells[n])] for n in names]
     chart = dict(data=[dict(type="bar", x=names, y=[cells[n]["total_time_s"] for n in names], name="total time",
                             hovertemplate="%{x}: %{y:.3f} s<extra></extra>")],
                  layout=dict(title=dict(text="total time of the planned moves per cell"), height=380,

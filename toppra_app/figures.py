@@ -23,7 +23,8 @@ def save_figure(fig, path, dpi: int = 110, tight: bool = False) -> str:
     fd, tmp = tempfile.mkstemp(prefix=".fig-", suffix="." + ext, dir=folder)
     os.close(fd)
     try:
-        meta = {"Software": "toppra-app"} if ext == "png" else {"Creator": "toppra-app"}
+        meta = ({"Software": "toppra-app"} if ext == "png" else {"Creator": "toppra-app"}
+                if ext in ("pdf", "svg", "ps", "eps") else None)         # (JPEG, TIFF, WebP take none: an error)
         fig.savefig(tmp, dpi=dpi, format=ext, metadata=meta, **({"bbox_inches": "tight"} if tight else {}))
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)

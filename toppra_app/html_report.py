@@ -213,10 +213,11 @@ def animation(times, moving, static=(), *, title: str = "", ranges=None, height:
                                                   transition=dict(duration=0))])
              for k in range(0, len(times), every)]
     dt_ms = 1000.0 * float(np.median(np.diff(times))) if len(times) > 1 else 50.0
-    scene = dict(aspectmode="data")
+    scene = {ax: dict(title=dict(text=f"{ax[0]} [m]")) for ax in ("xaxis", "yaxis", "zaxis")}   # (were bare x, y, z)
+    scene.update(aspectmode="data")
     if ranges is not None:
-        scene.update({ax: dict(range=[float(a), float(b)], autorange=False)
-                      for ax, (a, b) in zip(("xaxis", "yaxis", "zaxis"), ranges)})
+        for ax, (a, b) in zip(("xaxis", "yaxis", "zaxis"), ranges):
+            scene[ax].update(range=[float(a), float(b)], autorange=False)
     layout = dict(
         title=dict(text=title), height=height, margin=dict(l=0, r=0, t=40, b=0), scene=scene,
         updatemenus=[dict(type="buttons", x=0.02, y=0.02, xanchor="left", yanchor="bottom", direction="left",

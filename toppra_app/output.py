@@ -187,6 +187,9 @@ def check_output_file(out, inputs=(), flag: str = "--out") -> Path:
     toppra-app); anything else is refused, never overwritten."""
     if out is None or str(out).strip() == "":
         raise OutputError(f"{flag}: empty path; give a file name, e.g. {flag} robot.png")
+    if Path(os.path.expanduser(str(out))).is_symlink():     # (resolved, a dangling link passed as new and was
+        raise OutputError(f"{flag} {out}: exists (a symbolic link) and was not written by this tool; choose a "
+                          f"new file name")                  # replaced by the figure)
     path = Path(os.path.expanduser(str(out))).resolve()
     for item in inputs:
         if item and _resolved(item) == path:

@@ -95,7 +95,8 @@ def dask_client(jobs: int | None, scheduler: str | None):
     except ImportError:
         raise InputError("batch: Dask is not installed; install it with  pip install -e \".[cluster]\"  or run "
                          "with --serial") from None
-    if scheduler:
+    if scheduler is not None:
+        check_scheduler(scheduler)
         try:
             return Client(scheduler, timeout="10s"), None
         except (OSError, TimeoutError, ValueError) as exc:
@@ -103,13 +104,113 @@ def dask_client(jobs: int | None, scheduler: str | None):
     import logging
     n = jobs or os.cpu_count() or 1
     # the worker processes start with Ctrl-C ignored (they inherit it): Ctrl-C reaches the whole process group,
-    # and each worker printed its traceback (90-100 lines after ours); this process stops them when it unwinds
+    # and each worker printed its traceback (90-100 lines after ours); this process stops them when it unwinds.
+    # Ignored only until they are spawned (~0.1 s); while they import and register (1-3 s here) a Ctrl-C is kept
+    # and acted on once they are up (ignored, it was lost and the batch ran on to its end; raised inside Dask's
+    # start-up, it ended in a traceback)
     import dask
     scratch = scratch_directory()
-    with ctrl_c_held(), dask.config.set({"temporary-directory": scratch}):
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=logging.ERROR, local_directory=scratch)
-    return Client(cluster), cluster
+    with dask.config.set({"temporary-directory": scratch}):
+        with ctrl_c_held():
+            cluster = LocalCluster(n_workers=0, threads_per_worker=1, processes=True, dashboard_address=None,
+                                   silence_logs=logging.ERROR, local_directory=scratch,
+                                   # its HTTP server (health, metrics) on a free port: on 8787, taken by any other
+                                   # Dask scheduler here, it warned in three lines
+                                   scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
+            before = _spawned()
+            cluster.scale(n)
+            _until_spawned(before, n)
+        with signals_deferred() as received:
+            client = Client(cluster)
+            failed = _until_running(client, cluster, n)
+    if failed:
+        with ctrl_c_held():
+            client.close()
+            cluster.close()
+        raise InputError(f"batch: {failed} of the {n} local Dask workers did not start (their error is above)")
+    if received:
+        with ctrl_c_held():
+            client.close()
+            cluster.close()
+        interrupt.handle(received[0], None)           # KeyboardInterrupt (Terminated for SIGTERM, SIGHUP)
+    return client, cluster
+
+
+def check_scheduler(address: str, timeout: float = 8.0) -> None:
+    """One line unless a Dask scheduler answers at `address` within `timeout` seconds: Dask's own connect bounds
+    the connection, not the handshake, so a port that accepts and then waits (a scheduler's dashboard, 8787)
+    hung the batch (still waiting after 60 s), one that answers something else (a proxy, a web server) ended as "out of memory" (its
+    bytes read as a 3-EiB frame length), and a tls:// or ucx:// address in a traceback; an empty one ('' from an
+    unset variable) planned on a local cluster instead."""
+    import asyncio
+    from distributed.comm import connect
+    if not address.strip():
+        raise InputError("--scheduler: empty; give the scheduler's address, e.g. tcp://10.0.0.5:8786")
+
+    async def hello():
+        comm = await connect(address, timeout=timeout)
+        await comm.close()
+    try:
+        asyncio.run(asyncio.wait_for(hello(), timeout + 0.5))
+    except (asyncio.TimeoutError, TimeoutError):
+        raise InputError(f"--scheduler {address}: no Dask scheduler answered within {timeout:g} s (the scheduler's "
+                         f"port, 8786 by default, not its dashboard's?)") from None
+    except MemoryError:
+        raise InputError(f"--scheduler {address}: cannot connect (what answers there is not a Dask scheduler)") from None
+    except Exception as exc:                              # OSError, ValueError, TLS or UCX set-up errors
+        text = str(exc).strip().splitlines()
+        raise InputError(f"--scheduler {address}: cannot connect ({text[0] if text else type(exc).__name__})") from None
+
+
+def _until_running(client, cluster, n: int) -> int:
+    """Wait until `n` workers have registered (as LocalCluster(n_workers=n) does); the number that failed to start
+    instead (a worker that fails is closed by its nanny)."""
+    from distributed.core import Status
+    while True:
+        try:
+            client.wait_for_workers(n, timeout=0.2)
+            return 0
+        except TimeoutError:
+            failed = sum(w.status in (Status.closing, Status.closed, Status.failed) for w in cluster.workers.values())
+            if failed:
+                return failed
+
+
+@contextlib.contextmanager
+def signals_deferred():
+    """SIGINT, SIGTERM and SIGHUP recorded, not raised, inside (main thread only): the list of those received."""
+    received = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+    sigs = [s for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+            if signal.getsignal(s) not in (signal.SIG_IGN, None)]
+    previous = {s: signal.signal(s, lambda signum, frame: received.append(signum)) for s in sigs}
+    try:
+        yield received
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _spawned() -> set:
+    """Process ids of this process's children spawned by multiprocessing (Dask's worker processes)."""
+    import psutil                                       # (a dependency of dask.distributed)
+    pids = set()
+    for c in psutil.Process().children():
+        try:
+            if "spawn_main" in " ".join(c.cmdline()):
+                pids.add(c.pid)
+        except psutil.Error:                            # a child gone while we looked
+            pass
+    return pids
+
+
+def _until_spawned(before: set, n: int, timeout: float = 60.0) -> None:
+    """Wait until this process has spawned `n` worker processes more than `before`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and len(_spawned() - before) < n:
+        time.sleep(0.01)
 
 
 @contextlib.contextmanager
@@ -143,6 +244,14 @@ def warm_up() -> None:
     importlib.import_module("toppra_app.samples").PREFETCH = False   # one process per core: no helper threads
 
 
+def _on_worker(*args) -> BoxOutcome:
+    """`plan_box_task` on a Dask worker, warmed up first: `client.run(warm_up)` reaches only the workers there at
+    the start, not one that joins later or that its nanny restarted after a crash (it planned with the helper
+    thread, one more thread per core)."""
+    warm_up()                                      # (once per worker; then ~1 µs)
+    return plan_box_task(*args)
+
+
 def run_tasks(tasks, write, *, nominal: bool, dt: float, client=None, trajectories: bool = True) -> dict:
     """Run `tasks` in this process (no `client`) or through a Dask `client`, calling `write(outcome)` in
     this process as each finishes; returns facts about the run."""
@@ -160,23 +269,38 @@ def run_tasks(tasks, write, *, nominal: bool, dt: float, client=None, trajectori
     window = 3 * workers + 2                       # tasks in flight: memory flat in the batch size
     pending = iter(tasks)
     ac = as_completed()
+    of, lost = {}, []
 
     def submit(n):
         for t in pending:
-            ac.add(client.submit(plan_box_task, t.cell_id, t.cell, t.box, nominal, dt, trajectories, pure=False, retries=1,
-                                 key=f"box-{t.cell_id}-{t.box}-{os.getpid()}-{time.time_ns()}"))
+            future = client.submit(_on_worker, t.cell_id, t.cell, t.box, nominal, dt, trajectories, pure=False,
+                                   retries=1, key=f"box-{t.cell_id}-{t.box}-{os.getpid()}-{time.time_ns()}")
+            of[future.key] = t
+            ac.add(future)
             n -= 1
             if n == 0:
                 break
 
     submit(window)
     for future in ac:
-        outcome = future.result()
+        t = of.pop(future.key)
+        try:
+            outcome = future.result()
+        except Exception as exc:                   # its workers died (KilledWorker), or Dask failed it: the batch
+            lost.append(f"{t.cell_id} box {t.box + 1}: {type(exc).__name__}: {_one_line(exc)}")   # goes on
+            outcome = None
         future.release()
-        write(outcome)
+        if outcome is not None:
+            write(outcome)
         interrupt.check()
         submit(1)
-    return dict(mode="dask", workers=workers, wall_s=time.perf_counter() - t0, warm_up_s=warm)
+    return dict(mode="dask", workers=workers, wall_s=time.perf_counter() - t0, warm_up_s=warm, lost=lost)
+
+
+def _one_line(exc: BaseException, limit: int = 300) -> str:
+    """The message on one bounded line (Dask's break mid-sentence: "… the task graph. This frequently")."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def read_moves(moves_csv) -> list:

@@ -15,6 +15,7 @@ Nothing outside DIR is touched, and inside it only files this module names."""
 from __future__ import annotations
 
 import csv
+import fcntl
 import io
 import json
 import os
@@ -66,22 +67,34 @@ class BatchStore:
 
     # ------------------------------------------------------------------ opening
     def open(self, version: str) -> dict:
-        """Create or reopen DIR; returns the finished moves {(cell, move): row} of an earlier run."""
+        """Create or reopen DIR; returns the finished moves {(cell, move): row} of an earlier run. Only one
+        batch at a time writes into DIR (a lock on moves.csv, held until `close`): a second run of the same
+        command, started while the first still runs, removed the first's temporaries and appended the same
+        moves again (52 rows for 32 moves, the totals in batch_summary.json counted twice)."""
         try:
             self.path.mkdir(exist_ok=True)
+            self._moves = open(self.path / MOVES, "a+b")
+            self._lock()
             if not self.resuming:
                 self._atomic_text(MARKER, json.dumps(dict(tool=TOOL, version=version,
                                                           fingerprint=self.fingerprint), indent=2) + "\n")
             self._remove_temporaries()
             done = self._finished_rows()
-            new = not (self.path / MOVES).exists()
-            self._moves = open(self.path / MOVES, "a", encoding="utf-8", newline="")
-            if new:
-                self._moves.write(",".join(COLUMNS) + "\n")
+            if os.fstat(self._moves.fileno()).st_size == 0:
+                self._moves.write((",".join(COLUMNS) + "\n").encode("utf-8"))
                 self._flush()
         except OSError as exc:
+            self.close()
             raise OutputError(f"--out {self.path}: cannot write ({exc.strerror or exc})") from None
         return done
+
+    def _lock(self) -> None:
+        try:
+            fcntl.flock(self._moves.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.close()
+            raise OutputError(f"--out {self.path}: another toppra-app batch is writing into it; let it finish (or "
+                              f"stop it), then run the command again to resume") from None
 
     def _remove_temporaries(self) -> None:
         for root, _, names in os.walk(self.path):
@@ -90,14 +103,12 @@ class BatchStore:
                     os.unlink(os.path.join(root, name))
 
     def _finished_rows(self) -> dict:
-        path = self.path / MOVES
-        if not path.exists():
-            return {}
-        data = path.read_bytes()
+        """The rows in moves.csv, read through the locked handle (a torn last line is cut off)."""
+        self._moves.seek(0)
+        data = self._moves.read()
         if data and not data.endswith(b"\n"):            # torn last line of a killed run
             cut = data.rfind(b"\n") + 1
-            with open(path, "r+b") as fh:
-                fh.truncate(cut)
+            self._moves.truncate(cut)
             data = data[:cut]
         rows = list(csv.DictReader(io.StringIO(data.decode("utf-8"))))
         return {(r["cell"], int(r["move"])): r for r in rows if r.get("move", "").isdigit()}
@@ -143,7 +154,7 @@ class BatchStore:
         writer = csv.DictWriter(buf, COLUMNS, lineterminator="\n")
         for row in outcome.rows:
             writer.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in row.items()})
-        self._moves.write(buf.getvalue())
+        self._moves.write(buf.getvalue().encode("utf-8"))
         self._flush()
 
     def write_summary(self, summary: dict) -> None:

@@ -76,7 +76,7 @@ def run(args) -> int:
 
     from toppra_app.drawing import draw_robot, save_figure
     from toppra_app.output import check_output_file
-    out = args.out or f"{os.path.splitext(os.path.basename(args.robot))[0] or 'robot'}.png"
+    out = args.out if args.out is not None else f"{os.path.splitext(os.path.basename(args.robot))[0] or 'robot'}.png"
     check_output_file(out, [args.robot] if os.path.exists(args.robot) else [])
     from toppra_app.errors import InputError
     for flag, value in (("--elev", args.elev), ("--azim", args.azim)):

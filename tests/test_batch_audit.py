@@ -1,0 +1,223 @@
+"""`toppra-app batch` as a user planning a production day meets it (an audit): two runs into one directory, a
+Ctrl-C while the local workers start, schedulers that are not Dask schedulers, a task whose workers die."""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from scenarios.batch.manifest import read_source
+from scenarios.batch.store import BatchStore
+from toppra_app.cli import main
+
+from test_batch import write_manifest
+
+
+def test_a_second_batch_into_the_same_directory_is_refused(tmp_path, capsys):
+    """The same command started again while the first still ran appended the same moves again (52 rows for
+    32 moves; batch_summary.json then counted the pallet times twice) and could remove the first's temporaries."""
+    manifest = write_manifest(tmp_path, boxes="[1]", masses="[2.0]")
+    out = tmp_path / "out"
+    first = BatchStore(out, read_source(manifest).fingerprint(dt=1e-3, trajectories=True))
+    first.open("0")
+    try:
+        t0 = time.perf_counter()
+        assert main(["batch", str(manifest), "--out", str(out), "--serial"]) == 2
+        assert time.perf_counter() - t0 < 5
+    finally:
+        first.close()
+    err = capsys.readouterr().err.strip()
+    assert "another toppra-app batch is writing into it" in err and "\n" not in err
+    with open(out / "moves.csv", newline="") as fh:
+        assert list(csv.DictReader(fh)) == []
+    assert main(["batch", str(manifest), "--out", str(out), "--serial", "--no-report"]) == 0   # then it resumes
+
+
+def test_ctrl_c_while_the_local_workers_start_stops_the_batch(tmp_path):
+    """Ctrl-C was ignored while the local cluster started (the first 2-5 s of a run on this machine): the batch
+    ran on to its end (15 s for 32 moves). Now it stops there: one line, code 130, nothing planned, no worker
+    left."""
+    pytest.importorskip("dask.distributed")
+    psutil = pytest.importorskip("psutil")
+    m = tmp_path / "m.toml"
+    m.write_text('[batch]\ncells = ["default"]\nboxes = [1, 2]\n')
+    out = tmp_path / "out"
+    p = subprocess.Popen([sys.executable, "-m", "toppra_app.cli", "batch", str(m), "--out", str(out), "--jobs", "1"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    me = psutil.Process(p.pid)
+    deadline = time.time() + 60
+    while time.time() < deadline and p.poll() is None and not any(      # the workers are starting
+            "spawn_main" in " ".join(c.cmdline()) for c in me.children()):
+        time.sleep(0.02)
+    assert p.poll() is None, p.communicate()
+    kids = me.children(recursive=True)
+    os.kill(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert not (out / "moves.csv").exists() or len((out / "moves.csv").read_text().splitlines()) <= 1
+    psutil.wait_procs(kids, timeout=10)
+    assert not [k for k in kids if k.is_running() and k.status() != psutil.STATUS_ZOMBIE]
+
+
+def _server(answer: bytes | None):
+    """A TCP port on 127.0.0.1 that accepts and then says `answer` (None: says nothing, as a web server waiting
+    for its request does); its address."""
+    srv = socket.create_server(("127.0.0.1", 0))
+    conns = []
+
+    def serve():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            conns.append(c)
+            if answer is not None:
+                c.sendall(answer)
+    threading.Thread(target=serve, daemon=True).start()
+    return srv, f"tcp://127.0.0.1:{srv.getsockname()[1]}"
+
+
+@pytest.mark.parametrize("answer, why", [
+    (None, "no Dask scheduler answered within"),                       # a dashboard's port: hung for good
+    (b"HTTP/1.1 400 Bad Request\r\n\r\n" * 4, "cannot connect"),      # ended as "out of memory"
+])
+def test_a_scheduler_address_where_no_dask_scheduler_answers_is_one_line(tmp_path, capsys, answer, why):
+    pytest.importorskip("dask.distributed")
+    srv, address = _server(answer)
+    result = []
+    try:
+        t0 = time.perf_counter()
+        run = threading.Thread(target=lambda: result.append(
+            main(["batch", "default", "--out", str(tmp_path / "o"), "--scheduler", address])), daemon=True)
+        run.start()
+        run.join(30)
+        assert not run.is_alive(), "the batch hung on a port where no Dask scheduler answers"
+        assert time.perf_counter() - t0 < 15
+    finally:
+        srv.close()
+    assert result == [2]
+    err = capsys.readouterr().err.strip()
+    assert f"--scheduler {address}: {why}" in err and "\n" not in err and "memory" not in err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("address, why", [("", "--scheduler: empty"),                  # planned on a local cluster
+                                          ("tls://127.0.0.1:9", "cannot connect")])    # a traceback
+def test_empty_or_unusable_scheduler_addresses_are_one_line(tmp_path, capsys, address, why):
+    pytest.importorskip("dask.distributed")
+    assert main(["batch", "default", "--out", str(tmp_path / "o"), "--scheduler", address]) == 2
+    err = capsys.readouterr().err.strip()
+    assert why in err and "\n" not in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_task_whose_workers_die_is_left_for_the_next_run(tmp_path, capsys, monkeypatch):
+    """A box whose workers all died (Dask's KilledWorker: a task that kills its worker, allowed-failures
+    exceeded) ended the whole batch in a 30-line traceback. Now the other boxes are planned, one line names the
+    lost box, exit 3, and the same command plans it."""
+    pytest.importorskip("dask.distributed")
+    import json
+    from distributed import Client
+    from distributed.scheduler import KilledWorker
+    import scenarios.batch.run as run
+    real = run.plan_box_task
+
+    def dying(cell_id, cell, box, *args):
+        if box == 1:
+            raise KilledWorker("box-x", type("W", (), {"address": "tcp://127.0.0.1:1"})(), 3)
+        return real(cell_id, cell, box, *args)
+    monkeypatch.setattr(run, "plan_box_task", dying)
+    monkeypatch.setattr(run, "dask_client", lambda jobs, scheduler: (
+        Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0"), None))
+    manifest = write_manifest(tmp_path, boxes="[1, 2]", masses="[2.0]")
+    out = tmp_path / "out"
+    assert main(["batch", str(manifest), "--out", str(out), "--jobs", "1", "--no-report"]) == 3
+    err = capsys.readouterr().err
+    lines = [x for x in err.strip().splitlines() if not x.startswith("batch: ")]
+    assert len(lines) == 1 and "1 box(es) not planned" in lines[0] and "default_cell~1 box 2: KilledWorker" in lines[0]
+    with open(out / "moves.csv", newline="") as fh:
+        assert sorted(int(r["move"]) for r in csv.DictReader(fh)) == [1, 2]
+    assert json.loads((out / "batch_summary.json").read_text())["run"]["lost"][0].startswith("default_cell~1 box 2: ")
+    monkeypatch.setattr(run, "plan_box_task", real)
+    assert main(["batch", str(manifest), "--out", str(out), "--serial", "--no-report"]) == 0
+    with open(out / "moves.csv", newline="") as fh:
+        assert sorted(int(r["move"]) for r in csv.DictReader(fh)) == [1, 2, 3, 4]
+
+
+def test_a_worker_that_joins_after_the_warm_up_plans_without_helper_threads(monkeypatch):
+    """`client.run(warm_up)` reaches the workers there at the start only; a worker its nanny restarted after a
+    crash (or one that joined later) planned with the planner's helper thread: one thread more per core."""
+    pytest.importorskip("dask.distributed")
+    from distributed import Client
+    import scenarios.batch.run as run
+    import toppra_app.samples as samples
+    from scenarios.palletizing import DEFAULT_CELL, load_cell
+    seen = []
+    monkeypatch.setattr(samples, "seen_by_task", seen, raising=False)   # (the task may travel pickled by value)
+
+    def task(*args):
+        import toppra_app.samples as s
+        s.seen_by_task.append(s.PREFETCH)
+        return run.BoxOutcome("c", 0, [], {}, (), 0.0)
+    monkeypatch.setattr(run, "plan_box_task", task)
+    monkeypatch.setattr(samples, "PREFETCH", True)
+    with Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0") as client:
+        monkeypatch.setattr(client, "run", lambda *a, **k: {})            # as if the worker joined after it
+        cell = load_cell(DEFAULT_CELL)
+        run.run_tasks([run.Task("c", cell, 0)], lambda outcome: None, nominal=False, dt=1e-3, client=client)
+    assert seen == [False]
+
+
+def test_local_cluster_says_nothing_when_port_8787_is_taken(tmp_path, capsys):
+    """A Dask scheduler already on this machine (8787, its dashboard's port): every local batch warned in three
+    lines ("Port 8787 is already in use. / Perhaps you already have a cluster running? / Hosting the HTTP server
+    on port … instead")."""
+    pytest.importorskip("dask.distributed")
+    taken = socket.socket()
+    try:
+        taken.bind(("0.0.0.0", 8787))
+        taken.listen()
+    except OSError:
+        pass                                               # taken already
+    try:
+        m = tmp_path / "m.toml"
+        m.write_text('[batch]\ncells = ["default"]\nboxes = [1]\n')
+        assert main(["batch", str(m), "--out", str(tmp_path / "o"), "--jobs", "1", "--no-report",
+                     "--no-trajectories"]) == 0
+    finally:
+        taken.close()
+    err = capsys.readouterr().err
+    assert "8787" not in err and "warning" not in err, err
+
+
+def test_report_does_not_show_failed_cells_as_taking_no_time():
+    """The cells table of report.html showed "0.000" s and worst "0.0000" for a cell whose moves all failed, and
+    a partial sum as the total of one with some failed moves."""
+    from scenarios.report_html import batch_report
+    cells = {"ok": dict(moves=4, failed=0, total_time_s=4.0576, worst_ratio=1.0007, errors=[]),
+             "part": dict(moves=4, failed=2, total_time_s=2.0312, worst_ratio=1.0006, errors=["e"]),
+             "none": dict(moves=4, failed=4, total_time_s=0.0, worst_ratio=0.0, errors=["e"])}
+    run = dict(moves_planned=12, wall_s=1.0, workers=1, moves_per_s=12.0)
+    html = batch_report(dict(cells=cells, moves=12, failed=6, run=run), [])
+    assert "4.058" in html and "2.031 (2 of 4 moves)" in html and "— (none planned)" in html
+    assert "0.000<" not in html and "0.0000<" not in html
+
+
+def test_the_animated_cell_names_its_axes_with_units():
+    """The 3-D view of report.html had bare x, y, z axes (the PNG drawings say [m])."""
+    from toppra_app.html_report import animation
+    for ranges in (None, [(0, 1), (-1, 1), (0, 2)]):
+        scene = animation([0.0, 0.1], lambda k: [], ranges=ranges)["layout"]["scene"]
+        assert [scene[a]["title"]["text"] for a in ("xaxis", "yaxis", "zaxis")] == ["x [m]", "y [m]", "z [m]"]
+        if ranges:
+            assert scene["zaxis"]["range"] == [0.0, 2.0] and scene["aspectmode"] == "data"
