@@ -249,3 +249,15 @@ def test_study_polylines_draws_straight_runs_whose_vertices_are_corners():
             cos = np.einsum("ij,ij->i", d[:-1], d[1:]) / np.linalg.norm(d[:-1], axis=1) / np.linalg.norm(d[1:], axis=1)
             turning = int(np.sum((cos < np.cos(TURN_ANGLE)) & (cos >= np.cos(STOP_ANGLE))))
             assert len(corners(JointPath.from_waypoints(W))) == turning
+
+
+def test_study_urdf_pinocchio_compares_a_description_with_pinocchio(capsys):
+    """`benchmarks.study_urdf_pinocchio` on the double pendulum of example-robot-data: one row, every quantity
+    within 1e-12 of Pinocchio, and the summary line."""
+    from benchmarks.study_urdf_pinocchio import COLUMNS, main
+    assert main(["--only", "double_pendulum", "--seeds", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    row = [line for line in out if line.startswith("| double_pendulum_description/")]
+    assert len(row) == 1, out
+    errors = [float(x) for x in row[0].strip("|").split("|")[3:3 + len(COLUMNS)]]
+    assert max(errors) < 1e-12 and out[-1].startswith("worst: M ")
