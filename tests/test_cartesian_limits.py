@@ -309,3 +309,24 @@ def test_huge_tool_speed_limit_is_inactive():
     """1e200 m/s was an OverflowError (v_max² in Python floats), not a plan."""
     plan = TimeOptimalPlanner(robot(), path(), tool_speed_max=1e200).plan()
     assert plan.duration == pytest.approx(plain().duration, rel=1e-6)
+
+
+@pytest.mark.parametrize("v_max", [3e-4, 1e-4])
+def test_a_crawling_tool_speed_stops_within_the_torque_limits(v_max):
+    """At 0.1–0.3 mm/s (an hour or so for the README's iiwa path) the motion into rest takes 5e-11–5e-10 of the
+    path: `layers.rest_layers` put a grid point there, a sliver whose rows the solver did not resolve, and the
+    plan stopped 286–1477 % over a torque limit (with a warning). Now no point closer than `LAYER_MIN` of the end
+    interval: Pinocchio's RNEA on the last and first seconds at 1 ms (q, q̇, q̈ from `plan.eval*`) within 0.1 %,
+    and the tool speed too."""
+    r = robot()
+    p = JointPath.from_waypoints([[0, 0.3, 0, -1.2, 0, 0.8, 0], [1.2, 0.6, 0.2, -0.9, 0.1, 1.0, 0.5]])
+    plan = TimeOptimalPlanner(r, p, tool_speed_max=v_max).plan()
+    assert plan.worst_ratio <= TOL
+    model = to_pinocchio(r)
+    data = model.createData()
+    for t in (np.linspace(plan.duration - 1.0, plan.duration, 1001), np.linspace(0.0, 1.0, 1001)):
+        q, qd, qdd = plan.eval(t), plan.evald(t), plan.evaldd(t)
+        tau = np.array([pin.rnea(model, data, a, b, c) for a, b, c in zip(q, qd, qdd)])
+        assert (np.abs(tau) <= TOL * r.tau_max).all(), np.max(np.abs(tau) / r.tau_max)
+        smp = type("S", (), dict(q=q, qd=qd))()
+        assert pin_tool_quantities(r, smp)[0].max() <= TOL * v_max

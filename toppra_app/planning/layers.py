@@ -19,6 +19,9 @@ END_SPLITS = 4                     # viscous friction: points at halving distanc
 END_SHARE = 0.02                   # ... on a robot whose friction at top speed is this share of a torque limit
 LAYER_SHARE = 0.5                  # a rest end's acceleration phase shorter than this share of its end interval
 LAYER_LEVELS = 9                   # gets a grid point where it ends (`rest_layers`), found at this many θ̇²
+LAYER_MIN = 1e-4                   # ... unless shorter than this share of it: its time lost is < 6e-5 of the
+                                   # interval's, and such a sliver (5e-11 of the path at a 0.1 mm/s tool speed) left
+                                   # the rows unresolved: 78-1500 % over a torque limit at the stop
 FLIP_SUBSTEPS = 8                  # Coulomb flips: q′ sampled this many times per interval to find them
 FLIP_LAYERS = 3                    # points at halving distances on either side of a flip whose joint rides its
 FLIP_RIDING = 0.8                  # torque limit there: |τ| ≥ this × τ_max on the coarse profile (`riding_flips`)
@@ -70,7 +73,7 @@ def rest_layers(blocks, law, theta) -> np.ndarray:
         if not (np.isfinite(a) & (a > 0)).all():
             continue
         x = float(np.sum(np.diff(b[:, 0]) * 0.25 * (1.0 / a[1:] + 1.0 / a[:-1])))
-        if 0.0 < x < LAYER_SHARE * h:
+        if LAYER_MIN * h < x < LAYER_SHARE * h:
             out.append(theta[0] + x if e == 0 else theta[-1] - x)
     return np.array(out)
 
