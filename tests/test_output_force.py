@@ -85,3 +85,19 @@ def test_force_refuses_a_users_file_of_one_of_our_names_before_it_plans(cell, mo
                       f"tool); choose a new directory", err
         assert os.path.lexists(target) and sorted(p.name for p in (cell / "out").iterdir()) == sorted(["user.txt", name])
         target.unlink()
+
+
+def test_an_empty_temporary_of_a_killed_run_goes_and_an_unmarked_one_with_files_stays(cell):
+    """A run killed between creating its temporary and marking it left an empty `.out.tmp-PID-…` that no later
+    run removed (the fresh-clone CI's SIGKILL test hit that window once); one holding anything unmarked is not
+    ours to judge and stays."""
+    import subprocess
+    import sys
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    empty, full = cell / f".out.tmp-{dead.pid}-abcd", cell / f".out.tmp-{dead.pid}-ef01"
+    empty.mkdir()
+    full.mkdir()
+    (full / "mine.txt").write_text("mine\n")
+    assert main(["plan", "a.csv", "--out", "out", "--force", "--no-plots", "--no-report"]) == 0
+    assert not empty.exists() and (full / "mine.txt").read_text() == "mine\n"

@@ -73,7 +73,8 @@ def _write_manifest(directory: Path, files) -> None:
 
 def clean_stale(path: Path) -> list[str]:
     """Remove temporaries of killed runs next to `path`: ``.NAME.tmp-PID-*`` / ``.NAME.old-PID-*``
-    directories whose process is gone and that carry our marker or manifest (`_remove_stale`)."""
+    directories whose process is gone and that carry our marker or manifest (`_remove_stale`), or are empty (a
+    run killed between creating one and marking it)."""
     pattern = re.compile(rf"^\.{re.escape(path.name)}\.(tmp|old)-(\d+)-[0-9a-f]+$")
     removed = []
     try:
@@ -88,6 +89,10 @@ def clean_stale(path: Path) -> list[str]:
         if (d / MARK).exists() or _manifest(d) is not None:
             _remove_stale(d)
             removed.append(entry.name)
+        else:                   # killed between its mkdir and its marker: empty (rmdir takes nothing else)
+            with contextlib.suppress(OSError):
+                d.rmdir()
+                removed.append(entry.name)
     return removed
 
 
