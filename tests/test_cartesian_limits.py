@@ -330,3 +330,13 @@ def test_a_crawling_tool_speed_stops_within_the_torque_limits(v_max):
         assert (np.abs(tau) <= TOL * r.tau_max).all(), np.max(np.abs(tau) / r.tau_max)
         smp = type("S", (), dict(q=q, qd=qd))()
         assert pin_tool_quantities(r, smp)[0].max() <= TOL * v_max
+
+
+@pytest.mark.parametrize("kw, field", [(dict(tool_speed_max=1e-100), "tool_speed_max"),
+                                       (dict(tool_speed_max=1e-200), "tool_speed_max"),
+                                       (dict(collision_energy_max=1e-200), "collision_energy_max"),
+                                       (dict(collision_energy_max=1.0, contact_mass=1e-30), "contact_mass")])
+def test_absurdly_small_limits_are_refused(kw, field):
+    """1e-100 m/s planned a motion of ~1e-102 s (1/v_max² overflowed), ≤ 1e-160 was silently ignored."""
+    with pytest.raises(InputError, match=f"^{field}: .* is below the smallest limit planned, 1e-09$"):
+        TimeOptimalPlanner(robot(), path(), **kw)

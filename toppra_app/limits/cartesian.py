@@ -55,8 +55,12 @@ from ..verify import Worst, between_peaks, sub_sample_speeds
 from ..errors import short_repr
 
 
+SMALLEST = 1e-9    # m/s, J or kg: a smaller limit is refused (v_max = 1e-100 planned a motion of 1e-102 s: 1/v_max²
+                   # overflowed; 1e-160 was silently ignored)
+
+
 def _positive(value, field: str) -> float:
-    """A finite number > 0, or an `InputError` naming the field (text is not a number: as `sd_start`)."""
+    """A finite number ≥ `SMALLEST`, or an `InputError` naming the field (text is not a number: as `sd_start`)."""
     if isinstance(value, (bool, str, bytes)):
         raise InputError(f"{field}: expected a number, got {short_repr(value)}")
     try:
@@ -65,6 +69,8 @@ def _positive(value, field: str) -> float:
         raise InputError(f"{field}: expected a number, got {short_repr(value)}") from None
     if not (math.isfinite(v) and v > 0):
         raise InputError(f"{field}: must be a finite number > 0, got {short_repr(value)}")
+    if v < SMALLEST:
+        raise InputError(f"{field}: {v:g} is below the smallest limit planned, {SMALLEST:g}")
     return v
 
 
