@@ -97,7 +97,12 @@ def test_energy_weight_with_payload_and_custom_R():
                                        (dict(energy_weight=float("nan")), "energy_weight"),
                                        (dict(energy_weight=1e300), "energy_weight: must be at most 1e"),
                                        (dict(energy_R=[1.0, 2.0]), "energy_R"),
-                                       (dict(energy_R=-np.ones(7)), "energy_R")])
+                                       (dict(energy_R=-np.ones(7)), "energy_R"),
+                                       # text and booleans were read as numbers (the limits audit)
+                                       (dict(energy_weight="1.0"), "energy_weight: expected a number"),
+                                       (dict(energy_R="1.0"), "energy_R: expected"),
+                                       (dict(energy_R=True), "energy_R: expected"),
+                                       (dict(energy_R=np.ones(7, dtype=complex)), "energy_R: expected")])
 def test_bad_energy_options(kw, field):
     with pytest.raises(InputError, match=field):
         TimeOptimalPlanner(robot(), path(), **kw)

@@ -35,7 +35,7 @@ MAX_WEIGHT = 1e6
 
 def energy_weights(robot, energy_weight=0.0, energy_R=None) -> tuple[float, np.ndarray]:
     """Validated (weight, R diagonal (n,)); R defaults to 1/τ_max² (1 where τ_max is infinite)."""
-    if isinstance(energy_weight, bool):
+    if isinstance(energy_weight, (bool, str, bytes)):               # (text is not a number: as sd_start)
         raise InputError(f"energy_weight: expected a number, got {short_repr(energy_weight)}")
     try:
         w = float(energy_weight)
@@ -51,7 +51,10 @@ def energy_weights(robot, energy_weight=0.0, energy_R=None) -> tuple[float, np.n
         R = np.where(np.isfinite(tau) & (tau > 0), 1.0 / np.where(np.isfinite(tau) & (tau > 0), tau, 1.0) ** 2, 1.0)
     else:
         try:
-            R = np.array(np.broadcast_to(np.asarray(energy_R, dtype=float), (robot.n,)))
+            raw = np.asarray(energy_R)
+            if raw.dtype.kind not in "iuf":                              # text, bool, complex, objects
+                raise TypeError
+            R = np.array(np.broadcast_to(raw.astype(float), (robot.n,)))
         except (TypeError, ValueError):
             raise InputError(f"energy_R: expected {robot.n} numbers >= 0 (one per joint), got {short_repr(energy_R)}") from None
         if not (np.isfinite(R).all() and (R >= 0).all()):
