@@ -27,14 +27,7 @@ class ModelError(ValueError):
 
     def __init__(self, *args, argument: str | None = None):
         super().__init__(*args)
-        self.argument = argument
-
-    def __reduce__(self):                 # (pickled with its argument: errors cross process boundaries in batch)
-        return _model_error, (type(self), self.args, self.argument)
-
-
-def _model_error(cls, args, argument):
-    return cls(*args, argument=argument)
+        self.argument = argument          # (pickled with the instance's __dict__, as any exception attribute)
 
 
 class PayloadError(ModelError):

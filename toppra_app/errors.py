@@ -13,14 +13,7 @@ class InfeasiblePathError(ValueError):
 
     def __init__(self, *args, argument: str | None = None):
         super().__init__(*args)
-        self.argument = argument
-
-    def __reduce__(self):                 # (pickled with its argument: batch workers return errors)
-        return _with_argument, (type(self), self.args, self.argument)
-
-
-def _with_argument(cls, args, argument):
-    return cls(*args, argument=argument)
+        self.argument = argument          # (pickled with the instance's __dict__, as any exception attribute)
 
 
 def short_repr(value, limit: int = 80) -> str:
