@@ -256,12 +256,9 @@ def atomic_directory(out, inputs=(), force: bool = False, target: Target | None 
         interrupt.check()           # a Ctrl-C swallowed while the output was made (`interrupt`): nothing is moved
         (tmp / MARK).unlink()
         files = _files(tmp)
-        now = check_output(path, inputs, force)          # what is there now (another run may have written)
+        # what is there now (another run may have written), no foreign file of any name this run wrote
+        now = check_output(path, inputs, force, writes=files)
         if now.mode == "merge":
-            clash = sorted(f for f in files if os.path.lexists(path / f) and f not in now.ours)
-            if clash:
-                raise OutputError(f"--out {path}: refused to overwrite {', '.join(clash[:3])} (not written by this "
-                                  f"tool); choose a new directory")
             _write_manifest(path, set(now.ours) | files)     # ours at every moment, should the run stop here
             for f in sorted(files):
                 (path / f).parent.mkdir(parents=True, exist_ok=True)
