@@ -124,14 +124,10 @@ def dask_client(jobs: int | None, scheduler: str | None):
             client = Client(cluster)
             failed = _until_running(client, cluster, n)
     if failed:
-        with ctrl_c_held():
-            client.close()
-            cluster.close()
+        close_dask(client, cluster)
         raise InputError(f"batch: {failed} of the {n} local Dask workers did not start (their error is above)")
     if received:
-        with ctrl_c_held():
-            client.close()
-            cluster.close()
+        close_dask(client, cluster)
         interrupt.handle(received[0], None)           # KeyboardInterrupt (Terminated for SIGTERM, SIGHUP)
     return client, cluster
 
@@ -225,6 +221,15 @@ def ctrl_c_held():
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
+
+
+def close_dask(client, cluster) -> None:
+    """Close the client and the local cluster (either may be None) with Ctrl-C held (`ctrl_c_held`)."""
+    with ctrl_c_held():
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
 
 
 def scratch_directory() -> str:

@@ -36,7 +36,7 @@ def run(args) -> int:
     from scenarios.commands import check_dt
     from toppra_app.errors import InputError
     from scenarios.batch.manifest import read_source
-    from scenarios.batch.run import ctrl_c_held, dask_client, load_cells
+    from scenarios.batch.run import close_dask, dask_client, load_cells
     from scenarios.batch.store import BatchStore
 
     check_dt(args.dt)
@@ -51,11 +51,7 @@ def run(args) -> int:
     try:
         return _run(args, spec, store, loaded, failed_cells, client, t0)
     finally:
-        with ctrl_c_held():                          # (a Ctrl-C here left the workers and a traceback behind)
-            if client is not None:
-                client.close()
-            if cluster is not None:
-                cluster.close()
+        close_dask(client, cluster)                  # (a Ctrl-C here left the workers and a traceback behind)
 
 
 def _run(args, spec, store, loaded, failed_cells, client, t0) -> int:
@@ -92,7 +88,8 @@ def _run(args, spec, store, loaded, failed_cells, client, t0) -> int:
             write(o)
         info = run_tasks(tasks, write, nominal=spec.nominal, dt=args.dt, client=client,
                          trajectories=not args.no_trajectories)
-        info.update(moves_planned=2 * (len(tasks) - len(info.get("lost", []))), moves_skipped=skipped, max_task_result_bytes=max(nbytes, default=0),
+        info.update(moves_planned=2 * (len(tasks) - len(info.get("lost", []))), moves_skipped=skipped,
+                    max_task_result_bytes=max(nbytes, default=0),
                     moves_per_s=2 * len(tasks) / max(info["wall_s"], 1e-9), total_wall_s=time.perf_counter() - t0,
                     scheduler=args.scheduler, client_write_s=write_s[0])
         rows = read_moves(store.path / MOVES)
