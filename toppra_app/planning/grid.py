@@ -212,13 +212,13 @@ def turns(path: JointPath, angle: float = TURN_ANGLE) -> int:
     return int(np.sum(_turn_cosines(path) < np.cos(angle)))
 
 
-def corners(path: JointPath) -> list:
+def corners(path: JointPath, cos=None) -> list:
     """(lo, hi) in θ around each interior knot where the path turns (`TURN_ANGLE`) between two where it runs
     straight on (`STRAIGHT_ANGLE`): the spline segments on either side. A joint-space planner's polyline sampled densely turns there
     within a segment or so, and the optimal θ̇² rises and falls again inside it as the limiting joint changes
     (ur10: a bump of +40 % within 0.4 of a segment, one interval of the time-placed grid, +0.19 % in all);
     random waypoints turn at every knot (each segment a motion of its own: `PER_TURN`)."""
-    cos = _turn_cosines(path)
+    cos = _turn_cosines(path) if cos is None else cos          # (`cos`: `_turn_cosines(path)`, when known)
     turn = (cos < np.cos(TURN_ANGLE)) & (cos >= np.cos(STOP_ANGLE))        # (stops: `PER_STOP`)
     straight = cos > np.cos(STRAIGHT_ANGLE)
     k = np.asarray(path.knots, dtype=float)
@@ -250,7 +250,7 @@ def intervals_for(path: JointPath, linear: bool = False) -> int:
     cos = _turn_cosines(path) if linear else np.zeros(0)
     stretches, stops = int(np.sum(cos < np.cos(TURN_ANGLE))) + 1, int(np.sum(cos < np.cos(STOP_ANGLE)))
     turned = PER_TURN * stretches + (PER_STOP - PER_TURN) * stops if stretches > 1 else 0
-    cornered = PER_CORNER * len(corners(path)) if linear else 0
+    cornered = PER_CORNER * len(corners(path, cos)) if linear else 0
     turned += cornered
     if linear and (segments < LINEAR_GATE or roughness(path) <= ROUGH or 2 * stretches > segments):
         for n in LINEAR_SIZES:

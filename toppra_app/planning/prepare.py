@@ -24,6 +24,7 @@ import numpy as np
 from ..limits.joint import JointVelocityLimit, viscous_speed
 from ..limits.rows import PathData, at_flip, tangent_point
 from ..socp import stations as st
+from ..socp.scaling import path_scale
 from ..trajectory import TimeLaw
 from ..samples import SubSamples, flip_joints
 from . import diagnose, refine
@@ -245,9 +246,8 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
         theta = end_layers(robot, theta) if with_layers else theta
         size = theta.size - 1 + 2 * FLIP_LAYERS * riding.size   # (a flip layer that met a point: split the longest)
         theta = filled(flip_layers(on_coulomb_flips(robot, path, theta), riding), size)
-    L = theta[-1] - theta[0]
     top = law.b.max() if law is not None else np.nanmax(np.where(np.isfinite(vel), vel, np.nan), initial=np.nan)
-    Bbar = float(top / L ** 2) if np.isfinite(top) and top > 0 else 1.0 / L ** 2
+    L, Bbar = path_scale(theta, [top])                   # (the normalised variables, docs/planner.md)
     sub = SubSamples.build(path, theta, substeps)
     lams, moved = flip_sides(robot, sub, scheme)
     ths, data = at_stations(robot, path, theta, lams, scheme, stations0 if scheme == "interpolation" else None)
