@@ -11,6 +11,7 @@ import numpy as np
 
 from benchmarks.cases import BENCH_PATHS, erd_path  # noqa: F401  (one finder of example-robot-data files)
 from benchmarks.peers import pinocchio_inverse_dynamics, to_pinocchio  # noqa: F401
+from benchmarks import docs_check, docs_commands  # noqa: F401  (the docs' examples, tests/test_docs_examples.py)
 from dynamics import RobotModel
 from dynamics.random_model import (binary_tree_robot, random_inertia, random_robot, random_rotation,  # noqa: F401
                                    random_tree_robot, serial_chain_robot)
