@@ -61,3 +61,12 @@ def test_the_checker_finds_what_is_wrong(tmp_path):
     assert len(commands) == 2 and "--no-such-option" in commands[0] and "'nonsense'" in commands[1], commands
     refs = docs_check.check_references(str(page))
     assert len(refs) == 5, refs
+
+
+def test_plan_help_names_the_planners_default_grid():
+    """`toppra-app plan --help` said the adaptive grid was 200 intervals (the θ̈-constant size); the planner's
+    default is grid.LINEAR_INTERVALS (docs/planner.md "Grid" step 2)."""
+    from toppra_app.planning import grid
+    _, subparsers = docs_check._subparsers()
+    help_text = " ".join(subparsers["plan"]._option_string_actions["--grid"].help.split())
+    assert f"{grid.LINEAR_INTERVALS} intervals" in help_text and "200" not in help_text

@@ -52,8 +52,8 @@ def add_parser(sub):
     p.add_argument("--payload-frame", default=None, metavar="FRAME", help="frame of the payload (default the tool frame)")
     p.add_argument("--allow-overload", action="store_true", help="accept a payload above the robot's rating")
     p.add_argument("--grid", default=None, metavar="N",
-                   help="grid: number of intervals, or 'adaptive' (default: adaptive, 200 intervals or 2 per "
-                        "spline segment for dense waypoints)")
+                   help="grid: number of intervals, or 'adaptive' (default: adaptive, the planner's own grid: 128 "
+                        "intervals, more where the path needs them; docs/planner.md \"Grid\")")
     p.add_argument("--sd-start", type=float, default=0.0, metavar="V", help="path speed dθ/dt at the start (default 0)")
     p.add_argument("--sd-end", type=float, default=0.0, metavar="V", help="path speed dθ/dt at the end (default 0)")
     p.add_argument("--dt", type=float, default=1e-3, metavar="SECONDS", help="trajectory.csv sample time (default 0.001)")
