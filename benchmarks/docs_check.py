@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import importlib
 import importlib.util
 import inspect
 import io
@@ -25,51 +24,12 @@ import re
 import shlex
 import sys
 import traceback
-from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-PAGES = ("README.md",) + tuple(f"docs/{p}.md" for p in (
-    "architecture", "batch", "controller", "dynamics", "export", "inverse_kinematics", "models", "palletizing",
-    "planner", "planner_limits", "safety", "trees"))
-PACKAGES = ("dynamics", "toppra_app", "scenarios", "benchmarks")
-FENCE = re.compile(r"^\s*```\s*([\w-]*)\s*$")
-
-
-@dataclass(frozen=True)
-class Block:
-    lang: str
-    code: str
-    line: int          # first line of the code, 1-based
-
-
-def page_text(page: str) -> str:
-    return (ROOT / page).read_text(encoding="utf-8")
-
-
-def fenced_blocks(text: str) -> list[Block]:
-    out, lang, start, lines = [], None, 0, []
-    for i, line in enumerate(text.splitlines(), 1):
-        m = FENCE.match(line)
-        if m and lang is None:
-            lang, start, lines = m.group(1) or "text", i + 1, []
-        elif m and line.strip() == "```":
-            out.append(Block(lang, "\n".join(lines) + "\n", start))
-            lang = None
-        elif lang is not None:
-            lines.append(line)
-    return out
-
-
-def outside_fences(text: str) -> list[tuple[int, str]]:
-    """(line number, line) of the page outside its fenced blocks."""
-    out, inside = [], False
-    for i, line in enumerate(text.splitlines(), 1):
-        if FENCE.match(line):
-            inside = not inside
-        elif not inside:
-            out.append((i, line))
-    return out
+from benchmarks import docs_pages
+from benchmarks.docs_extract import (PAGES, Block, Command, commands, fenced_blocks, module_commands,  # noqa: F401
+                                     page_text, working_directory)
+from benchmarks.docs_refs import check_references  # noqa: F401
 
 
 # ------------------------------------------------------------------------------------------ Python blocks
@@ -148,19 +108,8 @@ def run_block(block: Block, ns: dict, page: str, substitutions=()) -> list[str]:
     return problems
 
 
-@contextlib.contextmanager
-def working_directory(path):
-    old = os.getcwd()
-    os.chdir(path)
-    try:
-        yield
-    finally:
-        os.chdir(old)
-
-
 def check_python(page: str, scratch: Path) -> list[str]:
     """Every ```python block of `page` run in order after its prelude (in `scratch`), then the page's checks."""
-    from benchmarks import docs_pages
     blocks = [b for b in fenced_blocks(page_text(page)) if b.lang == "python"]
     if not blocks and page not in docs_pages.CHECKS:
         return []
@@ -180,51 +129,6 @@ def check_python(page: str, scratch: Path) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------ command lines
-@dataclass(frozen=True)
-class Command:
-    page: str
-    line: int
-    text: str
-    synopsis: bool      # a usage line ([optional], A | B, …): options checked, never run
-
-
-def _clean(cmd: str) -> str:
-    return re.split(r"\s{2,}#|\s#\s", cmd)[0].strip()
-
-
-def commands(page: str) -> list[Command]:
-    """`toppra-app …` lines of code blocks and indented lines (commands), and in backticks (usage lines)."""
-    text = page_text(page)
-    out = []
-    fenced = {b.line + k: ln for b in fenced_blocks(text) if b.lang in ("text", "sh", "bash", "shell")
-              for k, ln in enumerate(b.code.splitlines())}
-    candidates = sorted(fenced.items()) + [(i, ln) for i, ln in outside_fences(text) if ln.startswith("    ")]
-    all_lines = text.splitlines()
-    for i, line in candidates:
-        for part in line.split("&&"):
-            part = part.strip()
-            if not re.match(r"toppra-app [a-z]", part) or re.match(r"toppra-app [\w-]+:", part):
-                continue            # prose or an error message shown
-            # a usage line may continue on the next, more indented lines
-            j = i
-            while j < len(all_lines) and all_lines[j].startswith(" " * 8) and not all_lines[j].strip().startswith(
-                    ("toppra-app", "#")):
-                part += " " + all_lines[j].strip()
-                j += 1
-            cmd = _clean(part)
-            out.append(Command(page, i, cmd, bool(re.search(r"[\[\]…|]|\.\.\.", cmd))))
-    for i, line in outside_fences(text):
-        for m in re.finditer(r"`(toppra-app [a-z][^`]*)`", line):
-            if not re.match(r"toppra-app [\w-]+:", m.group(1)):
-                out.append(Command(page, i, m.group(1), True))
-    return out
-
-
-def module_commands(page: str) -> list[tuple[int, str]]:
-    """`python -m pkg.module` named by the page."""
-    return [(i, m.group(1)) for i, line in enumerate(page_text(page).splitlines(), 1)
-            for m in re.finditer(r"python3? -m ([\w.]+)", line) if m.group(1) not in ("venv", "pip", "pytest")]
-
 
 def _subparsers():
     from toppra_app.cli import build_parser
@@ -280,152 +184,6 @@ def check_commands(page: str) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------ cross-references
-def _files_named(name: str) -> list[Path]:
-    return [p for pkg in (*PACKAGES, "tests", "docs") for p in (ROOT / pkg).rglob(name)]
-
-
-def _path_exists(ref: str) -> bool:
-    """A file or module path as the docs write it: from the root, or inside a package (`socp/scaling.py`),
-    with or without `.py` (`io/dh`), or a bare file name anywhere in the packages."""
-    ref = ref.rstrip("/")
-    if "*" in ref or ref.startswith("/") or ref.startswith("shared/"):
-        return True         # a pattern, a machine path, or the seed material outside this repository
-    bases = [ROOT] + [ROOT / p for p in PACKAGES] + [ROOT / "toppra_app" / p for p in ("planning", "socp")]
-    for base in bases:
-        for cand in (ref, ref + ".py"):
-            if (base / cand).exists():
-                return True
-    if "/" not in ref:
-        return bool(_files_named(ref))
-    return any(str(p).endswith("/" + ref) or str(p).endswith("/" + ref + ".py")
-               for p in _files_named(ref.rsplit("/", 1)[1] + ("" if ref.endswith(".py") else ".py")))
-
-
-def _resolve_dotted(ref: str) -> bool:
-    parts = ref.split(".")
-    for k in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:k]))
-        except ImportError:
-            continue
-        try:
-            for attr in parts[k:]:
-                obj = getattr(obj, attr)
-            return True
-        except AttributeError:
-            return False
-    return False
-
-
-PATH_REF = re.compile(r"`([\w./-]+\.(?:py|md|toml)|(?:tests|docs|dynamics|toppra_app|scenarios|benchmarks)/[\w./-]*"
-                      r"|(?:io|ik|socp|planning|limits|objectives|palletizing|batch|commands|scenarios)/\w+)`")
-BARE_PATH = re.compile(r"(?<![\w/`.])((?:tests|docs|dynamics|toppra_app|scenarios|benchmarks)/[\w/]+\.(?:py|md|toml))")
-DOTTED_REF = re.compile(r"`((?:dynamics|toppra_app|scenarios|benchmarks)(?:\.\w+)+)")
-TEST_REF = re.compile(r"`(test_\w+)(…)?`")
-LINK_REF = re.compile(r"\]\(([\w./-]+\.md)(?:#([\w-]+))?\)")
-SECTION_REF = re.compile(r"\b([\w/]+\.md)\)?,?\s+\"([^\"]+)\"")
-
-
-ATTR_REF = re.compile(r"`([a-z_]\w*)\.([A-Za-z_]\w*)[`(]")
-SAME_PAGE_REF = re.compile(r"(?:below|above),?\s+\"([A-Z][^\"]+)\"|(?<!\.md )(?<!\.md, )\"([A-Z][^\"]+)\",? step")
-NOT_MODULES = {"plan", "planner", "controller", "run", "report", "robot", "path", "cell", "res", "sweep", "args"}
-FILE_SUFFIXES = {"py", "md", "toml", "csv", "json", "html", "png", "yaml", "urdf", "xacro"}
-
-
-def _module_index() -> dict[str, list[str]]:
-    """Module base name → the dotted names of the modules so named (`grid` → toppra_app.planning.grid)."""
-    out: dict[str, list[str]] = {}
-    for pkg in PACKAGES[:3]:
-        for p in (ROOT / pkg).rglob("*.py"):
-            if p.stem != "__init__":
-                out.setdefault(p.stem, []).append(".".join(p.relative_to(ROOT).with_suffix("").parts))
-    return out
-
-
-def _attribute_exists(modules: list[str], attr: str) -> bool:
-    for name in modules:
-        try:
-            if hasattr(importlib.import_module(name), attr):
-                return True
-        except ImportError:
-            pass
-    return False
-
-
-def slug(heading: str) -> str:
-    """GitHub's anchor of a heading."""
-    s = re.sub(r"[^\w\- ]", "", heading.strip().lower().replace("`", ""))
-    return s.replace(" ", "-")
-
-
-def sections(doc: Path) -> list[str]:
-    """Headings and bold paragraph titles of a page."""
-    text = doc.read_text(encoding="utf-8")
-    return [m.group(1).strip() for m in re.finditer(r"^#+\s+(.+)$", text, re.M)] + \
-        [m.group(1).strip() for m in re.finditer(r"\*\*([^*]+)\*\*", text)]
-
-
-def _doc_path(page: str, ref: str) -> Path:
-    for base in ((ROOT / page).parent, ROOT, ROOT / "docs"):
-        if (base / ref).exists():
-            return base / ref
-    return ROOT / "docs" / Path(ref).name
-
-
-def _test_names() -> set[str]:
-    names = set()
-    for p in (ROOT / "tests").glob("test_*.py"):
-        names |= set(re.findall(r"^\s*def (test_\w+)", p.read_text(encoding="utf-8"), re.M))
-    return names
-
-
-def check_references(page: str, historical=()) -> list[str]:
-    """Files, modules, module attributes (`grid.PER_TURN`), tests, links and quoted sections the page names;
-    `historical`: names the page gives as removed."""
-    text = page_text(page)
-    problems = []
-    tests = _test_names()
-    modules = _module_index()
-    own_sections = sections(ROOT / page)
-    for i, line in enumerate(text.splitlines(), 1):
-        where = f"{page}:{i}"
-        for m in PATH_REF.finditer(line):
-            ref = m.group(1).split(":")[0]
-            if not _path_exists(ref):
-                problems.append(f"{where}: `{ref}` does not exist")
-        for m in BARE_PATH.finditer(line):
-            if not _path_exists(m.group(1)):
-                problems.append(f"{where}: {m.group(1)} does not exist")
-        for m in DOTTED_REF.finditer(line):
-            if not _resolve_dotted(m.group(1)):
-                problems.append(f"{where}: `{m.group(1)}` does not exist")
-        for m in ATTR_REF.finditer(line):
-            base, attr = m.groups()
-            if base in modules and base not in NOT_MODULES and attr not in FILE_SUFFIXES and \
-                    f"{base}.{attr}" not in historical and not _attribute_exists(modules[base], attr):
-                problems.append(f"{where}: `{base}.{attr}`: no {attr} in {' or '.join(modules[base])}")
-        for m in SAME_PAGE_REF.finditer(line):
-            title = m.group(1) or m.group(2)
-            if not any(s.startswith(title) for s in own_sections):
-                problems.append(f"{where}: no section \"{title}\" on this page")
-        for m in TEST_REF.finditer(line):
-            name, prefix = m.group(1), m.group(2)
-            if not (any(t.startswith(name.rstrip("_")) for t in tests) if prefix else name in tests):
-                problems.append(f"{where}: no test `{name}` in tests/")
-        for m in LINK_REF.finditer(line):
-            doc = _doc_path(page, m.group(1))
-            if not doc.exists():
-                problems.append(f"{where}: link to {m.group(1)}, which does not exist")
-            elif m.group(2) and m.group(2) not in {slug(s) for s in sections(doc)}:
-                problems.append(f"{where}: {m.group(1)} has no section #{m.group(2)}")
-        for m in SECTION_REF.finditer(line):
-            doc = _doc_path(page, m.group(1))
-            if not doc.exists():
-                problems.append(f"{where}: {m.group(1)} does not exist")
-            elif not any(s.startswith(m.group(2)) for s in sections(doc)):
-                problems.append(f"{where}: {m.group(1)} has no section \"{m.group(2)}\"")
-    return problems
-
 
 def main(argv=None) -> int:
     import argparse
@@ -437,7 +195,6 @@ def main(argv=None) -> int:
     problems = []
     with tempfile.TemporaryDirectory(prefix="docs-check-") as tmp:
         for page in args.pages:
-            from benchmarks import docs_pages
             problems += check_references(page, docs_pages.HISTORICAL) + check_commands(page)
             problems += check_python(page, Path(tmp))
             if args.run:

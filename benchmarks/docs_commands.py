@@ -3,7 +3,8 @@ directory holding the files they name: WAYPOINTS.csv (the iiwa 7's pick-place wa
 cells/ (the built-in cell), line3.toml (batch.md's manifest, over line1.toml and line2.toml: the built-in
 cell with one box a layer), profile.toml (a [controller] table), path/to/robot.urdf (an arm with a joint
 `finger_joint`). `--scheduler` needs a cluster and `bench` runs for minutes: those are only started (the
-option is checked by `docs_check`); every other command must exit with 0."""
+option is checked by `docs_check`); every other command must exit with 0 (`batch`: or 3, some moves
+failed and recorded)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.cases import BENCH_PATHS
-from benchmarks.docs_check import ROOT, commands, fenced_blocks, page_text
+from benchmarks.docs_extract import ROOT, commands, fenced_blocks, page_text
 
 QUICK = ("plan", "draw")         # sub-commands of a few seconds (the test runs these)
 START_ONLY_SECONDS = 20.0        # `bench`, `--scheduler`: started, and stopped after this if still running
@@ -73,6 +74,9 @@ def run_command(text: str, directory: Path, timeout: float = 900.0) -> str | Non
     lines = err.strip().splitlines()
     if "--scheduler" in text and proc.returncode == 2 and len(lines) == 1 and "--scheduler" in lines[0]:
         return None             # no cluster there: one line naming it, as batch.md says
+    if text.split()[1] == "batch" and proc.returncode == 3:
+        return None             # moves that cannot be planned are recorded (batch.md; the built-in cell's
+        #                         pallet is placed for the iiwa 7: the manifest's UR5e variants collide)
     if proc.returncode != 0:
         return f"exit code {proc.returncode}: {(lines or ['(no message)'])[-1]}"
     return None

@@ -177,7 +177,7 @@ BAD_CELLS = (
 def _cell_files(ns) -> list[str]:
     from pathlib import Path
 
-    from benchmarks.docs_check import ROOT
+    from benchmarks.docs_extract import ROOT
     from scenarios.palletizing import load_cell
     p: list[str] = []
     text = (ROOT / "scenarios" / "default_cell.toml").read_text(encoding="utf-8")
@@ -201,7 +201,7 @@ def _batch(ns) -> list[str]:
     """The manifest of batch.md over two copies of the built-in cell loads; a bad swept value is the line shown."""
     from pathlib import Path
 
-    from benchmarks.docs_check import ROOT, fenced_blocks, page_text
+    from benchmarks.docs_extract import ROOT, fenced_blocks, page_text
     from scenarios.batch.manifest import read_source
     from scenarios.batch.run import load_cells
     p: list[str] = []

@@ -36,7 +36,7 @@ def test_plan_and_draw_commands_run(tmp_path):
 
 def test_the_checker_finds_what_is_wrong(tmp_path):
     """A page with a failing call, a wrong keyword in a signature line, a wrong shape comment, an unknown
-    option, a missing file, module attribute, test and section: each is one problem."""
+    option, a missing file, module attribute, class attribute, test and section: each is one problem."""
     page = tmp_path / "bad.md"
     page.write_text(textwrap.dedent('''\
         # Bad page
@@ -51,7 +51,7 @@ def test_the_checker_finds_what_is_wrong(tmp_path):
             toppra-app plan WAYPOINTS.csv --out DIR --no-such-option
             toppra-app bench [planner|nonsense]
 
-        See `toppra_app/no_such_module.py`, `grid.NO_SUCH_CONSTANT`, `test_no_such_test`,
+        See `toppra_app/no_such_module.py`, `grid.NO_SUCH_CONSTANT`, `test_no_such_test`, `RateLimits.no_such`,
         [planner.md](docs/planner.md#no-such-section) and docs/planner.md "No such section".
         '''), encoding="utf-8")
     python = docs_check.check_python(str(page), tmp_path)
@@ -60,7 +60,7 @@ def test_the_checker_finds_what_is_wrong(tmp_path):
     commands = docs_check.check_commands(str(page))
     assert len(commands) == 2 and "--no-such-option" in commands[0] and "'nonsense'" in commands[1], commands
     refs = docs_check.check_references(str(page))
-    assert len(refs) == 5, refs
+    assert len(refs) == 6, refs
 
 
 def test_plan_help_names_the_planners_default_grid():
