@@ -7,29 +7,20 @@ rest). The cycle repeats, so the motor's thermal load is the cycle RMS
 
     τ_rms,k(cycle)² = ( Σ_m ∫ τ_k² dt + T_idle g_k(q_end)² ) / T   ≤   τ_rms,k²      for every joint k.
 
-With T free this is not convex (the right-hand side is τ_rms² T with T minimised). For a FIXED T,
-
-    D = Σ_m Σ_j t_{m,j} ≤ T,
-    Σ_m ∫ τ_k² dt − g_k² D ≤ (τ_rms,k² − g_k²) T,
-    every move's own limits (rows (5) of `planner`),
-
-is convex: ∫ τ_k² dt = ∫ τ_k²/√b dθ is discretised per interval j and joint k as in
-`GeneralProblem._energy_term` (both ends with the interval's a_j, quad-over-lin)
-‖(τ̂_{j,k}, τ̂_{j+1,k})‖² ≤ s_{j,k} (r_j + r_{j+1}), Σ_j Δθ_j s_{j,k} ≥ the trapezoidal ∫ τ̂_k² dt, with
-τ̂ = τ/τ_rms. Feasibility is monotone in T as long as |g_k(q_end)| < τ_rms,k (a feasible cycle stays
-feasible with more idle time); otherwise no cycle time meets the rating and `InfeasiblePathError` is raised.
-So the minimum cycle time is found by bisection on T between the sum of the time-optimal durations T₀
-(if their RMS already meets the rating, that is the answer) and an upper bound found by doubling. The
-feasibility problem is built once with T as a cvxpy Parameter (normalised: time by T₀, torque by τ_rms),
-so bisection re-solves without recompiling; it minimises D (which makes t_j = 2Δθ_j/(√b_j+√b_{j+1}) and the
-energy epigraph tight).
+The right-hand side is linear in T, and ∫ τ_k² dt = ∫ τ_k²/√b dθ is convex in the speed profile b
+(discretised per interval j and joint k as in `GeneralProblem._energy_term`, both ends with the interval's
+a_j, quad-over-lin: ‖(τ̂_{j,k}, τ̂_{j+1,k})‖² ≤ s_{j,k}(r_j + r_{j+1}), τ̂ = τ/τ_rms). The one non-convex
+term is −g_k² D (D a convex function of b); with D replaced by its tangent (a lower bound: conservative)
+the least T is ONE convex problem (`thermal_problem.CycleProblem`), re-solved with the tangent at each
+solution until T stops decreasing. If the time-optimal moves already meet the rating the answer is their
+total duration T₀; if |g_k(q_end)| ≥ τ_rms,k no cycle time meets the rating (`InfeasiblePathError`).
 
 Each move uses the final grid of its time-optimal plan (adapted, split where the between-grid check
-needed it). The per-move plans are then verified on 1 ms samples: RMS recomputed with
-`dynamics.inverse_dynamics` + `friction_torques` (trapezoidal) plus the idle hold; where it exceeds the
-rating by more than `rms_tol` (discretisation), that joint's rating is tightened by the measured ratio and
-the bisection redone (at most `max_retighten` times). Per-move torque/velocity/acceleration limits are
-checked between grid points (`verify.check_time_law`).
+needed it), every interval halved. The per-move plans are then verified: the cycle RMS recomputed with
+`dynamics.inverse_dynamics` + `friction_torques` per interval of the time law (`cycle_rms`) plus the idle
+hold; where it exceeds the rating by more than `rms_tol` (discretisation), that joint's rating is tightened
+by the measured ratio and the problem solved again (at most `max_retighten` times). Per-move
+torque/velocity/acceleration limits are checked between grid points (`verify.check_time_law`).
 """
 
 from __future__ import annotations
