@@ -230,3 +230,44 @@ def test_the_out_and_back_path_plans_in_one_solve():
     case = next(c for c in suite() if c.name == "iiwa7/out-and-back-0")
     plan = TimeOptimalPlanner(robot(case.robot), JointPath.from_waypoints(case.waypoints)).plan()
     assert plan.iterations == 1 and not plan.refinements and plan.worst_ratio <= 1.001
+
+
+def test_the_linear_laws_first_reference_meets_its_rows_on_dense_noisy_paths(monkeypatch):
+    """θ̈ linear on a dense noisy path (the planner suite's 200 noisy samples, Panda URDF and iiwa 7): the
+    sweeps keep only `NEAREST` of the rows δ's elimination makes, and those missed bounds there — the first
+    reference broke its own rows for every δ_j on 30 of 400 intervals (β up to 1.9× the constant law's; on a
+    427-sample path 5.6e13, or no profile at all, depending on the rounding of the path's parametrisation).
+    Every profile it returns now meets its rows with some δ_j (the sweeps again on every eliminated row, else the
+    constant law's, which meets them with δ = 0)."""
+    from benchmarks.cases import robot as bench_robot
+    from benchmarks.cases import suite
+    from toppra_app.socp import reachability
+    found = []
+
+    class Seen(Exception):
+        pass
+
+    def packed(values, N, near=None):
+        out = reachability_packed(values, N, near)
+        found.append((values, N, out))
+        raise Seen
+
+    reachability_packed = reachability.packed_profile
+    monkeypatch.setattr(reachability, "packed_profile", packed)
+    for case in (c for c in suite() if c.family == "dense" and c.robot in ("panda-urdf", "iiwa7")):
+        with pytest.raises(Seen):
+            TimeOptimalPlanner(bench_robot(case.robot), JointPath.from_waypoints(case.waypoints)).plan()
+    assert len(found) == 2
+    for values, N, out in found:
+        assert out is not None and "v" in values
+        beta = out[0]
+        U, W, V, H = (np.asarray(values[k], float).reshape(N, -1) for k in ("u", "w", "v", "h"))
+        live = H < 1e20
+        rest = H - U * beta[:-1, None] - W * beta[1:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lo = np.where(live & (V < 0), rest / np.where(V < 0, V, 1.0), -np.inf).max(axis=1)
+            hi = np.where(live & (V > 0), rest / np.where(V > 0, V, 1.0), np.inf).min(axis=1)
+        size = 1.0 + np.abs(U) + np.abs(W) + np.abs(V)
+        delta = np.where(np.isfinite(lo), np.minimum(lo, hi), np.minimum(hi, 0.0))
+        assert np.all(np.where(live, (U * beta[:-1, None] + W * beta[1:, None] + V * delta[:, None] - H) / size,
+                               -np.inf) <= 1e-9)
