@@ -1,0 +1,90 @@
+"""The time–energy objective judged on its own objective J = T + w ∫ τᵀRτ dt, measured independently (Pinocchio's
+RNEA + friction on 0.5 ms samples): the time-optimal plan is a feasible point of the same problem, so the energy
+plan's J must never be above its J (benchmarks/study_energy.py, docs/planner_limits.md "Time–energy trade-off")."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+from benchmarks.bench_planner import sampled_friction
+from dynamics import load_robot
+from fixtures import to_pinocchio
+from toppra_app import JointPath
+from toppra_app.objectives.tradeoff import time_energy_curve
+from toppra_app.planner import TimeOptimalPlanner
+
+# iiwa 7, `benchmarks.study_energy.paths("iiwa7", [0])` ("rand0"): before the fix the energy plan's J was 0.33 %
+# (w = 0.01) and 0.19 % (w = 1) above the time-optimal plan's
+RAND0 = [[-0.8197, -1.1537, -1.7214, 0.7873, 1.4696, 0.268, 0.8411],
+         [0.1553, 1.0935, 1.1246, -1.2498, 1.2725, -1.1722, 0.8417],
+         [-1.1548, 0.9128, 0.1476, -0.5034, -0.2753, -1.1855, -1.3771],
+         [0.6075, 0.3699, 0.4108, -0.2924, 1.7703, 1.2085, 0.68],
+         [0.5357, 0.4736, -0.3955, -0.9171, 0.7886, 0.0637, -0.6955],
+         [-0.0504, 0.9789, 1.5454, -0.3574, 0.2547, -0.4477, 0.3456],
+         [-0.5771, -0.2724, 1.3896, -0.6857, 0.4386, -1.0455, 1.2192],
+         [1.0222, -0.655, 1.3405, -1.1094, -0.5835, -0.8789, -0.182]]
+
+
+@functools.lru_cache(maxsize=None)
+def robot():
+    return load_robot("iiwa7")
+
+
+@functools.lru_cache(maxsize=None)
+def path():
+    return JointPath.from_waypoints(np.array(RAND0))
+
+
+def measured_J(plan, w: float) -> float:
+    """T + w ∫ τᵀRτ dt, R = 1/τ_max², τ by Pinocchio's RNEA + friction on 0.5 ms samples (trapezoidal)."""
+    import pinocchio as pin
+    r = plan.robot
+    model = to_pinocchio(r)
+    data = model.createData()
+    s = plan.sample(5e-4)
+    tau = np.array([pin.rnea(model, data, a, b, c) for a, b, c in zip(s.q, s.qd, s.qdd)])
+    tau = tau + sampled_friction(r, s.qd, tau)
+    p = np.einsum("ik,k,ik->i", tau, 1.0 / r.tau_max ** 2, tau)
+    return plan.duration + w * float(np.sum(0.5 * (p[1:] + p[:-1]) * np.diff(s.t)))
+
+
+@functools.lru_cache(maxsize=None)
+def plain():
+    return TimeOptimalPlanner(robot(), path()).plan()
+
+
+@pytest.mark.parametrize("w", [0.01, 1.0, 100.0])
+def test_energy_plan_never_loses_to_the_time_optimal_plan(w):
+    plan = TimeOptimalPlanner(robot(), path(), energy_weight=w).plan()
+    J, J0 = measured_J(plan, w), measured_J(plain(), w)
+    assert J <= J0 * (1 + 1e-5), (J / J0 - 1.0)
+    assert plan.energy_weight == w and plan.worst_ratio <= 1.001
+    if w == 100.0:                                    # where energy matters the energy plan is the one returned
+        assert J < 0.95 * J0
+        assert not any(x["action"] == "time-optimal kept" for x in plan.refinements)
+
+
+def test_kept_time_optimal_plan_is_the_plain_plan_and_reports_its_energy():
+    plan = TimeOptimalPlanner(robot(), path(), energy_weight=0.01).plan()
+    assert plan.refinements[-1]["action"] == "time-optimal kept"
+    assert plan.duration == plain().duration
+    np.testing.assert_array_equal(plan.sd, plain().sd)
+    assert plan.summary()["energy_weight"] == 0.01 and plan.energy == pytest.approx(plain().energy, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_time_energy_curve_is_monotone(seed):
+    """Duration non-decreasing and energy non-increasing in w (each plan minimises T + w E: for w1 < w2,
+    T1 + w1 E1 ≤ T2 + w1 E2 and T2 + w2 E2 ≤ T1 + w2 E1 give E2 ≤ E1 and T2 ≥ T1), within the plans' accuracy."""
+    r = robot()
+    rng = np.random.default_rng(seed)
+    lo, hi = r.q_min + 0.2 * (r.q_max - r.q_min), r.q_min + 0.8 * (r.q_max - r.q_min)
+    W = rng.uniform(lo, hi, size=(int(rng.integers(3, 9)), r.n))
+    rows = time_energy_curve(r, JointPath.from_waypoints(W), [0.0, 0.01, 0.1, 1.0, 10.0, 100.0])
+    d = np.array([x["duration"] for x in rows])
+    e = np.array([x["energy"] for x in rows])
+    assert (np.diff(d) >= -1e-4 * d[0]).all(), d
+    assert (np.diff(e) <= 1e-3 * e[0]).all(), e
