@@ -82,7 +82,12 @@ def run_path(name: str, label: str, W, weights, ref_grid: int) -> list[dict]:
     rows = []
     for w in weights:
         t0 = time.perf_counter()
-        plan = TimeOptimalPlanner(r, path, energy_weight=w).plan()
+        try:
+            plan = TimeOptimalPlanner(r, path, energy_weight=w).plan()
+        except Exception as exc:                      # (a failure is a finding: counted in the table)
+            rows.append(dict(robot=name, path=label, weight=w, error=f"{type(exc).__name__}: {str(exc)[:160]}"))
+            print(f"  {name}/{label} w={w:g}: {rows[-1]['error']}", flush=True)
+            continue
         seconds = time.perf_counter() - t0
         J = plan.duration + w * measured_energy(r, plan)
         J0 = T0 + w * E0
@@ -107,14 +112,15 @@ def run_path(name: str, label: str, W, weights, ref_grid: int) -> list[dict]:
 
 
 def table(rows, weights) -> str:
-    out = ["| w | paths | (J − J_plain)/J_plain median | worst | gap to converged median | worst | "
+    out = ["| w | plans (errors) | (J − J_plain)/J_plain median | worst | gap to converged median | worst | "
            "time-optimal kept | worst over-limit (Pinocchio, 1 ms) | plan s median |", "|---|---|---|---|---|---|---|---|---|"]
     for w in weights:
-        sel = [x for x in rows if x["weight"] == w]
+        sel = [x for x in rows if x["weight"] == w and "error" not in x]
+        errors = sum(x["weight"] == w and "error" in x for x in rows)
         if not sel:
             continue
         v, g = np.array([x["vs_plain"] for x in sel]), np.array([x["gap"] for x in sel])
-        out.append(f"| {w:g} | {len(sel)} | {100 * np.median(v):+.3f} % | {100 * v.max():+.3f} % | "
+        out.append(f"| {w:g} | {len(sel)} ({errors}) | {100 * np.median(v):+.3f} % | {100 * v.max():+.3f} % | "
                    f"{100 * np.median(g):.3f} % | {100 * g.max():.3f} % | {sum(x['kept'] for x in sel)} | "
                    f"{100 * max(x['over'] for x in sel):+.3f} % | {np.median([x['seconds'] for x in sel]):.2f} |")
     return "\n".join(out)
@@ -135,7 +141,7 @@ def main(argv=None) -> None:
         for label, W in paths(name, [int(s) for s in a.seeds.split(",")]):
             rows += run_path(name, label, W, weights, a.ref_grid)
     print(table(rows, weights))
-    worst = max(rows, key=lambda x: x["vs_plain"])
+    worst = max((x for x in rows if "error" not in x), key=lambda x: x["vs_plain"])
     print(f"worst J/J_plain − 1: {100 * worst['vs_plain']:+.4f} % ({worst['robot']}/{worst['path']}, w = "
           f"{worst['weight']:g})")
     if a.json:

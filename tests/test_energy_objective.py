@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.bench_planner import sampled_friction
 from dynamics import load_robot
-from fixtures import to_pinocchio
+from fixtures import erd_path, to_pinocchio
 from toppra_app import JointPath
 from toppra_app.objectives.tradeoff import time_energy_curve
 from toppra_app.planner import TimeOptimalPlanner
@@ -88,3 +88,25 @@ def test_time_energy_curve_is_monotone(seed):
     e = np.array([x["energy"] for x in rows])
     assert (np.diff(d) >= -1e-4 * d[0]).all(), d
     assert (np.diff(e) <= 1e-3 * e[0]).all(), e
+
+
+# UR10 (example-robot-data, 0.6 × rated torque), `study_energy.paths("ur10-urdf", [1])`: on main the energy
+# stage's second solve (after a tightening) failed in Clarabel, SCS returned θ̇² < 0 "optimal_inaccurate", and
+# the plan raised MotionStops ("the speed is zero on the whole interval 0") for w = 0.1
+UR10_RAND1 = [[3.3964, -2.683, 1.6914, -1.4188, -0.5781, 2.4708],
+              [-0.6846, 0.3739, -1.7811, 1.9114, 0.2876, -1.2838],
+              [2.1747, -1.4839, -0.1753, -2.7593, -0.7305, -2.2359],
+              [-1.7921, 1.8877, -0.8278, -0.1117, 3.6247, 3.4808],
+              [1.6949, 0.3108, -0.8411, -2.5586, 3.5432, 0.1212]]
+
+
+@pytest.mark.skipif(erd_path("robots/ur_description/urdf/ur10_robot.urdf") is None,
+                    reason="example-robot-data not installed")
+def test_ur10_energy_plan_plans_and_never_loses():
+    from benchmarks.cases import robot as suite_robot
+    r = suite_robot("ur10-urdf")
+    p = JointPath.from_waypoints(np.array(UR10_RAND1))
+    plan = TimeOptimalPlanner(r, p, energy_weight=0.1).plan()
+    base = TimeOptimalPlanner(r, p).plan()
+    assert measured_J(plan, 0.1) <= measured_J(base, 0.1) * (1 + 1e-5)
+    assert plan.worst_ratio <= 1.001

@@ -23,7 +23,7 @@ from ..errors import InfeasiblePathError
 from ..socp.general import GeneralProblem, bindable_rows
 from ..socp.scaling import path_scale, scaled_blocks, scaled_columns, scaled_energy
 from ..socp.solvers import SolverError, solve_with_chain
-from ..trajectory import TimeLaw, sample_trajectory
+from ..trajectory import MotionStops, TimeLaw, sample_trajectory
 from ..verify import check_time_law
 from .refine import tightening
 
@@ -152,9 +152,9 @@ def plan_energy(planner, robot, plan, timings):
         try:
             status, solver, law, check, over, n_over = _solve_and_check(planner, robot, problem, values, timings,
                                                                         b_unit=L * L * Bbar, size=problem.n_rows)
-        except SolverError as exc:            # the time-optimal plan (checked) instead of no plan
+        except (SolverError, MotionStops) as exc:       # the time-optimal plan (checked) instead of no plan (an
             warnings.warn(f"the energy-weighted problem could not be solved ({exc}); the plan is the time-optimal "
-                          f"one", RuntimeWarning, stacklevel=4)
+                          f"one", RuntimeWarning, stacklevel=4)      # UR10 path, w = 0.1: b ≈ 0 next to the start)
             refinements.append(dict(action="energy solve failed", points=0, worst_ratio=plan.check.worst_ratio))
             return plan.law, plan.check, plan.status, plan.solver, solves, refinements
         solves += 1
