@@ -293,7 +293,7 @@ class TimeOptimalPlanner:
         status = diagnose.plan_status(noted, law)
         if self.energy_weight > 0 or self.rates is not None:
             law, check, status, solver_used, rate_check, rate_info, n = plan_sequential(
-                self, robot, law, check, status, solver_used, sd_start, sd_end, timings)
+                self, robot, law, check, status, solver_used, sd_start, sd_end, timings, refinements)
             iterations += n
         diagnose.warn_plan(robot, check, estimate, rounds, self.tol, P - 1, self.dense, law)
         timings["total"] = time.perf_counter() - t_all

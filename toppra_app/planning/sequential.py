@@ -49,11 +49,13 @@ def grid_blocks(planner, data, b_ref, scales):
     return [blk for blk in (lim.rows(data, b_ref=b_ref, scales=scales) for lim in limits) if blk is not None]
 
 
-def _solve_and_check(planner, robot, problem, values, timings, b_unit: float = 1.0, size: int | None = None):
+def _solve_and_check(planner, robot, problem, values, timings, b_unit: float = 1.0, size: int | None = None,
+                     notes: list | None = None):
     """Solve `problem`, build the exact time law and check it between grid points; updates `timings`.
-    `b_unit`: θ̇² per unit of the problem's b (L² B̄ for a problem in normalised variables, `socp.scaling`).
+    `b_unit`: θ̇² per unit of the problem's b (L² B̄ for a problem in normalised variables, `socp.scaling`);
+    `size`, `notes`: `solve_with_chain`'s time-limit size and list for the inaccurate-solution warning.
     Returns (status, solver name, law, check, {kind: exceeded (N, n)}, number of exceeded entries)."""
-    status, b, solver, wall, compile_s = _solve(problem, values, planner.solver, size)
+    status, b, solver, wall, compile_s = _solve(problem, values, planner.solver, size, notes)
     b = b if b is None else b * b_unit
     timings["solve"] += wall - compile_s
     timings["compile"] += compile_s
@@ -65,9 +67,9 @@ def _solve_and_check(planner, robot, problem, values, timings, b_unit: float = 1
     return status, solver, law, check, over, int(sum(o.sum() for o in over.values()))
 
 
-def _solve(problem, values, solver, size=None):
+def _solve(problem, values, solver, size=None, notes=None):
     status, b, name, wall, compile_s = solve_with_chain(
-        lambda n, opts: problem.solve(values, solver=n, **opts), solver, normalised=False, size=size,
+        lambda n, opts: problem.solve(values, solver=n, **opts), solver, normalised=False, size=size, inaccurate=notes,
         what="the speed profile with the energy objective / rate limits")
     if status == "infeasible":
         raise InfeasiblePathError("no speed profile satisfies the limits together with the rate limits / energy "
@@ -88,8 +90,9 @@ def _check(planner, robot, law):
     return check
 
 
-def plan_sequential(planner, robot, law, check, status, solver_used, sd_start, sd_end, timings):
-    """Energy objective and/or rate limits, from the time-optimal law on its grid."""
+def plan_sequential(planner, robot, law, check, status, solver_used, sd_start, sd_end, timings, refinements):
+    """Energy objective and/or rate limits, from the time-optimal law on its grid (their records added to
+    `refinements`)."""
     from .result import TimeOptimalPlan
     base = TimeOptimalPlan(robot=robot, path=planner.path, law=law, check=check, torques=check.grid_torques,
                            status=status, solver=solver_used, timings=timings, iterations=0,
@@ -97,8 +100,11 @@ def plan_sequential(planner, robot, law, check, status, solver_used, sd_start, s
     rate_check = rate_info = None
     n = 0
     if planner.energy_weight > 0:
-        law, check, status, solver_used, n, _ = plan_energy(planner, robot, base, timings)
+        law, check, status, solver_used, n, records = plan_energy(planner, robot, base, timings)
         base.law, base.check = law, check
+        refinements += records
+        if planner.rates is not None:                    # (alone: warned if it is the plan, `kept_better`)
+            inaccurate_warning(records)
     if planner.rates is not None:
         law, check, status, solver_used, rate_check, rate_info = plan_rates(planner, robot, base, timings)
         n += rate_info["solves"]
@@ -115,6 +121,7 @@ def kept_better(planner, plan, payload, sd_start: float, sd_end: float, start=No
     plain = time_optimal_planner(planner).plan(payload=payload, sd_start=sd_start, sd_end=sd_end, start=start)
     if better_of(planner, plan.robot, plain.law, plan.law) is plan.law:
         plan.timings["total"] += time.perf_counter() - t0
+        inaccurate_warning(plan.refinements)
         return plan
     plain.planner, plain.energy_weight, plain.energy_R = planner, planner.energy_weight, planner.energy_R
     plain.refinements.append(dict(action="time-optimal kept", points=0, worst_ratio=plain.check.worst_ratio))
@@ -143,7 +150,7 @@ def plan_energy(planner, robot, plan, timings):
     sigma, energy = (theta - theta[0]) / L, scaled_energy(energy, L, Bbar)
     values = BoundaryVelocity(plan.sd_start, plan.sd_end).values()
     below = below_rows(b_top / (L * L * Bbar))
-    scales, refinements, solves = None, [], 0
+    scales, refinements, solves, notes = None, [], 0, []
     for _ in range(planner.max_rounds + 1):
         t0 = time.perf_counter()
         problem = GeneralProblem(sigma, scaled_blocks(grid_blocks(planner, data, b_ref, scales), L, Bbar),
@@ -151,7 +158,8 @@ def plan_energy(planner, robot, plan, timings):
         timings["build"] += time.perf_counter() - t0
         try:
             status, solver, law, check, over, n_over = _solve_and_check(planner, robot, problem, values, timings,
-                                                                        b_unit=L * L * Bbar, size=problem.n_rows)
+                                                                        b_unit=L * L * Bbar, size=problem.n_rows,
+                                                                        notes=notes)
         except (SolverError, MotionStops) as exc:       # the time-optimal plan (checked) instead of no plan (an
             warnings.warn(f"the energy-weighted problem could not be solved ({exc}); the plan is the time-optimal "
                           f"one", RuntimeWarning, stacklevel=4)      # UR10 path, w = 0.1: b ≈ 0 next to the start)
@@ -163,11 +171,23 @@ def plan_energy(planner, robot, plan, timings):
         scales = tighten_grid(scales, over, check, theta.size, robot.n, planner.tol)
         refinements.append(dict(action="tighten", points=n_over, worst_ratio=check.worst_ratio))
     t0 = time.perf_counter()
-    if n_over == 0 and better_of(planner, robot, plan.law, law) is plan.law:
+    # the time-optimal plan where it has the smaller J, or the energy plan is still over a limit by more
+    if (better_of(planner, robot, plan.law, law) is plan.law) if n_over == 0 else \
+            plan.check.worst_ratio < check.worst_ratio:
         law, check, status, solver = plan.law, plan.check, plan.status, plan.solver
         refinements.append(dict(action="time-optimal kept", points=0, worst_ratio=check.worst_ratio))
+    elif status == "optimal_inaccurate" and notes:
+        refinements.append(dict(action="inaccurate", points=0, worst_ratio=check.worst_ratio, message=notes[-1]))
     timings["verify"] += time.perf_counter() - t0
     return law, check, status, solver, solves, refinements
+
+
+def inaccurate_warning(refinements) -> None:
+    """The solver chain's warning about an inaccurate energy solve (`plan_energy`'s "inaccurate" record), given
+    only where that solution is the plan's."""
+    for rec in refinements:
+        if rec.get("action") == "inaccurate":
+            warnings.warn(rec["message"], RuntimeWarning, stacklevel=5)
 
 
 # `below_rows` bound θ̇² by the time-optimal profile × (1 + this): where that profile rides a speed row the two
