@@ -50,12 +50,13 @@ def grid_blocks(planner, data, b_ref, scales):
 
 
 def _solve_and_check(planner, robot, problem, values, timings, b_unit: float = 1.0, size: int | None = None,
-                     notes: list | None = None):
+                     notes: list | None = None, clarabel: dict | None = None):
     """Solve `problem`, build the exact time law and check it between grid points; updates `timings`.
     `b_unit`: θ̇² per unit of the problem's b (L² B̄ for a problem in normalised variables, `socp.scaling`);
-    `size`, `notes`: `solve_with_chain`'s time-limit size and list for the inaccurate-solution warning.
+    `size`, `notes`, `clarabel`: `solve_with_chain`'s time-limit size, list for the inaccurate-solution warning
+    and Clarabel options.
     Returns (status, solver name, law, check, {kind: exceeded (N, n)}, number of exceeded entries)."""
-    status, b, solver, wall, compile_s = _solve(problem, values, planner.solver, size, notes)
+    status, b, solver, wall, compile_s = _solve(problem, values, planner.solver, size, notes, clarabel)
     b = b if b is None else b * b_unit
     timings["solve"] += wall - compile_s
     timings["compile"] += compile_s
@@ -67,9 +68,10 @@ def _solve_and_check(planner, robot, problem, values, timings, b_unit: float = 1
     return status, solver, law, check, over, int(sum(o.sum() for o in over.values()))
 
 
-def _solve(problem, values, solver, size=None, notes=None):
+def _solve(problem, values, solver, size=None, notes=None, clarabel=None):
     status, b, name, wall, compile_s = solve_with_chain(
         lambda n, opts: problem.solve(values, solver=n, **opts), solver, normalised=False, size=size, inaccurate=notes,
+        clarabel=clarabel,
         what="the speed profile with the energy objective / rate limits")
     if status == "infeasible":
         raise InfeasiblePathError("no speed profile satisfies the limits together with the rate limits / energy "
@@ -159,7 +161,7 @@ def plan_energy(planner, robot, plan, timings):
         try:
             status, solver, law, check, over, n_over = _solve_and_check(planner, robot, problem, values, timings,
                                                                         b_unit=L * L * Bbar, size=problem.n_rows,
-                                                                        notes=notes)
+                                                                        notes=notes, clarabel=ENERGY_CLARABEL)
         except (SolverError, MotionStops) as exc:       # the time-optimal plan (checked) instead of no plan (an
             warnings.warn(f"the energy-weighted problem could not be solved ({exc}); the plan is the time-optimal "
                           f"one", RuntimeWarning, stacklevel=4)      # UR10 path, w = 0.1: b ≈ 0 next to the start)
@@ -189,6 +191,12 @@ def inaccurate_warning(refinements) -> None:
         if rec.get("action") == "inaccurate":
             warnings.warn(rec["message"], RuntimeWarning, stacklevel=5)
 
+
+# Clarabel's duality-gap tolerances for the energy problem (J ~ 1–100 in its normalised variables): at 1e-7 a
+# Kinova path (w = 10, 100) reached a primal residual of 7e-8 with the relative gap at 1.2e-7, then the residual
+# grew to 4e-4 and Clarabel stopped ("insufficient progress", an exception in cvxpy), the energy plan lost.
+# 1e-6 on J is far below the plans' other errors (the grid's: 0.03–0.3 %, docs/planner_limits.md)
+ENERGY_CLARABEL = dict(tol_gap_abs=1e-6, tol_gap_rel=1e-6)
 
 # `below_rows` bound θ̇² by the time-optimal profile × (1 + this): where that profile rides a speed row the two
 # rows coincide, and Clarabel ended "almost solved" (a Kinova path, w = 10: its primal residual stuck at 1e-5)
