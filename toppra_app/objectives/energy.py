@@ -35,7 +35,7 @@ MAX_WEIGHT = 1e6
 
 def energy_weights(robot, energy_weight=0.0, energy_R=None) -> tuple[float, np.ndarray]:
     """Validated (weight, R diagonal (n,)); R defaults to 1/τ_max² (1 where τ_max is infinite)."""
-    if isinstance(energy_weight, (bool, str, bytes)):               # (text is not a number: as sd_start)
+    if isinstance(energy_weight, (bool, np.bool_, str, bytes)):     # (text is not a number: as sd_start)
         raise InputError(f"energy_weight: expected a number, got {short_repr(energy_weight)}")
     try:
         w = float(energy_weight)
