@@ -100,9 +100,12 @@ def test_energy_weight_with_payload_and_custom_R():
                                        (dict(energy_R=-np.ones(7)), "energy_R"),
                                        # text and booleans were read as numbers (the limits audit)
                                        (dict(energy_weight="1.0"), "energy_weight: expected a number"),
+                                       (dict(energy_weight=np.bool_(True)), "energy_weight: expected a number"),
                                        (dict(energy_R="1.0"), "energy_R: expected"),
                                        (dict(energy_R=True), "energy_R: expected"),
-                                       (dict(energy_R=np.ones(7, dtype=complex)), "energy_R: expected")])
+                                       (dict(energy_R=np.ones(7, dtype=complex)), "energy_R: expected"),
+                                       # the weight's cap bypassed through R (planned, "energy" 4e303)
+                                       (dict(energy_weight=1.0, energy_R=1e300), "energy_R: energy_weight ×")])
 def test_bad_energy_options(kw, field):
     with pytest.raises(InputError, match=field):
         TimeOptimalPlanner(robot(), path(), **kw)

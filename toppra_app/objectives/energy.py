@@ -35,7 +35,7 @@ MAX_WEIGHT = 1e6
 
 def energy_weights(robot, energy_weight=0.0, energy_R=None) -> tuple[float, np.ndarray]:
     """Validated (weight, R diagonal (n,)); R defaults to 1/τ_max² (1 where τ_max is infinite)."""
-    if isinstance(energy_weight, (bool, str, bytes)):               # (text is not a number: as sd_start)
+    if isinstance(energy_weight, (bool, np.bool_, str, bytes)):     # (text is not a number: as sd_start)
         raise InputError(f"energy_weight: expected a number, got {short_repr(energy_weight)}")
     try:
         w = float(energy_weight)
@@ -46,9 +46,10 @@ def energy_weights(robot, energy_weight=0.0, energy_R=None) -> tuple[float, np.n
     if w > MAX_WEIGHT:
         raise InputError(f"energy_weight: must be at most {MAX_WEIGHT:g}, got {short_repr(energy_weight)} (beyond it the "
                          f"duration no longer counts: the least-energy motion, and an ill-conditioned problem)")
+    tau = np.asarray(robot.tau_max, dtype=float)
+    default = np.where(np.isfinite(tau) & (tau > 0), 1.0 / np.where(np.isfinite(tau) & (tau > 0), tau, 1.0) ** 2, 1.0)
     if energy_R is None:
-        tau = np.asarray(robot.tau_max, dtype=float)
-        R = np.where(np.isfinite(tau) & (tau > 0), 1.0 / np.where(np.isfinite(tau) & (tau > 0), tau, 1.0) ** 2, 1.0)
+        R = default
     else:
         try:
             raw = np.asarray(energy_R)
@@ -59,6 +60,13 @@ def energy_weights(robot, energy_weight=0.0, energy_R=None) -> tuple[float, np.n
             raise InputError(f"energy_R: expected {robot.n} numbers >= 0 (one per joint), got {short_repr(energy_R)}") from None
         if not (np.isfinite(R).all() and (R >= 0).all()):
             raise InputError(f"energy_R: expected finite numbers >= 0, got {short_repr(energy_R)}")
+        # the weight's cap holds for w R as a multiple of the default 1/τ_max² (w = 1, R = 1e300 planned with a
+        # weight of ~1e304 and returned the time-optimal plan, its "energy" 4e303)
+        with np.errstate(over="ignore"):
+            top = float(np.max(R / default, initial=0.0))
+        if w * top > MAX_WEIGHT:
+            raise InputError(f"energy_R: energy_weight × energy_R must be at most {MAX_WEIGHT:g} × the default "
+                             f"1/tau_max² per joint, got {w * top:.3g} × (energy_R {short_repr(energy_R)})")
     return w, R
 
 

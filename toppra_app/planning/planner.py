@@ -44,7 +44,7 @@ from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, LINEAR_MAX_INTERVALS, REFIN
                       rate_limits, whole)
 from .prepare import DENSE_REFINE_MAX, at_stations, limit_blocks, prepare, reference_b, tangent_points
 from .result import TimeOptimalPlan, timed
-from .sequential import plan_sequential
+from .sequential import kept_better, plan_sequential
 
 CHECK_SHARE = 0.9                  # of tol at the check's points and peaks (`verify`; full tol: +0.108 % on 1 ms)
 REFINE_ABOVE = 0.01                # default `gap_target`: plan again on a finer default grid where
@@ -76,7 +76,7 @@ class TimeOptimalPlanner:
                  time_law: str = "auto", time_objective: str = "tangent"):
         self._options = {k: v for k, v in locals().items() if k not in ("self", "robot", "path", "grid")}
         # checked in this order (`options`): the first bad option is the one reported
-        self.drive_robot = robot                                 # the robot as given (`finer`)
+        self.drive_robot, self.grid_arg = robot, grid            # as given (`finer`, `sequential`)
         self.controller, robot = controlled_robot(robot, controller, torque_rate_max, jerk_max)
         path = joint_path(path, robot)
         scheme = choice(scheme, "scheme", st.SCHEMES)
@@ -288,12 +288,15 @@ class TimeOptimalPlanner:
         status = diagnose.plan_status(noted, law)
         if self.energy_weight > 0 or self.rates is not None:
             law, check, status, solver_used, rate_check, rate_info, n = plan_sequential(
-                self, robot, law, check, status, solver_used, sd_start, sd_end, timings)
+                self, robot, law, check, status, solver_used, sd_start, sd_end, timings, refinements)
             iterations += n
         diagnose.warn_plan(robot, check, estimate, rounds, self.tol, P - 1, self.dense, law)
         timings["total"] = time.perf_counter() - t_all
-        return TimeOptimalPlan(robot=robot, path=self.path, law=law, check=check, torques=check.grid_torques,
+        plan = TimeOptimalPlan(robot=robot, path=self.path, law=law, check=check, torques=check.grid_torques,
                                status=status, solver=solver_used, timings=timings, iterations=iterations,
                                reused_problem=timings["compile"] == 0.0, planner=self, payload=payload, sd_end=sd_end,
                                sd_start=sd_start, refinements=refinements, energy_weight=self.energy_weight,
                                energy_R=self.energy_R, rate_check=rate_check, rate_info=rate_info, gap_estimate=estimate)
+        # the time-optimal plan as this planner without the weight makes it, if its J is smaller (`kept_better`)
+        return kept_better(self, plan, payload, sd_start, sd_end, start) if self.energy_weight > 0 and \
+            self.rates is None else plan

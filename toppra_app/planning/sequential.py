@@ -15,14 +15,15 @@ import time
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..limits.joint import BoundaryVelocity
 from ..limits.rows import PathData, tangent_point
 from ..errors import InfeasiblePathError
 from ..socp.general import GeneralProblem, bindable_rows
 from ..socp.scaling import path_scale, scaled_blocks, scaled_columns, scaled_energy
-from ..socp.solvers import solve_with_chain
-from ..trajectory import TimeLaw, sample_trajectory
+from ..socp.solvers import SolverError, solve_with_chain
+from ..trajectory import MotionStops, TimeLaw, sample_trajectory
 from ..verify import check_time_law
 from .refine import tightening
 
@@ -34,7 +35,7 @@ def _setup(planner, robot, plan):
     data = PathData(robot, theta, S.q, S.dq, S.ddq)
     b_ref = None
     if (robot.viscous[np.isfinite(robot.tau_max)] > 0).any():
-        b_ref = tangent_point(plan.law.b)
+        b_ref = tangent_point(plan.law.b_at(theta))
     energy = None
     if planner.energy_weight > 0:
         co, w = data.coefficients, np.sqrt(planner.energy_R)
@@ -48,11 +49,14 @@ def grid_blocks(planner, data, b_ref, scales):
     return [blk for blk in (lim.rows(data, b_ref=b_ref, scales=scales) for lim in limits) if blk is not None]
 
 
-def _solve_and_check(planner, robot, problem, values, timings, b_unit: float = 1.0):
+def _solve_and_check(planner, robot, problem, values, timings, b_unit: float = 1.0, size: int | None = None,
+                     notes: list | None = None, clarabel: dict | None = None):
     """Solve `problem`, build the exact time law and check it between grid points; updates `timings`.
-    `b_unit`: θ̇² per unit of the problem's b (L² B̄ for a problem in normalised variables, `socp.scaling`).
+    `b_unit`: θ̇² per unit of the problem's b (L² B̄ for a problem in normalised variables, `socp.scaling`);
+    `size`, `notes`, `clarabel`: `solve_with_chain`'s time-limit size, list for the inaccurate-solution warning
+    and Clarabel options.
     Returns (status, solver name, law, check, {kind: exceeded (N, n)}, number of exceeded entries)."""
-    status, b, solver, wall, compile_s = _solve(problem, values, planner.solver)
+    status, b, solver, wall, compile_s = _solve(problem, values, planner.solver, size, notes, clarabel)
     b = b if b is None else b * b_unit
     timings["solve"] += wall - compile_s
     timings["compile"] += compile_s
@@ -64,9 +68,10 @@ def _solve_and_check(planner, robot, problem, values, timings, b_unit: float = 1
     return status, solver, law, check, over, int(sum(o.sum() for o in over.values()))
 
 
-def _solve(problem, values, solver):
+def _solve(problem, values, solver, size=None, notes=None, clarabel=None):
     status, b, name, wall, compile_s = solve_with_chain(
-        lambda n, opts: problem.solve(values, solver=n, **opts), solver, normalised=False,
+        lambda n, opts: problem.solve(values, solver=n, **opts), solver, normalised=False, size=size, inaccurate=notes,
+        clarabel=clarabel,
         what="the speed profile with the energy objective / rate limits")
     if status == "infeasible":
         raise InfeasiblePathError("no speed profile satisfies the limits together with the rate limits / energy "
@@ -87,8 +92,9 @@ def _check(planner, robot, law):
     return check
 
 
-def plan_sequential(planner, robot, law, check, status, solver_used, sd_start, sd_end, timings):
-    """Energy objective and/or rate limits, from the time-optimal law on its grid."""
+def plan_sequential(planner, robot, law, check, status, solver_used, sd_start, sd_end, timings, refinements):
+    """Energy objective and/or rate limits, from the time-optimal law on its grid (their records added to
+    `refinements`)."""
     from .result import TimeOptimalPlan
     base = TimeOptimalPlan(robot=robot, path=planner.path, law=law, check=check, torques=check.grid_torques,
                            status=status, solver=solver_used, timings=timings, iterations=0,
@@ -96,36 +102,132 @@ def plan_sequential(planner, robot, law, check, status, solver_used, sd_start, s
     rate_check = rate_info = None
     n = 0
     if planner.energy_weight > 0:
-        law, check, status, solver_used, n, _ = plan_energy(planner, robot, base, timings)
+        law, check, status, solver_used, n, records = plan_energy(planner, robot, base, timings)
         base.law, base.check = law, check
+        refinements += records
+        if planner.rates is not None:                    # (alone: warned if it is the plan, `kept_better`)
+            inaccurate_warning(records)
     if planner.rates is not None:
         law, check, status, solver_used, rate_check, rate_info = plan_rates(planner, robot, base, timings)
         n += rate_info["solves"]
     return law, check, status, solver_used, rate_check, rate_info, n
 
 
+def kept_better(planner, plan, payload, sd_start: float, sd_end: float, start=None):
+    """`plan` (energy-weighted, no rate limits) or the time-optimal plan `planner` without the weight makes
+    (`time_optimal_planner`: its grid, time law and refinements), whichever has the smaller J (`better_of`).
+    The energy plan starts from a time-optimal plan θ̈ constant on the energy grid without the gap's
+    refinements, 0.1–0.25 % slower than that one on Kinova paths: at small weights (J ≈ T) its J came out so
+    much above the time-optimal plan's, a feasible point of the same objective."""
+    t0 = time.perf_counter()
+    plain = time_optimal_planner(planner).plan(payload=payload, sd_start=sd_start, sd_end=sd_end, start=start)
+    if better_of(planner, plan.robot, plain.law, plan.law) is plan.law:
+        plan.timings["total"] += time.perf_counter() - t0
+        inaccurate_warning(plan.refinements)
+        return plan
+    plain.planner, plain.energy_weight, plain.energy_R = planner, planner.energy_weight, planner.energy_R
+    plain.refinements.append(dict(action="time-optimal kept", points=0, worst_ratio=plain.check.worst_ratio))
+    plain.iterations += plan.iterations
+    for k, v in plan.timings.items():
+        plain.timings[k] = plain.timings.get(k, 0.0) + v
+    return plain
+
+
+def time_optimal_planner(planner):
+    """`planner` without its energy weight (kept on it: one per planner, `finer._kept`)."""
+    from .finer import _kept
+    return _kept(planner, b"time-optimal", lambda: type(planner)(planner.drive_robot, planner.path, planner.grid_arg, **{
+        **planner._options, "energy_weight": 0.0, "energy_R": None}), planner.auto_grid)
+
+
 def plan_energy(planner, robot, plan, timings):
     """The energy-weighted plan on the grid of the time-optimal `plan` (same robot and boundary speeds),
-    solved in normalised variables (`socp.scaling`, scale: the time-optimal plan's largest θ̇²)."""
+    solved in normalised variables (`socp.scaling`, scale: the time-optimal plan's largest θ̇²), with
+    θ̇² ≤ the time-optimal plan's at the grid points (`below_rows`). Of it and the time-optimal plan the one
+    with the smaller J = T + w ∫ τᵀRτ dt (1 ms samples, as `plan.energy`) is returned (`better_of`)."""
     theta = planner.theta
     data, b_ref, energy = _setup(planner, robot, plan)
-    L, Bbar = path_scale(theta, plan.law.b)
+    b_top = plan.law.b_at(theta)                          # (the time-optimal plan may be on another grid)
+    L, Bbar = path_scale(theta, b_top)
     sigma, energy = (theta - theta[0]) / L, scaled_energy(energy, L, Bbar)
     values = BoundaryVelocity(plan.sd_start, plan.sd_end).values()
-    scales, refinements, solves = None, [], 0
+    below = below_rows(b_top / (L * L * Bbar))
+    scales, refinements, solves, notes = None, [], 0, []
     for _ in range(planner.max_rounds + 1):
         t0 = time.perf_counter()
         problem = GeneralProblem(sigma, scaled_blocks(grid_blocks(planner, data, b_ref, scales), L, Bbar),
-                                 "interpolation", energy=energy)
+                                 "interpolation", energy=energy, extra_rows=below)
         timings["build"] += time.perf_counter() - t0
-        status, solver, law, check, over, n_over = _solve_and_check(planner, robot, problem, values, timings,
-                                                                    b_unit=L * L * Bbar)
+        try:
+            status, solver, law, check, over, n_over = _solve_and_check(planner, robot, problem, values, timings,
+                                                                        b_unit=L * L * Bbar, size=problem.n_rows,
+                                                                        notes=notes, clarabel=ENERGY_CLARABEL)
+        except (SolverError, MotionStops) as exc:       # the time-optimal plan (checked) instead of no plan (an
+            warnings.warn(f"the energy-weighted problem could not be solved ({exc}); the plan is the time-optimal "
+                          f"one", RuntimeWarning, stacklevel=4)      # UR10 path, w = 0.1: b ≈ 0 next to the start)
+            refinements.append(dict(action="energy solve failed", points=0, worst_ratio=plan.check.worst_ratio))
+            return plan.law, plan.check, plan.status, plan.solver, solves, refinements
         solves += 1
         if n_over == 0:
             break
         scales = tighten_grid(scales, over, check, theta.size, robot.n, planner.tol)
         refinements.append(dict(action="tighten", points=n_over, worst_ratio=check.worst_ratio))
+    t0 = time.perf_counter()
+    # the time-optimal plan where it has the smaller J, or the energy plan is still over a limit by more
+    if (better_of(planner, robot, plan.law, law) is plan.law) if n_over == 0 else \
+            plan.check.worst_ratio < check.worst_ratio:
+        law, check, status, solver = plan.law, plan.check, plan.status, plan.solver
+        refinements.append(dict(action="time-optimal kept", points=0, worst_ratio=check.worst_ratio))
+    elif status == "optimal_inaccurate" and notes:
+        refinements.append(dict(action="inaccurate", points=0, worst_ratio=check.worst_ratio, message=notes[-1]))
+    timings["verify"] += time.perf_counter() - t0
     return law, check, status, solver, solves, refinements
+
+
+def inaccurate_warning(refinements) -> None:
+    """The solver chain's warning about an inaccurate energy solve (`plan_energy`'s "inaccurate" record), given
+    only where that solution is the plan's."""
+    for rec in refinements:
+        if rec.get("action") == "inaccurate":
+            warnings.warn(rec["message"], RuntimeWarning, stacklevel=5)
+
+
+# Clarabel's duality-gap tolerances for the energy problem (J ~ 1–100 in its normalised variables): at 1e-7 a
+# Kinova path (w = 10, 100) reached a primal residual of 7e-8 with the relative gap at 1.2e-7, then the residual
+# grew to 4e-4 and Clarabel stopped ("insufficient progress", an exception in cvxpy), the energy plan lost.
+# 1e-6 on J is far below the plans' other errors (the grid's: 0.03–0.3 %, docs/planner_limits.md)
+ENERGY_CLARABEL = dict(tol_gap_abs=1e-6, tol_gap_rel=1e-6)
+
+# `below_rows` bound θ̇² by the time-optimal profile × (1 + this): where that profile rides a speed row the two
+# rows coincide, and Clarabel ended "almost solved" (a Kinova path, w = 10: its primal residual stuck at 1e-5)
+BELOW_SLACK = 1e-6
+
+
+def below_rows(beta_top):
+    """Extra rows β_i ≤ β_top,i at the inner grid points (`GeneralProblem`'s (G, lo, hi) over (β, ρ, α, t̂)):
+    no faster than the time-optimal profile anywhere. That profile is the largest on the grid points' rows
+    (what the energy objective gives up is speed), and it passed the check between grid points, so where
+    only θ̇ matters (joint speed: θ̇² linear in θ inside an interval stays below it there too) the energy plan
+    needs no repair; without these rows a Kinova path's first energy solve went 7 % over a speed limit
+    between grid points, and the tightening that repaired it left the plan 0.4 % slower than the
+    time-optimal one, its J up to 0.6 % above the time-optimal plan's."""
+    beta_top = np.asarray(beta_top, dtype=float)
+    P, inner = beta_top.size, np.arange(1, beta_top.size - 1)
+    G = sp.csr_matrix((np.ones(inner.size), (np.arange(inner.size), inner)), shape=(inner.size, 4 * P - 2))
+    return G, np.full(inner.size, -np.inf), beta_top[inner] * (1.0 + BELOW_SLACK)
+
+
+def better_of(planner, robot, time_optimal, law):
+    """`time_optimal` or `law`, whichever has the smaller J = T + w ∫ τᵀRτ dt on 1 ms samples (ties: `law`).
+    The time-optimal law is a feasible point of the energy problem, so the energy plan should never be worse;
+    it can be where w is small and the energy plan's repairs (coarser than the time-optimal plan's moved
+    stations) cost it more time than the energy saves."""
+    from ..objectives.energy import energy_integral
+    w, R = planner.energy_weight, planner.energy_R
+
+    def J(x):
+        return x.duration + w * energy_integral(sample_trajectory(robot, planner.path, x, 1e-3), R)
+    return time_optimal if J(time_optimal) < J(law) else law
 
 
 def plan_rates(planner, robot, plan, timings):
