@@ -297,6 +297,4 @@ class TimeOptimalPlanner:
                                reused_problem=timings["compile"] == 0.0, planner=self, payload=payload, sd_end=sd_end,
                                sd_start=sd_start, refinements=refinements, energy_weight=self.energy_weight,
                                energy_R=self.energy_R, rate_check=rate_check, rate_info=rate_info, gap_estimate=estimate)
-        # the time-optimal plan as this planner without the weight makes it, if its J is smaller (`kept_better`)
-        return kept_better(self, plan, payload, sd_start, sd_end, start) if self.energy_weight > 0 and \
-            self.rates is None else plan
+        return kept_better(self, plan, payload, sd_start, sd_end, start)   # with a weight: the plain one if J is less

@@ -114,11 +114,14 @@ def plan_sequential(planner, robot, law, check, status, solver_used, sd_start, s
 
 
 def kept_better(planner, plan, payload, sd_start: float, sd_end: float, start=None):
-    """`plan` (energy-weighted, no rate limits) or the time-optimal plan `planner` without the weight makes
-    (`time_optimal_planner`: its grid, time law and refinements), whichever has the smaller J (`better_of`).
+    """`plan` (energy-weighted, no rate limits; else `plan` itself) or the time-optimal plan `planner` without
+    the weight makes (`time_optimal_planner`: its grid, time law and refinements), whichever has the smaller J
+    (`better_of`).
     The energy plan starts from a time-optimal plan θ̈ constant on the energy grid without the gap's
     refinements, 0.1–0.25 % slower than that one on Kinova paths: at small weights (J ≈ T) its J came out so
     much above the time-optimal plan's, a feasible point of the same objective."""
+    if not planner.energy_weight > 0 or planner.rates is not None:
+        return plan
     t0 = time.perf_counter()
     plain = time_optimal_planner(planner).plan(payload=payload, sd_start=sd_start, sd_end=sd_end, start=start)
     if better_of(planner, plan.robot, plain.law, plan.law) is plan.law:
