@@ -29,7 +29,6 @@ from ..errors import InfeasiblePathError
 from ..limits.rows import tangent_point
 from ..socp import stations as st
 from ..socp.problem import OBJECTIVES
-from ..socp.reachability import reference_profile
 from ..socp.tangent import next_step, tangent_bound, time_weights
 from ..socp.solvers import SolverError, solver_chain
 from ..trajectory import MotionStops, TimeLaw
@@ -42,7 +41,8 @@ from .grid import MAX_INTERVALS, intervals_for, parse_grid, user_intervals
 from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, LINEAR_MAX_INTERVALS, REFINE_MAX_INTERVALS, choice,
                       controlled_robot, energy_terms, estimates_gap, joint_path, limit_list, linear_law, number,
                       rate_limits, whole)
-from .prepare import DENSE_REFINE_MAX, at_stations, limit_blocks, prepare, reference_b, tangent_points
+from .prepare import (DENSE_REFINE_MAX, at_stations, first_reference, limit_blocks, prepare, reference_b,
+                      tangent_points)
 from .result import TimeOptimalPlan, timed
 from .sequential import kept_better, plan_sequential
 
@@ -182,15 +182,16 @@ class TimeOptimalPlanner:
                 rows, keep, values = st.packed(blocks, self.L, self.Bbar, theta, lams, self.scheme, on,
                                                b_ref / scale_b if self.prune else None, force, linear, caps,
                                                b_ends / scale_b, b_ref / scale_b if tangent else None, bound)
-                if tangent and iterations == 0 and found is None:   # the first reference: the sweeps on these rows
-                    found, exact = reference_profile(values, P - 1, ref[0])
+                if tangent and iterations == 0 and found is None:   # the first reference (`first_reference`)
+                    found, sweeps, exact = first_reference(values, theta, ref[0], start, scale_b, linear)
                     if found is not None:                  # its far rows are left out too (below)
                         ref, last = found, (found[0], st.delta_of(*found, dsig))
-                        if linear and refine.bent(rows, *found, theta, self.scheme, self.tol, moved, scales):
-                            continue                   # the rows again, with the stations the bends ask for
+                    if sweeps is not None and linear and refine.bent(rows, *sweeps, theta, self.scheme, self.tol,
+                                                                     moved, scales):
+                        continue                       # the rows again, with the stations the bends ask for
             reweigh = False
             # rows far from binding at the reference left out (25–35 % fewer), again with those a solve broke (not at
-            # a fallback reference, further from the optimum: iiwa7/dense-0 2 solves → 1 there)
+            # a fallback reference, further from the optimum: the Panda's dense path 3 solves → 1 there)
             far_at = (FAR_SLACK_SOLVED if iterations and ctrl is None else FAR_SLACK) if pinned is None else far_at
             far = st.slack(values, *last) > far_at if tangent and last is not None and (exact or iterations) else None
             far = far & ~pinned if far is not None and pinned is not None and pinned.size == far.size else far
