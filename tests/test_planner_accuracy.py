@@ -217,8 +217,8 @@ def test_a_tangent_profile_that_stops_falls_back_to_the_time_cones(monkeypatch):
     # and with no first reference from the sweeps (as where they find none; the stop came with one that broke its
     # rows on some intervals, which the sweeps no longer return: `reachability._middles`), nor, on the split
     # grids, the coarser grid's plan
-    monkeypatch.setattr(prepare_module, "reference_profile", lambda *args: (None, True))
-    monkeypatch.setattr(prepare_module, "START_REFERENCE", False)
+    monkeypatch.setattr(planner_module, "reference_profile", lambda *args: None)
+    monkeypatch.setattr(planner_module, "START_REFERENCE", False)
     plan = TimeOptimalPlanner(r, path).plan()
     assert plan.worst_ratio <= 1.001 and plan.law.linear
     with monkeypatch.context() as m:                          # without the fallback

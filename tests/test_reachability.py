@@ -247,13 +247,13 @@ def test_the_linear_laws_first_reference_meets_its_rows_on_dense_noisy_paths(mon
     class Seen(Exception):
         pass
 
-    def profile(values, N, near=None):                   # (`packed_profile`'s, as the planner asks for it)
-        out = reachability_profile(values, N, near)
-        found.append((values, N, out[0]))
+    def packed(values, N, near=None):
+        out = reachability_packed(values, N, near)
+        found.append((values, N, out))
         raise Seen
 
-    reachability_profile = reachability._profile
-    monkeypatch.setattr(reachability, "_profile", profile)
+    reachability_packed = reachability.packed_profile
+    monkeypatch.setattr(reachability, "packed_profile", packed)
     for case in (c for c in suite() if c.family == "dense" and c.robot in ("panda-urdf", "iiwa7")):
         with pytest.raises(Seen):
             TimeOptimalPlanner(bench_robot(case.robot), JointPath.from_waypoints(case.waypoints)).plan()

@@ -29,6 +29,7 @@ from ..errors import InfeasiblePathError
 from ..limits.rows import tangent_point
 from ..socp import stations as st
 from ..socp.problem import OBJECTIVES
+from ..socp.reachability import reference_profile
 from ..socp.tangent import next_step, tangent_bound, time_weights
 from ..socp.solvers import SolverError, solver_chain
 from ..trajectory import MotionStops, TimeLaw
@@ -41,8 +42,7 @@ from .grid import MAX_INTERVALS, intervals_for, parse_grid, user_intervals
 from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, LINEAR_MAX_INTERVALS, REFINE_MAX_INTERVALS, choice,
                       controlled_robot, energy_terms, estimates_gap, joint_path, limit_list, linear_law, number,
                       rate_limits, whole)
-from .prepare import (DENSE_REFINE_MAX, at_stations, first_reference, limit_blocks, prepare, reference_b,
-                      tangent_points)
+from .prepare import DENSE_REFINE_MAX, at_stations, limit_blocks, prepare, reference_b, tangent_points
 from .result import TimeOptimalPlan, timed
 from .sequential import kept_better, plan_sequential
 
@@ -52,6 +52,8 @@ REFINE_ABOVE = 0.01                # default `gap_target`: plan again on a finer
 DENSE_REFINE_ABOVE = 0.002         # ... on dense waypoint paths (θ̈ constant: iiwa7/dense-0 +0.61 % from converged
 EARLY_SPLIT = 3.0                  # at 0.97 %, the UR10's, UR5e's +0.11 % at 0.2–0.3 %), at once above this × it
 VISCOUS_TOL = 1e-3                 # re-linearise viscous friction while its tangent is off by more
+START_REFERENCE = True             # on a grid split from a coarser one (`finer`), that grid's plan is the first
+                                   # reference of the tangent objective (docs/planner.md "The first reference")
 TANGENT_TOL = 1e-4                 # solve the tangent objective again, weighted at the last solution, while
 MAX_TANGENT_ROUNDS = 3             # its duration may be further than this from the optimum (`tangent_bound`),
 TANGENT_SHRINK = 0.1               # and while it shrinks by this factor a solve, else the time cones (1)–(2) plan
@@ -166,7 +168,7 @@ class TimeOptimalPlanner:
             P - 1 < (DENSE_REFINE_MAX if linear else REFINE_MAX_INTERVALS)     # over the gap target: split (step 6)
         rounds = viscous_rounds = tangent_rounds = iterations = 0
         last, cones, last_bound, found, early, pinned, inexact, noted = None, False, np.inf, None, None, None, [], []
-        refinements, excess, check, reweigh, bound, exact = [], [np.inf], None, False, {}, True   # last: (β, δ)
+        refinements, excess, check, reweigh, bound = [], [np.inf], None, False, {}   # last: (β, δ); `st.binding`'s
 
         def split(check, law, over, factor):                   # the plan on a grid split for the gap, or None
             return split_for_gap(self, check, law, over, factor, payload, sd_start, sd_end, refinements, iterations,
@@ -182,18 +184,20 @@ class TimeOptimalPlanner:
                 rows, keep, values = st.packed(blocks, self.L, self.Bbar, theta, lams, self.scheme, on,
                                                b_ref / scale_b if self.prune else None, force, linear, caps,
                                                b_ends / scale_b, b_ref / scale_b if tangent else None, bound)
-                if tangent and iterations == 0 and found is None:   # the first reference (`first_reference`)
-                    found, sweeps, exact = first_reference(values, theta, ref[0], start, scale_b, linear)
+                if tangent and iterations == 0 and found is None:   # the first reference: the sweeps on these rows
+                    found = sweeps = reference_profile(values, P - 1, ref[0])
+                    if start is not None and START_REFERENCE:      # split from a coarser grid: its plan
+                        found = (np.maximum(start.b_at(theta), 0.0) / scale_b, np.maximum(start.b_at(
+                            0.5 * (theta[:-1] + theta[1:])), 0.0) / scale_b if linear else None)
                     if found is not None:                  # its far rows are left out too (below)
                         ref, last = found, (found[0], st.delta_of(*found, dsig))
                     if sweeps is not None and linear and refine.bent(rows, *sweeps, theta, self.scheme, self.tol,
                                                                      moved, scales):
                         continue                       # the rows again, with the stations the bends ask for
             reweigh = False
-            # rows far from binding at the reference left out (25–35 % fewer), again with those a solve broke (not at
-            # a fallback reference, further from the optimum: the Panda's dense path 3 solves → 1 there)
+            # rows far from binding at the reference left out (25–35 % fewer), again with those a solve broke
             far_at = (FAR_SLACK_SOLVED if iterations and ctrl is None else FAR_SLACK) if pinned is None else far_at
-            far = st.slack(values, *last) > far_at if tangent and last is not None and (exact or iterations) else None
+            far = st.slack(values, *last) > far_at if tangent and last is not None else None
             far = far & ~pinned if far is not None and pinned is not None and pinned.size == far.size else far
             values.update(ctrl.values() if ctrl is not None else {})
             if tangent:

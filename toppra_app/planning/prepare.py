@@ -24,7 +24,6 @@ import numpy as np
 from ..limits.joint import JointVelocityLimit, viscous_speed
 from ..limits.rows import PathData, at_flip, tangent_point
 from ..socp import stations as st
-from ..socp.reachability import reference_profile
 from ..socp.scaling import path_scale
 from ..trajectory import TimeLaw
 from ..samples import SubSamples, flip_joints
@@ -39,7 +38,6 @@ CAP_WITHIN = 2.0                   # speed caps where the bound on θ̇² is wit
 CAP_SUBSTEPS_LINEAR = 16           # speed caps at this many sub-samples per interval with θ̈ linear (else the
                                    # check's): θ̇² bends inside an interval, and between caps 1/8 apart the
                                    # joint speed rose up to 0.65 tol over them (0.17 tol at 1/16)
-START_REFERENCE = True             # a grid split from a coarser one (`finer`): that one's plan the first reference
 DENSE_LINEAR_MAX = 2048           # `prepare(dense_linear=True)`: dense paths whose default grid has up to this many
                                   # intervals plan θ̈ linear (3000 noisy waypoints on 4096: a zero-speed solution) ...
 DENSE_REFINE_MAX = 4096           # ... and are refined up to this many (1000 noisy waypoints, 2048 → 4096)
@@ -263,17 +261,3 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
                  dense_constant=dense_constant, sub=sub,
                  lams=lams, moved=moved,
                  ths=ths, data=data, b_ref=reference_b(law, Bbar, L, ths), caps=caps)
-
-
-def first_reference(values: dict, theta: np.ndarray, near: np.ndarray, start, scale_b: float, linear: bool):
-    """(reference, the sweeps' profile, exact) for the tangent objective's first solve on the packed rows `values`
-    (`socp.reachability.reference_profile`, in β; exact: the sweeps' own, not a fallback further from the
-    optimum). On a grid split from a coarser one, that grid's plan `start` is the reference (`START_REFERENCE`):
-    the refined grids of the Panda's dense path took one solve each where the sweeps' profile took two or three
-    (the sweeps' profile still says where the optimum bends, `refine.bent`)."""
-    sweeps, exact = reference_profile(values, theta.size - 1, near)
-    if start is None or not START_REFERENCE:
-        return sweeps, sweeps, exact
-    mid = 0.5 * (theta[:-1] + theta[1:])
-    return (np.maximum(start.b_at(theta), 0.0) / scale_b,
-            np.maximum(start.b_at(mid), 0.0) / scale_b if linear else None), sweeps, True

@@ -193,21 +193,16 @@ def packed_profile(values: dict, N: int, near: np.ndarray | None = None):
     the rows have a greatest profile; a row with u, w > 0 (a speed bound inside an interval) trades β_j
     against β_{j+1}, and there it is only close. θ̈ linear, a profile no δ_j meets the rows with is not
     returned (below). None where a row has a √β term or the sweeps find none."""
-    return _profile(values, N, near)[0]
-
-
-def _profile(values: dict, N: int, near):
-    """(`packed_profile`, exact): exact False where the sweeps' profile on the `NEAREST` rows was refused."""
     found, constant = _swept(values, N, near, NEAREST)
     if found is not None or "v" not in values:
-        return found, True
+        return found
     # the eliminated rows kept are only the `NEAREST`: on dense noisy paths they can miss a bound, and the sweeps
     # then end on no profile or on one that breaks the rows for every δ_j (a 1024-interval Panda path: β 5.6e13,
     # or none — which of the two turned on rounding: the same path on s ∈ [0, 0.1] and [0, 1] planned 2e-4
     # apart): the sweeps again on every eliminated row, and where that fails too, the constant law's profile
     # (δ_j = 0 meets its rows; the bends it shows guided `refine.bent` worse: a noisy Panda path 1.5 % over)
     found = _swept(values, N, near, ALL_ROWS)[0]
-    return (found if found is not None or constant is None else _middles(constant, values, N)), False
+    return found if found is not None or constant is None else _middles(constant, values, N)
 
 
 def _swept(values: dict, N: int, near, nearest: int):
@@ -270,20 +265,18 @@ def _middles(beta: np.ndarray, values: dict, N: int):
 
 
 def reference_profile(values: dict, N: int, near: np.ndarray | None = None):
-    """(`packed_profile` as the tangent objective's first reference — each interior point the forward sweep
-    starved raised (`_unstarved`), the middles β(½) of its two intervals then on their chords — or None, and
-    whether it is the sweeps' profile on the `NEAREST` rows rather than a fallback, which lies further from the
-    optimum: the planner then keeps the rows far from binding at it). Not always feasible (`packed_profile`
-    is): a linearisation point, the solve keeps every row."""
-    found, exact = _profile(values, N, near)
+    """`packed_profile` as the tangent objective's first reference: each interior point the forward sweep
+    starved raised (`_unstarved`), the middles β(½) of its two intervals then on their chords. Not always
+    feasible (`packed_profile` is): a linearisation point, the solve keeps every row."""
+    found = packed_profile(values, N, near)
     if found is None:
-        return None, exact
+        return None
     beta, mids = found
     raised = _unstarved(beta)
     if mids is not None:
         moved = raised != beta
         mids = np.where(moved[:-1] | moved[1:], 0.5 * (raised[:-1] + raised[1:]), mids)
-    return (raised, mids), exact
+    return raised, mids
 
 
 def _unstarved(beta: np.ndarray) -> np.ndarray:
