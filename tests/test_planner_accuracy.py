@@ -214,11 +214,6 @@ def test_a_tangent_profile_that_stops_falls_back_to_the_time_cones(monkeypatch):
     monkeypatch.setattr(reachability, "NEAR_TURN", 0.0)
     # and with the points the time grid places beside knots (`grid.KNOT_SLIVER`: slivers there; none, no stop)
     monkeypatch.setattr(grid_module, "KNOT_SLIVER", 0.0)
-    # and with no first reference from the sweeps (as where they find none; the stop came with one that broke its
-    # rows on some intervals, which the sweeps no longer return: `reachability._middles`), nor, on the split
-    # grids, the coarser grid's plan
-    monkeypatch.setattr(planner_module, "reference_profile", lambda *args: None)
-    monkeypatch.setattr(planner_module, "START_REFERENCE", False)
     plan = TimeOptimalPlanner(r, path).plan()
     assert plan.worst_ratio <= 1.001 and plan.law.linear
     with monkeypatch.context() as m:                          # without the fallback

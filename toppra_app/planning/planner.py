@@ -52,8 +52,6 @@ REFINE_ABOVE = 0.01                # default `gap_target`: plan again on a finer
 DENSE_REFINE_ABOVE = 0.002         # ... on dense waypoint paths (θ̈ constant: iiwa7/dense-0 +0.61 % from converged
 EARLY_SPLIT = 3.0                  # at 0.97 %, the UR10's, UR5e's +0.11 % at 0.2–0.3 %), at once above this × it
 VISCOUS_TOL = 1e-3                 # re-linearise viscous friction while its tangent is off by more
-START_REFERENCE = True             # on a grid split from a coarser one (`finer`), that grid's plan is the first
-                                   # reference of the tangent objective (docs/planner.md "The first reference")
 TANGENT_TOL = 1e-4                 # solve the tangent objective again, weighted at the last solution, while
 MAX_TANGENT_ROUNDS = 3             # its duration may be further than this from the optimum (`tangent_bound`),
 TANGENT_SHRINK = 0.1               # and while it shrinks by this factor a solve, else the time cones (1)–(2) plan
@@ -185,15 +183,11 @@ class TimeOptimalPlanner:
                                                b_ref / scale_b if self.prune else None, force, linear, caps,
                                                b_ends / scale_b, b_ref / scale_b if tangent else None, bound)
                 if tangent and iterations == 0 and found is None:   # the first reference: the sweeps on these rows
-                    found = sweeps = reference_profile(values, P - 1, ref[0])
-                    if start is not None and START_REFERENCE:      # split from a coarser grid: its plan
-                        found = (np.maximum(start.b_at(theta), 0.0) / scale_b, np.maximum(start.b_at(
-                            0.5 * (theta[:-1] + theta[1:])), 0.0) / scale_b if linear else None)
+                    found = reference_profile(values, P - 1, ref[0])
                     if found is not None:                  # its far rows are left out too (below)
                         ref, last = found, (found[0], st.delta_of(*found, dsig))
-                    if sweeps is not None and linear and refine.bent(rows, *sweeps, theta, self.scheme, self.tol,
-                                                                     moved, scales):
-                        continue                       # the rows again, with the stations the bends ask for
+                        if linear and refine.bent(rows, *found, theta, self.scheme, self.tol, moved, scales):
+                            continue                   # the rows again, with the stations the bends ask for
             reweigh = False
             # rows far from binding at the reference left out (25–35 % fewer), again with those a solve broke
             far_at = (FAR_SLACK_SOLVED if iterations and ctrl is None else FAR_SLACK) if pinned is None else far_at

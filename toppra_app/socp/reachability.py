@@ -53,8 +53,6 @@ from .problem import UNUSED
 
 STARVED = 1e-3             # `reference_profile`: an interior β below this × both neighbours is raised (`_unstarved`)
 NEAREST = 16                # θ̈ linear: the eliminated rows per interval kept for the sweeps (`packed_profile`)
-ALL_ROWS = 1 << 30           # (`packed_profile`'s `nearest` where every eliminated row is kept)
-FEASIBLE_TOL = 1e-9         # `_middles`: a row broken by more than this × its coefficients' size breaks the profile
 NEAR_TURN = 0.35            # `_near_turn`: a point whose rows let θ̇² grow over ~4-fold across its interval
 
 
@@ -191,26 +189,9 @@ def packed_profile(values: dict, N: int, near: np.ndarray | None = None):
     profile on the same rows are kept; `near`, e.g. a coarse profile, where that has none), and β(½) is
     then the most the rows let θ̇² bulge at the middle of each interval between the sweeps' β_j, β_{j+1}. The sweeps reach the linear program's optimum where
     the rows have a greatest profile; a row with u, w > 0 (a speed bound inside an interval) trades β_j
-    against β_{j+1}, and there it is only close. θ̈ linear, a profile no δ_j meets the rows with is not
-    returned (below). None where a row has a √β term or the sweeps find none."""
-    found, constant = _swept(values, N, near, NEAREST)
-    if found is not None or "v" not in values:
-        return found
-    # the eliminated rows kept are only the `NEAREST`: on dense noisy paths they can miss a bound, and the sweeps
-    # then end on no profile or on one that breaks the rows for every δ_j (a 1024-interval Panda path: β 5.6e13,
-    # or none — which of the two turned on rounding: the same path on s ∈ [0, 0.1] and [0, 1] planned 2e-4
-    # apart): the sweeps again on every eliminated row, and where that fails too, the constant law's profile
-    # (δ_j = 0 meets its rows; the bends it shows guided `refine.bent` worse: a noisy Panda path 1.5 % over)
-    found = _swept(values, N, near, ALL_ROWS)[0]
-    return found if found is not None or constant is None else _middles(constant, values, N)
-
-
-def _swept(values: dict, N: int, near, nearest: int):
-    """(`packed_profile`'s profile on the `nearest` eliminated rows per interval nearest to binding — None where the
-    sweeps find none or, θ̈ linear, it breaks the rows — and the constant law's profile or None)."""
-    constant = None
+    against β_{j+1}, and there it is only close. None where a row has a √β term or the sweeps find none."""
     if np.any(values["gl"]) or np.any(values["gr"]):
-        return None, None
+        return None
     U, W, H = (np.asarray(values[k], dtype=float).reshape(N, -1) for k in ("u", "w", "h"))
     live = H < UNUSED
     V = np.asarray(values["v"], dtype=float).reshape(N, -1) if "v" in values else np.zeros_like(U)
@@ -235,21 +216,14 @@ def _swept(values: dict, N: int, near, nearest: int):
         live &= size > 1e-9 * np.hstack([size[:, :live.shape[1] - both.shape[1]], np.maximum(*terms)])
         size = np.where(size > 0, size, 1.0)
         U, W, H = U / size, W / size, H / size
-        if near is not None and U.shape[1] > nearest:       # the rows nearest to binding there
+        if near is not None and U.shape[1] > NEAREST:       # the rows nearest to binding there
             slack = np.where(live, (H - U * near[:-1, None] - W * near[1:, None]) / (1.0 + np.abs(U) + np.abs(W)),
                              np.inf)
-            order = np.argpartition(slack, nearest, axis=1)[:, :nearest]
+            order = np.argpartition(slack, NEAREST, axis=1)[:, :NEAREST]
             U, W, H, live = (np.take_along_axis(x, order, axis=1) for x in (U, W, H, live))
     beta = _sweeps(U, W, np.where(live, H, np.inf), live, np.asarray(values["ends"], dtype=float))
-    if "v" not in values:
-        return (beta if beta is None else (beta, None)), None
-    return (None if beta is None else _middles(beta, values, N)), constant
-
-
-def _middles(beta: np.ndarray, values: dict, N: int):
-    """(β, β(½)) with β(½) the most the rows let θ̇² bulge at each interval's middle for the grid points' `beta`
-    (θ̈ linear: δ_j at the end of the range the rows leave), or None where that breaks a row of some interval by
-    more than `FEASIBLE_TOL` of its coefficients' size (no δ_j meets them: the profile is not one of the rows')."""
+    if beta is None or "v" not in values:
+        return beta if beta is None else (beta, None)
     U, W, H, V = (np.asarray(values[k], dtype=float).reshape(N, -1) for k in ("u", "w", "h", "v"))
     live = H < UNUSED
     rest = H - U * beta[:-1, None] - W * beta[1:, None]
@@ -257,9 +231,6 @@ def _middles(beta: np.ndarray, values: dict, N: int):
         lo = np.where(live & (V < 0), rest / np.where(V < 0, V, 1.0), -np.inf).max(axis=1)
         hi = np.where(live & (V > 0), rest / np.where(V > 0, V, 1.0), np.inf).min(axis=1)
     delta = np.where(np.isfinite(lo), np.minimum(lo, hi), np.where(np.isfinite(hi), np.minimum(hi, 0.0), 0.0))
-    broken = np.where(live, (V * delta[:, None] - rest) / (1.0 + np.abs(U) + np.abs(W) + np.abs(V)), -np.inf)
-    if not np.isfinite(delta).all() or broken.max(initial=-np.inf) > FEASIBLE_TOL:
-        return None
     mids = 0.5 * (beta[:-1] + beta[1:]) - 0.25 * delta * values["dsig"]
     return (beta, np.maximum(mids, 0.0)) if np.isfinite(mids).all() else None
 
