@@ -26,8 +26,9 @@ import warnings
 import numpy as np
 
 from .bench_planner import _over_limit, sampled_friction
-from .cases import _span, erd_arm, holdable, robot as suite_robot
+from .cases import _span, erd_arm, robot as suite_robot
 from .peers import to_pinocchio
+from .study_hunt import _draw
 
 ROBOTS = ("iiwa7", "ur5e", "panda-urdf", "ur10-urdf", "kinova-urdf")
 WEIGHTS = (0.01, 0.1, 1.0, 10.0, 100.0)
@@ -50,14 +51,6 @@ def paths(name: str, seeds) -> list[tuple[str, np.ndarray]]:
     rng = np.random.default_rng(99)
     out.append(("tiny", _draw(r, lambda: rng.uniform(lo, hi) + rng.uniform(-1e-3, 1e-3, size=(4, r.n)))))
     return out
-
-
-def _draw(r, make, tries: int = 60):
-    for _ in range(tries):
-        W = make()
-        if holdable(r, W):
-            return W
-    return W
 
 
 def measured_energy(r, plan, dt: float = 1e-4) -> float:
