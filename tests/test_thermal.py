@@ -5,6 +5,7 @@ hold) and against Pinocchio's RNEA."""
 from __future__ import annotations
 
 import functools
+import re
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ import dynamics
 from toppra_app import JointPath
 from dynamics import load_robot
 from fixtures import BENCH_PATHS
-from toppra_app.errors import InputError
+from toppra_app.errors import InfeasiblePathError, InputError
 from toppra_app.objectives.thermal import cycle_rms, plan_cycle_with_rms_limit
 
 GRID = 100
@@ -113,6 +114,16 @@ def test_palletizing_thermal_table(tmp_path):
                         ("tau_rms_fraction = 0.5\nbox = 99", "thermal.box")):
         with pytest.raises(InputError, match=field):
             load_cell(_cell_with(tmp_path, text), check_reach=False)
+
+
+def test_a_cell_rating_below_the_hold_names_the_cell_file(tmp_path):
+    """A `[thermal]` rating below the torque that holds the cycle's end posture: no cycle time meets it, and the
+    error names the cell file and the field (it said only "tau_rms: joint ..."), as the cell's other errors do."""
+    from scenarios.palletizing import load_cell, plan_pallet
+    path = _cell_with(tmp_path, "tau_rms = [1, 1, 1, 1, 1, 1, 1]")
+    cell = load_cell(path, check_reach=False)
+    with pytest.raises(InfeasiblePathError, match=rf"^{re.escape(str(path))}: thermal\.tau_rms: joint iiwa_joint_2 "):
+        plan_pallet(cell, quick=True, nominal=False, check_collisions=False)
 
 
 def _pinocchio_cycle_rms(plans, idle, dt=2e-5):
