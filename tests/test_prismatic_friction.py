@@ -107,8 +107,9 @@ def test_coulomb_friction_in_the_steps_from_and_to_rest_under_a_torque_rate_limi
     if seed == 42:
         assert rates[0, 2] > 0.1 * RATE               # the quill's first step: its inertia, not its friction
     # (seed 41: a second pass, the rows having given away 11 % of the rate on average over the motion's time
-    # after the first — `controller_passes.MEAN_GAIN_MIN` — 1.7 % shorter in 6 solves)
-    assert plan.iterations <= (3 if seed == 42 else 6) and plan.worst_ratio <= 1.001
+    # after the first — `controller_passes.MEAN_GAIN_MIN` — 1.7 % shorter in 6 solves; 7 since the first cap's
+    # rest-to-rest bound (C5′), 0.03 % shorter)
+    assert plan.iterations <= (3 if seed == 42 else 7) and plan.worst_ratio <= 1.001
 
 
 def test_coulomb_steps_at_reversals_refused_or_exempt():

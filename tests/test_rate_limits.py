@@ -11,6 +11,8 @@ import functools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
 
 import dynamics
 from toppra_app import JointPath
@@ -108,3 +110,32 @@ def test_bad_inputs(kw, field):
     with pytest.raises(InputError, match=field) as exc:
         TimeOptimalPlanner(robot(), path("straight"), grid=20, **kw)
     assert isinstance(exc.value, ValueError)
+
+
+@settings(max_examples=30, deadline=None)
+@given(D=hs.floats(1e-4, 1e3), k=hs.floats(1e-2, 1e6), g0=hs.floats(1.0, 3.0))
+def test_rest_to_rest_ramp_is_the_jerk_limited_motion(D, k, g0):
+    """(C5′) with both ends at rest and one jump coefficient g at both: the cap is the time-optimal rest-to-rest
+    motion with |θ⃛| ≤ L/|g| = k, whose duration is (32 D / k)^{1/3} (the symmetric bang–bang jerk profile: τ =
+    (D/2k)^{1/3}, T = 4τ) — integrated here independently as ∫ dθ/√b by scipy's quad. The start and stop ramps
+    alone (C5) meet at D/2 with θ̈ still rising: their duration 2 (3D/k)^{1/3} is 9 % shorter than any motion
+    the jerk bound allows, and the cap lies below them everywhere."""
+    from hypothesis import assume
+    from scipy.integrate import quad
+    from toppra_app.limits.rates import ramp_profile
+    g, L = np.array([g0, 2.0 * g0]), np.array([k * g0, 4.0 * k * g0])     # k = min L/|g| (the second: 2k)
+    ends = np.array([0.0, D])
+
+    def b_at(x, rest=(True, True)):
+        return float(ramp_profile(np.array([0.0, x, D]), g, g, L, rest)[1])
+
+    T, _ = quad(lambda x: 1.0 / np.sqrt(b_at(x)), 0.0, D, limit=200, epsabs=0.0, epsrel=1e-6)
+    assume(np.isfinite(T))
+    assert T == pytest.approx((32.0 * D / k) ** (1.0 / 3.0), rel=2e-3)
+    x = np.linspace(0.0, D, 41)[1:-1]
+    ramp = ramp_profile(np.concatenate([ends[:1], x, ends[1:]]), g, g, L, (True, True))[1:-1]
+    one_end = 0.25 * k * k * (6.0 * np.minimum(x, D - x) / k) ** (4.0 / 3.0)
+    assert np.all(ramp <= one_end * (1.0 + 1e-12))
+    assert ramp.max() == pytest.approx(k * k * (D / (2.0 * k)) ** (4.0 / 3.0), rel=1e-6)   # (k τ²)² at D/2
+    # only one end at rest: the ramp from it alone (C5), unchanged
+    assert b_at(0.7 * D, (True, False)) == pytest.approx(0.25 * k * k * (6.0 * 0.7 * D / k) ** (4.0 / 3.0), rel=1e-12)

@@ -319,14 +319,33 @@ class RateLimits:
 def ramp_profile(theta, g_start, g_end, L, rest) -> np.ndarray:
     """b along the fastest start from (stop at) rest that the jump rows allow (C5): θ̈ rising at
     k = min_k L_k / |g_k| at most, so θ̈ = k t, θ = k t³/6, b = (k t²/2)² = (k²/4)(6Δθ/k)^{4/3} at a
-    distance Δθ from the rest end; inf where no end is at rest. (g: jump coefficients of every limited
-    (kind, joint) at the two ends, L their limits.)"""
+    distance Δθ from the rest end; inf where no end is at rest. With both ends at rest, also at most the
+    rest-to-rest motion over the whole D = θ_N − θ_0 with |θ⃛| ≤ k (C5′, `_rest_to_rest`, k the smaller of the
+    ends'): the ramp alone meets its mirror at D/2 with θ̈ still rising, 1.65× that motion's top speed. (g: jump
+    coefficients of every limited (kind, joint) at the two ends, L their limits.)"""
     theta = np.asarray(theta, float)
     out = np.full(theta.size, np.inf)
+    ks = []
     for end, g, on in ((0, g_start, rest[0]), (-1, g_end, rest[1])):
         g = np.abs(np.asarray(g, float))
         k = np.min(np.where(g > 0, L / np.where(g > 0, g, 1.0), np.inf))
+        ks.append(k)
         if on and np.isfinite(k):
             d = np.abs(theta - theta[end])
             out = np.minimum(out, 0.25 * k * k * (6.0 * d / k) ** (4.0 / 3.0))
+    k = min(ks)
+    if rest[0] and rest[1] and np.isfinite(k) and theta[-1] > theta[0]:
+        out = np.minimum(out, _rest_to_rest(np.minimum(theta - theta[0], theta[-1] - theta), theta[-1] - theta[0], k))
     return out
+
+
+def _rest_to_rest(d: np.ndarray, D: float, k: float, samples: int = 2001) -> np.ndarray:
+    """(C5′) θ̇² at distance d ≤ D/2 from the nearer end of the time-optimal rest-to-rest motion over D with
+    |θ⃛| ≤ k: θ⃛ = +k on [0, τ], −k on [τ, 3τ], +k on [3τ, 4τ], τ = (D/(2k))^{1/3}, symmetric about t = 2τ (its
+    top speed k τ² at D/2). θ(t) and θ̇(t) on the first half sampled finely, θ̇² read at d."""
+    tau = (D / (2.0 * k)) ** (1.0 / 3.0)
+    t = np.linspace(0.0, 2.0 * tau, samples)
+    u, t1 = np.maximum(t - tau, 0.0), np.minimum(t, tau)
+    th = k * t1 ** 3 / 6.0 + 0.5 * k * tau ** 2 * u + 0.5 * k * tau * u ** 2 - k * u ** 3 / 6.0
+    sd = 0.5 * k * t1 ** 2 + k * tau * u - 0.5 * k * u ** 2
+    return np.interp(np.minimum(d, 0.5 * D), th, sd * sd)
