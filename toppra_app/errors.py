@@ -9,7 +9,8 @@ class InputError(ValueError):
 
 class InfeasiblePathError(ValueError):
     """The path cannot be traversed within the limits; the message says where and which limit. `argument`: the
-    planner's argument it is about ("sd_start", "sd_end": a boundary speed no profile can have), or None."""
+    planner's argument it is about ("sd_start", "sd_end": a boundary speed no profile can have; "tau_rms": a thermal
+    rating below the hold of the cycle's end posture), or None."""
 
     def __init__(self, *args, argument: str | None = None):
         super().__init__(*args)

@@ -190,11 +190,10 @@ def plan_pallet(cell: Cell, *, quick: bool = False, boxes=None, progress=None, p
         try:
             thermal = plan_cycle_with_rms_limit(cell.robot, [m.path for m in ms], cell.tau_rms, payloads=[
                 m.payload for m in ms], grid=cell.grid, gap_target=cell.gap_target, **opts)
-        except InfeasiblePathError as exc:    # (a rating below the hold: "tau_rms: joint ...") named as the file's
-            msg = str(exc)
-            where = f"thermal.{msg}" if msg.startswith("tau_rms") else \
-                f"thermal: box {cell.thermal_box + 1}'s cycle: {msg}"
-            raise InfeasiblePathError(f"{cell.source}: {where}") from None
+        except InfeasiblePathError as exc:    # named as the cell file's other errors (a rating below the hold:
+            where = f"thermal.{exc}" if exc.argument == "tau_rms" else \
+                f"thermal: box {cell.thermal_box + 1}'s cycle: {exc}"                  # "tau_rms: joint ...")
+            raise InfeasiblePathError(f"{cell.source}: {where}", argument=exc.argument) from None
         t_plan += time.perf_counter() - t0
     seconds = dict(ik_s=t_ik, planning_s=t_plan, collisions_s=t_col, total_s=time.perf_counter() - t_all)
     if compare:

@@ -199,7 +199,8 @@ def plan_cycle_with_rms_limit(robot, paths, tau_rms, payloads=None, *, grid=None
         k = int(bad[0])
         raise InfeasiblePathError(
             f"tau_rms: joint {names[k]} (#{k}) needs |g| = {abs(g_end[k]):.6g} N·m to hold the cycle's end "
-            f"posture, not below its RMS rating {tau_rms[k]:.6g} N·m: no cycle time meets the rating")
+            f"posture, not below its RMS rating {tau_rms[k]:.6g} N·m: no cycle time meets the rating",
+            argument="tau_rms")
     worst0 = max(p.worst_ratio for p in opt_plans)
 
     def result(plans, T, rms, rating, log, retightened, worst):
