@@ -137,3 +137,20 @@ def test_kinova_energy_problem_is_solved():
     assert not any(x["action"] in ("energy solve failed", "time-optimal kept") for x in plan.refinements)
     base = TimeOptimalPlanner(r, p).plan()
     assert measured_J(plan, 100.0) < 0.99 * measured_J(base, 100.0)
+
+
+def test_each_law_is_sampled_for_J_once(monkeypatch):
+    """J (1 ms samples and the energy integral) is computed once per law: `plan_energy` and `kept_better` both
+    compare the energy plan's law (it was sampled twice)."""
+    from toppra_app.planning import sequential
+    seen = []
+    real = sequential.sample_trajectory
+
+    def spy(robot, path, law, dt):
+        seen.append(id(law))
+        return real(robot, path, law, dt)
+    monkeypatch.setattr(sequential, "sample_trajectory", spy)
+    plan = TimeOptimalPlanner(robot(), path(), energy_weight=100.0).plan()
+    assert len(seen) == len(set(seen)) >= 3, seen
+    J = plan.duration + 100.0 * plan.energy
+    assert J == pytest.approx(sequential._J(plan.planner, plan.robot, plan.law), rel=1e-12)

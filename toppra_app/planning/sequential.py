@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 import warnings
+import weakref
 
 import numpy as np
 import scipy.sparse as sp
@@ -224,13 +225,26 @@ def better_of(planner, robot, time_optimal, law):
     """`time_optimal` or `law`, whichever has the smaller J = T + w ∫ τᵀRτ dt on 1 ms samples (ties: `law`).
     The time-optimal law is a feasible point of the energy problem, so the energy plan should never be worse;
     it can be where w is small and the energy plan's repairs (coarser than the time-optimal plan's moved
-    stations) cost it more time than the energy saves."""
-    from ..objectives.energy import energy_integral
-    w, R = planner.energy_weight, planner.energy_R
+    stations) cost it more time than the energy saves. J is computed once per law, robot, path and weights
+    (`plan_energy` and `kept_better` both compare the energy plan's law)."""
+    return time_optimal if _J(planner, robot, time_optimal) < _J(planner, robot, law) else law
 
-    def J(x):
-        return x.duration + w * energy_integral(sample_trajectory(robot, planner.path, x, 1e-3), R)
-    return time_optimal if J(time_optimal) < J(law) else law
+
+_J_MEMO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()     # law -> [(robot, path, w, R, J)]
+
+
+def _J(planner, robot, law) -> float:
+    """J of `law` on `planner`'s path for `robot` (memoised per law: the same law is compared twice)."""
+    from ..objectives.energy import energy_integral
+    w, R, path = planner.energy_weight, planner.energy_R, planner.path
+    R_key = None if R is None else (np.shape(R), np.asarray(R, dtype=float).tobytes())
+    memo = _J_MEMO.setdefault(law, [])
+    for r, p, w_, R_, J in memo:
+        if r is robot and p is path and w_ == w and R_ == R_key:
+            return J
+    J = law.duration + w * energy_integral(sample_trajectory(robot, path, law, 1e-3), R)
+    memo.append((robot, path, w, R_key, J))
+    return J
 
 
 def plan_rates(planner, robot, plan, timings):
