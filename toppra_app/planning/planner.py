@@ -56,8 +56,9 @@ TANGENT_TOL = 1e-4                 # solve the tangent objective again, weighted
 MAX_TANGENT_ROUNDS = 3             # its duration may be further than this from the optimum (`tangent_bound`),
 TANGENT_SHRINK = 0.1               # and while it shrinks by this factor a solve, else the time cones (1)–(2) plan
 FAR_SLACK = 0.1                    # a solve (tangent objective) leaves out rows (scaled to ≤ 1 coefficients) with
-FAR_SLACK_SOLVED = 0.02            # more slack at the reference, at a last solution this (2–8 % faster plans; not for
-SLACK_TOL = 1e-7                   # a controller profile: iiwa7/tiny-0 3.8 % longer), and solves again if one breaks
+FAR_SLACK_SOLVED = 0.02            # more slack at the reference, at a last solution this (2–8 % faster plans; for a
+SLACK_TOL = 1e-7                   # controller profile only on the same pass's rows, re-weighted: at a pass's first
+                                   # solve iiwa7/tiny-0 was 3.8 % longer), and solves again if one breaks
 
 
 class TimeOptimalPlanner:
@@ -188,9 +189,9 @@ class TimeOptimalPlanner:
                         ref, last = found, (found[0], st.delta_of(*found, dsig))
                         if linear and refine.bent(rows, *found, theta, self.scheme, self.tol, moved, scales):
                             continue                   # the rows again, with the stations the bends ask for
-            reweigh = False
+            again, reweigh = reweigh, False
             # rows far from binding at the reference left out (25–35 % fewer), again with those a solve broke
-            far_at = (FAR_SLACK_SOLVED if iterations and ctrl is None else FAR_SLACK) if pinned is None else far_at
+            far_at = (FAR_SLACK_SOLVED if iterations and (ctrl is None or again) else FAR_SLACK) if pinned is None else far_at
             far = st.slack(values, *last) > far_at if tangent and last is not None else None
             far = far & ~pinned if far is not None and pinned is not None and pinned.size == far.size else far
             values.update(ctrl.values() if ctrl is not None else {})
