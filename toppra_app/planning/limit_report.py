@@ -59,7 +59,7 @@ def limit_report(plan, tol: float) -> LimitReport:
         [(w, SAMPLES) for w in (plan.rate_check or {}).values()]          # (inf: the robot has no such limit)
     problems = []
     for where in (GRID, SAMPLES):
-        over = [w for w, f in found if f == where and w.ratio > 1.0 + tol]
+        over = [w for w, f in found if f == where and not w.ratio <= 1.0 + tol]      # (NaN: not within)
         if over:
             problems.append(_phrase(max(over, key=lambda w: w.ratio), where, names, tol))
     if plan.status != "optimal":
