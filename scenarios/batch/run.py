@@ -314,15 +314,39 @@ def read_moves(moves_csv) -> list:
         return list(csv.DictReader(fh))
 
 
+def limit_verdict(row: dict) -> tuple[bool, float, str]:
+    """(within its limits, worst value/limit, the reasons it is not) of a planned move's row of moves.csv
+    (`tasks.limit_columns`). A row of a batch begun by a version without those columns is judged by its
+    `worst_ratio` (the check between grid points) against the planner's default tolerance."""
+    if row.get("within_limits") in ("true", "false"):
+        return row["within_limits"] == "true", float(row["limit_ratio"]), row["limit_problems"]
+    from toppra_app.planning.options import DEFAULT_TOL
+    ratio = float(row["worst_ratio"])
+    return ratio <= 1.0 + DEFAULT_TOL, ratio, f"worst value/limit {ratio:.6g} between grid points (tol {1 + DEFAULT_TOL:g})"
+
+
+def over_limits(rows: list) -> list:
+    """[(label, worst ratio, problems)] of the planned moves in `rows` that did not keep their limits."""
+    out = []
+    for r in rows:
+        if r["status"] == "ok" and not (verdict := limit_verdict(r))[0]:
+            out.append((f"cell {r['cell']} move {r['move']} (box {r['box']} {r['kind']})",) + verdict[1:])
+    return out
+
+
 def summarise(rows: list, spec: BatchSpec, run: dict, fingerprint: str) -> dict:
     """The batch summary from the rows of moves.csv (`read_moves`)."""
     cells = {}
     for r in rows:
-        c = cells.setdefault(r["cell"], dict(moves=0, failed=0, total_time_s=0.0, worst_ratio=0.0, errors=[]))
+        c = cells.setdefault(r["cell"], dict(moves=0, failed=0, total_time_s=0.0, worst_ratio=0.0, errors=[],
+                                             within_limits=True, moves_over_limits=[]))
         c["moves"] += 1
         if r["status"] == "ok":
             c["total_time_s"] += float(r["duration_s"])
             c["worst_ratio"] = max(c["worst_ratio"], float(r["worst_ratio"]))
+            if not limit_verdict(r)[0]:
+                c["within_limits"] = False
+                c["moves_over_limits"].append(int(r["move"]))
         else:
             c["failed"] += 1
             if r["error"] not in c["errors"]:
@@ -331,5 +355,8 @@ def summarise(rows: list, spec: BatchSpec, run: dict, fingerprint: str) -> dict:
     for cid, c in cells.items():
         if cid in overrides:
             c["sweep"] = overrides[cid]
+    for c in cells.values():
+        c["moves_over_limits"].sort()
     return dict(cells=cells, moves=len(rows), failed=sum(c["failed"] for c in cells.values()),
+                moves_over_limits=sum(len(c["moves_over_limits"]) for c in cells.values()),
                 fingerprint=fingerprint, run=run)

@@ -110,7 +110,10 @@ class BatchStore:
             cut = data.rfind(b"\n") + 1
             self._moves.truncate(cut)
             data = data[:cut]
-        rows = list(csv.DictReader(io.StringIO(data.decode("utf-8"))))
+        reader = csv.DictReader(io.StringIO(data.decode("utf-8")))
+        rows = list(reader)
+        # a batch begun by a version with fewer columns goes on in its own (a longer row would shift them)
+        self.columns = tuple(reader.fieldnames) if reader.fieldnames else COLUMNS
         return {(r["cell"], int(r["move"])): r for r in rows if r.get("move", "").isdigit()}
 
     # ------------------------------------------------------------------ writing
@@ -151,7 +154,7 @@ class BatchStore:
             for label, data in outcome.trajectories.items():
                 self._atomic_bytes(folder / f"{label}.csv", data)
         buf = io.StringIO()
-        writer = csv.DictWriter(buf, COLUMNS, lineterminator="\n")
+        writer = csv.DictWriter(buf, self.columns, lineterminator="\n", extrasaction="ignore", restval="")
         for row in outcome.rows:
             writer.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in row.items()})
         self._moves.write(buf.getvalue().encode("utf-8"))

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 
 COLUMNS = ("cell", "move", "box", "kind", "slot", "box_type", "payload_kg", "duration_s", "worst_ratio", "status",
-           "error", "plan_s", "ik_s", "nominal_duration_s", "nominal_torque_ratio", "min_distance_m")
+           "error", "plan_s", "ik_s", "nominal_duration_s", "nominal_torque_ratio", "min_distance_m",
+           "within_limits", "limit_ratio", "limit", "limit_joint", "limit_problems")
+LIMIT_COLUMNS = COLUMNS[-5:]       # `limit_columns`: did the move's plan keep its limits (empty for a failed move)
 
 
 @dataclass
@@ -47,9 +49,17 @@ def failed_outcome(cell_id: str, cell, box: int, exc: BaseException, seconds: fl
     rows = [dict(cell=cell_id, move=2 * box + 1 + k, box=box + 1, kind=kind, slot=slot.label, box_type=slot.box.name,
                  payload_kg=slot.box.mass if kind == "loaded" else 0.0, duration_s="", worst_ratio="",
                  status="failed", error=error, plan_s="", ik_s="", nominal_duration_s="", nominal_torque_ratio="",
-                 min_distance_m="")
+                 min_distance_m="", **dict.fromkeys(LIMIT_COLUMNS, ""))
             for k, kind in enumerate(("loaded", "return"))]
     return BoxOutcome(cell_id, box, rows, {}, tuple(cell.robot.joint_names), seconds)
+
+
+def limit_columns(plan) -> dict:
+    """A planned move's `LIMIT_COLUMNS` (`TimeOptimalPlan.limit_report`): within_limits "true" or "false", the
+    worst value/limit over every check, that limit and joint, and the reasons it is not within them."""
+    r = plan.limit_report()
+    return dict(within_limits="true" if r.within_limits else "false", limit_ratio=r.ratio, limit=r.limit or "",
+                limit_joint=r.joint or "", limit_problems="; ".join(r.problems))
 
 
 def plan_box_task(cell_id: str, cell, box: int, nominal: bool, dt: float, trajectories: bool = True) -> BoxOutcome:
@@ -80,5 +90,6 @@ def plan_box_task(cell_id: str, cell, box: int, nominal: bool, dt: float, trajec
                          plan_s=m.plan_seconds, ik_s=m.ik_seconds,
                          nominal_duration_s=check.nominal_duration if loaded and check else "",
                          nominal_torque_ratio=check.torque_ratio if loaded and check else "",
-                         min_distance_m="" if m.clearance is None else m.clearance.distance))
+                         min_distance_m="" if m.clearance is None else m.clearance.distance,
+                         **limit_columns(m.plan)))
     return BoxOutcome(cell_id, box, rows, files, tuple(cell.robot.joint_names), time.perf_counter() - t0)

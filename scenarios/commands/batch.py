@@ -13,6 +13,8 @@ from __future__ import annotations
 import sys
 import time
 
+from toppra_app.commands.strict import add_strict, strict_exit
+
 
 def add_parser(sub):
     p = sub.add_parser("batch", help="plan many cells (a directory, a sweep manifest) on every core or a Dask cluster",
@@ -29,6 +31,7 @@ def add_parser(sub):
     p.add_argument("--dt", type=float, default=1e-3, help="sampling period of the trajectories [s] (default 0.001)")
     p.add_argument("--no-trajectories", action="store_true", help="write moves.csv and the summary only")
     p.add_argument("--no-report", action="store_true", help="skip report.html (the interactive report)")
+    add_strict(p, "; code 3 if moves also failed to plan")
     return p
 
 
@@ -56,7 +59,7 @@ def run(args) -> int:
 
 def _run(args, spec, store, loaded, failed_cells, client, t0) -> int:
     from toppra_app.output import _version
-    from scenarios.batch.run import Progress, Task, read_moves, run_tasks, summarise
+    from scenarios.batch.run import Progress, Task, over_limits, read_moves, run_tasks, summarise
     from scenarios.batch.store import MOVES, REPORT
     done = store.open(_version())
     tasks, skipped = [], 0
@@ -113,4 +116,5 @@ def _run(args, spec, store, loaded, failed_cells, client, t0) -> int:
     if lost:                                          # not in moves.csv: the same command again plans them
         print(f"toppra-app batch: {len(lost)} box(es) not planned, their task failed on the cluster ({lost[0]}); "
               f"run the same command again to plan them", file=sys.stderr)
-    return 0 if summary["failed"] == 0 and not lost else 3
+    strict = strict_exit("batch", over_limits(rows)) if args.strict else 0
+    return 3 if summary["failed"] or lost else strict

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import time
 
+from toppra_app.commands.strict import add_strict, failures_of, strict_exit
+
 
 def add_parser(sub):
     p = sub.add_parser("palletize", help="plan the moves of a palletizing cell (default: built-in iiwa 7 cell)",
@@ -28,6 +30,7 @@ def add_parser(sub):
     p.add_argument("--no-report", action="store_true", help="skip report.html (the interactive report)")
     p.add_argument("--no-compare", action="store_true",
                    help="skip the empty-gripper plan of each loaded move executed with the box (the comparison)")
+    add_strict(p)
     return p
 
 
@@ -89,7 +92,8 @@ def run(args) -> int:
           f"planning {times['planning_s']:.1f} s, collision checks {times['collisions_s']:.1f} s (in the second "
           f"process; waiting for them {times['collision_wait_s']:.1f} s), "
           f"trajectories {times['trajectories_s']:.1f} s, waiting for figures and the report {times['plots_s']:.1f} s")
-    return 0
+    return strict_exit("palletize", failures_of((f"move {m.index + 1} ({m.label})", m.plan) for m in report.moves)
+                       if args.strict else [])
 
 
 def _prepare(cell_file, quick: bool, boxes_text):

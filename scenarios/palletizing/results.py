@@ -45,6 +45,7 @@ class MoveResult:
 
     def summary(self, robot: RobotModel) -> dict:
         w = {k: v.as_dict(list(robot.joint_names)) for k, v in self.plan.worst.items()}
+        report = self.plan.limit_report()
         return dict(move=self.index + 1, box=self.box + 1, kind=self.kind, slot=self.slot.label,
                     box_type=self.slot.box.name, payload_kg=0.0 if self.payload is None else self.payload.mass,
                     duration_s=self.duration, path_length_m=self.cart.length, worst_ratio=float(self.plan.worst_ratio),
@@ -54,7 +55,8 @@ class MoveResult:
                     **({} if self.clearance is None else dict(clearance=self.clearance.as_dict())),
                     **({} if self.ik_counts is None else dict(ik=dict(self.ik_counts))),
                     **({} if self.unlimited_duration is None else
-                       dict(duration_without_cell_options_s=self.unlimited_duration)))
+                       dict(duration_without_cell_options_s=self.unlimited_duration)),
+                    within_limits=report.within_limits, limit_check=report.as_dict())
 
 
 @dataclass
@@ -138,6 +140,10 @@ class PalletReport:
                        moves_slowed=int(sum(m.duration > f * (1 + 1e-4) for m, f in zip(self.moves, free))))
         return dict(cell_options=out)
 
+    def over_limits(self) -> list:
+        """The moves whose plans did not keep their limits (`TimeOptimalPlan.within_limits`), in move order."""
+        return [m for m in self.moves if not m.plan.within_limits]
+
     def ik_summary(self) -> dict:
         """The IK of the planned moves: Nicolato & Madrid's recursive sweeps along every loaded move's path and
         the samples they left outside the tolerance (finished by Newton steps); the pose IK of the pick and
@@ -157,6 +163,7 @@ class PalletReport:
         plan_reused = ([m.plan_seconds for m in self.moves if m.reused_problem]
                        + [c.replan_seconds for c in self.nominal_checks if c.replan_reused])
         worst_nom = max(self.nominal_checks, key=lambda c: c.torque_ratio) if self.nominal_checks else None
+        over = self.over_limits()
         return dict(
             cell=self.cell.name, cell_file=self.cell.source, robot=self.cell.robot_name,
             boxes_on_pallet=len(self.cell.slots), boxes_planned=len(self.boxes_planned),
@@ -165,6 +172,7 @@ class PalletReport:
             total_time_s=self.total_time,
             mean_cycle_s=self.total_time / max(len(self.boxes_planned), 1),
             worst_over_limit=dict(ratio=float(worst.plan.worst_ratio), move=worst.index + 1),
+            within_limits=not over, moves_over_limits=[m.index + 1 for m in over],
             nominal_plan_with_payload=[c.as_dict() for c in self.nominal_checks],
             nominal_plan_worst=None if worst_nom is None else worst_nom.as_dict(),
             planning=dict(first_plan_mean_s=float(np.mean(plan_first)) if plan_first else None,

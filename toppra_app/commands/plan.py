@@ -25,6 +25,7 @@ import numpy as np
 from toppra_app import interrupt
 from toppra_app.commands.robot_arg import (ROBOT_HELP, check_frame, check_has_limits, is_file_arg, load_robot_arg,
                                           parse_locks, scaled_limits)
+from toppra_app.commands.strict import add_strict, failures_of, strict_exit
 from toppra_app.errors import InfeasiblePathError, InputError
 from toppra_app.limits.rows import per_joint_positive
 from toppra_app.output import atomic_directory
@@ -77,6 +78,7 @@ def add_parser(sub):
     p.add_argument("--acceleration-scaling", type=float, default=1.0, metavar="F",
                    help="scale every joint acceleration limit by F in (0, 1] (MoveIt's "
                         "max_acceleration_scaling_factor)")
+    add_strict(p)
     return p
 
 
@@ -271,4 +273,4 @@ def run(args) -> int:
         print("controller profile, on the controller's samples: " + ", ".join(
             f"{k} {100 * w.ratio:.2f} % of the limit" for k, w in plan.rate_check.items()))
     print(f"wrote {out}: {', '.join(files)}")
-    return 0
+    return strict_exit("plan", failures_of([(f"the plan of {args.waypoints}", plan)]) if args.strict else [])

@@ -296,5 +296,6 @@ class TimeOptimalPlanner:
                                status=status, solver=solver_used, timings=timings, iterations=iterations,
                                reused_problem=timings["compile"] == 0.0, planner=self, payload=payload, sd_end=sd_end,
                                sd_start=sd_start, refinements=refinements, energy_weight=self.energy_weight,
-                               energy_R=self.energy_R, rate_check=rate_check, rate_info=rate_info, gap_estimate=estimate)
+                               energy_R=self.energy_R, rate_check=rate_check, rate_info=rate_info, gap_estimate=estimate,
+                               tol=self.tol)
         return kept_better(self, plan, payload, sd_start, sd_end, start)   # with a weight: the plain one if J is less

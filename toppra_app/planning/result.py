@@ -16,6 +16,7 @@ from ..trajectory import TimeLaw, TrajectorySample, sample_trajectory
 from ..verify import LimitCheck
 
 if TYPE_CHECKING:
+    from .limit_report import LimitReport
     from .planner import TimeOptimalPlanner
 
 
@@ -42,6 +43,7 @@ class TimeOptimalPlan:
     rate_check: dict = None       # {"torque_rate"|"jerk": Worst} on the 1 ms samples (rate limits only)
     rate_info: dict = None        # rate-limit iterations, plain time-optimal duration, ...
     gap_estimate: float | None = None  # `verify.gap_estimate`: how much faster the optimum might be (a share)
+    tol: float | None = None      # the planner's tolerance of the checks (None: its planner's, or DEFAULT_TOL)
     _energy: float = field(default=None, repr=False)
 
     @property
@@ -89,6 +91,28 @@ class TimeOptimalPlan:
     @property
     def worst_ratio(self) -> float:
         return self.check.worst_ratio
+
+    def limit_report(self) -> "LimitReport":
+        """Whether the plan kept its limits, and its worst value/limit over every check: between grid points,
+        the sampled torque rate / jerk where the plan has rate limits or a controller profile, and the solver
+        status (`planning.limit_report`; the plan's warnings say the same in words)."""
+        from .limit_report import limit_report
+        return limit_report(self, self._tolerance)
+
+    @property
+    def within_limits(self) -> bool:
+        """True when no check found a limit exceeded by more than the tolerance and the solve that gave the
+        plan ended "optimal" (`limit_report` says which limit, where and by how much otherwise)."""
+        return self.limit_report().within_limits
+
+    @property
+    def _tolerance(self) -> float:
+        if self.tol is not None:
+            return float(self.tol)
+        if self.planner is not None:
+            return float(self.planner.tol)
+        from .options import DEFAULT_TOL
+        return DEFAULT_TOL
 
     @property
     def solve_time(self) -> float:
@@ -202,10 +226,11 @@ class TimeOptimalPlan:
                                status=self.status, solver=self.solver, timings=timings,
                                iterations=0, reused_problem=True, planner=None, payload=self.payload,
                                refinements=[dict(action="reversed")], energy_weight=self.energy_weight,
-                               energy_R=self.energy_R)
+                               energy_R=self.energy_R, tol=self._tolerance)
 
     def summary(self) -> dict:
         names = list(self.robot.joint_names)
+        report = self.limit_report()
         return dict(
             robot=self.robot.name, dof=self.robot.n, duration=self.duration, grid_points=int(self.s.size),
             sd_start=self.sd_start, sd_end=self.sd_end,
@@ -216,6 +241,7 @@ class TimeOptimalPlan:
             refinements=list(self.refinements), gap_estimate=self.gap_estimate,
             **(dict(energy_weight=self.energy_weight, energy=self.energy) if self.energy_weight > 0 else {}),
             **(dict(rate_check={k: w.as_dict(names) for k, w in self.rate_check.items()}) if self.rate_check else {}),
+            within_limits=report.within_limits, limit_check=report.as_dict(),
         )
 
 
