@@ -56,9 +56,8 @@ TANGENT_TOL = 1e-4                 # solve the tangent objective again, weighted
 MAX_TANGENT_ROUNDS = 3             # its duration may be further than this from the optimum (`tangent_bound`),
 TANGENT_SHRINK = 0.1               # and while it shrinks by this factor a solve, else the time cones (1)–(2) plan
 FAR_SLACK = 0.1                    # a solve (tangent objective) leaves out rows (scaled to ≤ 1 coefficients) with
-FAR_SLACK_SOLVED = 0.02            # more slack at the reference, at a last solution this (2–8 % faster plans; for a
-SLACK_TOL = 1e-7                   # controller profile only on the same pass's rows, re-weighted: at a pass's first
-                                   # solve iiwa7/tiny-0 was 3.8 % longer), and solves again if one breaks
+FAR_SLACK_SOLVED = 0.02            # more slack at the reference, at a last solution this (2–8 % faster; controller:
+SLACK_TOL = 1e-7                   # a pass's re-weighted solve only, planner.md), and solves again if one breaks
 
 
 class TimeOptimalPlanner:
