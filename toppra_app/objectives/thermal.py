@@ -25,7 +25,6 @@ torque/velocity/acceleration limits are checked between grid points (`verify.che
 
 from __future__ import annotations
 
-import math
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ import numpy as np
 
 import dynamics
 
+from ..checks import real, whole
 from ..limits.rows import PathData, per_joint_positive
 from ..errors import InfeasiblePathError, InputError, short_repr
 from ..path import as_joint_path
@@ -112,13 +112,6 @@ def _inputs(robot, paths, payloads):
 MAX_QUADRATURE_STEPS = 10_000_000      # sub-steps of all moves together (3 torque evaluations each)
 
 
-def _check_dt(dt) -> float:
-    if isinstance(dt, bool) or not isinstance(dt, (int, float, np.integer, np.floating)) \
-            or not (math.isfinite(dt) and dt > 0):
-        raise InputError(f"dt: expected a positive number of seconds, got {dt!r}")
-    return float(dt)
-
-
 def _squared_torque_integral(plan, dt: float) -> np.ndarray:
     """(n,) ∫ τ_k² dt over one move, τ = RNEA + friction. Per interval j of the time law (where θ̈ jumps, so
     τ does too) m_j = ⌈Δt_j / dt⌉ equal sub-steps, each with 3-point Gauss–Legendre (exact for τ² of degree
@@ -141,7 +134,7 @@ def cycle_rms(plans, idle_time: float = 0.0, dt: float = 1e-3) -> tuple[np.ndarr
     """(RMS torque per joint, cycle time) of `plans` executed back to back, plus `idle_time` holding the
     last plan's end posture (gravity torque). τ = RNEA + friction, integrated per interval of each time law
     on sub-steps of at most `dt` (3-point Gauss–Legendre each: `_squared_torque_integral`)."""
-    dt = _check_dt(dt)
+    dt = real(dt, "dt", 0.0, None, bounds="(]", unit=" of seconds")
     steps = sum(int(np.sum(np.maximum(np.ceil(np.diff(p.law.t) / dt), 1.0))) for p in plans)
     if steps > MAX_QUADRATURE_STEPS:
         raise InputError(f"dt: {dt:g} s gives {steps:.3g} integration sub-steps over the moves, more than "
@@ -176,12 +169,10 @@ def plan_cycle_with_rms_limit(robot, paths, tau_rms, payloads=None, *, grid=None
         warnings.warn("plan_cycle_with_rms_limit: bisect_tol is now round_tol (there is no bisection)",
                       DeprecationWarning, stacklevel=2)
         round_tol = bisect_tol
-    for name, val in (("round_tol", round_tol), ("rms_tol", rms_tol)):
-        if isinstance(val, bool) or not (isinstance(val, (int, float)) and math.isfinite(val) and 0 < val < 1):
-            raise InputError(f"{name}: expected a number in (0, 1), got {short_repr(val)}")
-    if isinstance(max_retighten, bool) or not isinstance(max_retighten, (int, np.integer)) or max_retighten < 0:
-        raise InputError(f"max_retighten: expected a whole number >= 0, got {short_repr(max_retighten)}")
-    dt = _check_dt(dt)
+    round_tol = real(round_tol, "round_tol", 0.0, 1.0, bounds="()")
+    rms_tol = real(rms_tol, "rms_tol", 0.0, 1.0, bounds="()")
+    max_retighten = whole(max_retighten, "max_retighten", 0, None)
+    dt = real(dt, "dt", 0.0, None, bounds="(]", unit=" of seconds")
     solver = options.get("solver", "CLARABEL")
     names = list(robot.joint_names)
 
@@ -238,7 +229,7 @@ def plan_cycle_with_rms_limit(robot, paths, tau_rms, payloads=None, *, grid=None
     accepted = None
     tightened = 0
     prev, same_rating = None, False
-    for rnd in range(int(max_retighten) + MAX_LINEARISATIONS):
+    for rnd in range(max_retighten + MAX_LINEARISATIONS):
         out = cyc.solve((rating / tau_rms) ** 2, solver, first_only=accepted is not None)
         if out is None:                 # the solver could not finish a later round: keep the accepted cycle
             break
