@@ -23,7 +23,8 @@ NOT_A_NUMBER = st.one_of(
     st.none(), st.booleans(), st.sampled_from([np.True_, np.False_]), st.text(max_size=6),
     st.sampled_from(["0.001", "1", "nan", " 2 "]), st.binary(max_size=4), st.complex_numbers(),
     st.sampled_from([math.nan, math.inf, -math.inf, np.float64("nan"), np.float32("inf"), 10**400, -10**400]),
-    st.lists(st.floats(0.1, 1.0), min_size=1, max_size=3), st.sampled_from([np.array(0.5), np.array([0.5]), {}, object()]),
+    st.lists(st.floats(0.1, 1.0), min_size=1, max_size=3),
+    st.sampled_from([np.array(0.5), np.array([0.5]), {}, object()]),
 )
 FAST = settings(max_examples=60, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
