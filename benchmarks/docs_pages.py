@@ -163,6 +163,7 @@ CELL_SNIPPETS = (
     "[limits]\ncollaborative = { energy_max = 0.5, contact_mass = 0.6 }\n",
     "[limits]\njerk_max = 5000\n[friction]\nviscous = [0.5, 0.5, 0.3, 0.3, 0.2, 0.1, 0.1]\n",
     "[thermal]\ntau_rms_fraction = 0.3\n",
+    "[thermal]\ntau_rms = [60, 60, inf, inf, inf, inf, inf]\n",
     "[collision]\nenabled = false\n",
 )
 # bad cells palletizing.md shows, with the message it shows (after the file's name)

@@ -20,7 +20,8 @@ import numpy as np
 
 import dynamics
 
-from .errors import InputError, short_repr
+from .checks import real
+from .errors import InputError
 
 
 @dataclass(frozen=True)
@@ -229,12 +230,7 @@ def sample_times(duration: float, dt: float) -> np.ndarray:
     """0, dt, 2 dt, … and the exact end time (so the end state is always included). A grid time closer to
     the end than max(dt·END_STEP, 2 ns) is left out (the last step is then up to that much longer than dt),
     so the times stay strictly increasing when rounded to whole nanoseconds (ROS ``time_from_start``)."""
-    try:
-        dt = float(dt)
-    except (TypeError, ValueError):
-        raise InputError(f"dt: must be a positive number of seconds, got {short_repr(dt)}") from None
-    if not (np.isfinite(dt) and dt > 0):
-        raise InputError(f"dt: must be a positive number of seconds, got {dt}")
+    dt = real(dt, "dt", 0.0, None, bounds="(]", unit=" of seconds")
     _check_count(duration, dt, MAX_SAMPLES, "dt", "", "a trajectory may have")
     t = np.arange(0.0, duration, dt)
     if t.size > 1 and duration - t[-1] < max(END_STEP * dt, END_STEP_MIN):

@@ -116,7 +116,7 @@ class Cell:
     tool_speed_max: float | None = None      # [limits] TCP speed limit (m/s), None: none
     energy_max: float | None = None          # [limits] collaborative = { energy_max } (J), None: none
     contact_mass: float | None = None        # [limits] collaborative = { contact_mass } (kg), None: rigid
-    tau_rms: np.ndarray | None = None        # [thermal] RMS torque rating per joint (N·m), None: none
+    tau_rms: np.ndarray | None = None        # [thermal] RMS torque rating per joint (N·m; inf: not rated), None: none
     thermal_box: int = 0                     # [thermal] box = k (1-based in the file): whose cycle is rated
     energy_weight: float = 0.0               # [motion] time–energy trade-off weight (0: time-optimal)
     torque_rate_max: np.ndarray | None = None  # [limits] N·m/s per joint (inf: none), None: none

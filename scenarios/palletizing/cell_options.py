@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from toppra_app.errors import short_repr
+from toppra_app.errors import InputError, short_repr
 
 from .cell import Cell
 from .reader import COLLABORATIVE_KEYS, SCHEMA, Reader, table
@@ -75,23 +75,29 @@ def read_friction(source, doc, cell: Cell) -> None:
 
 
 def read_thermal(source, doc, cell: Cell) -> None:
-    """[thermal] tau_rms = [N·m per joint] or tau_rms_fraction = f (of τ_max); box = k (default 1): the RMS
-    torque over box k's cycle (loaded move + return move + idle holding the pick posture) must stay under
-    the rating (`toppra_app.objectives.thermal`)."""
+    """[thermal] tau_rms = [N·m per joint, inf: not rated] or tau_rms_fraction = f (of τ_max; a joint without a
+    torque limit is not rated); box = k (default 1): the RMS torque of the rated joints over box k's cycle
+    (loaded move + return move + idle holding the pick posture) must stay under the rating
+    (`toppra_app.objectives.thermal`, whose `ratings` checks the values: at least one joint rated)."""
     if "thermal" not in doc:
         return
+    from toppra_app.objectives.thermal import ratings
     rt = Reader(source, table(source, doc, "thermal", required=False), "thermal")
     rt.check_keys(SCHEMA["thermal"])
     robot = cell.robot
     if rt.has("tau_rms") == rt.has("tau_rms_fraction"):
         raise rt.error(None, "give exactly one of tau_rms (N·m per joint) or tau_rms_fraction (of tau_max)")
     if rt.has("tau_rms"):
-        cell.tau_rms = rt.vector("tau_rms", robot.n, positive=True)
+        try:
+            cell.tau_rms = ratings(rt.table["tau_rms"], list(robot.joint_names))
+        except InputError as exc:                      # "tau_rms: joint ...": named as the cell's other errors
+            raise rt.error("tau_rms", str(exc).removeprefix("tau_rms: ")) from None
     else:
         f = rt.number("tau_rms_fraction", positive=True, hi=1.0)
-        if not np.isfinite(robot.tau_max).all():
-            raise rt.error("tau_rms_fraction", "the robot has joints without a torque limit; give tau_rms")
-        cell.tau_rms = f * np.asarray(robot.tau_max, dtype=float)
+        if not np.isfinite(robot.tau_max).any():
+            raise rt.error("tau_rms_fraction", "the robot has no joint with a torque limit, so no joint would be "
+                           "rated; give tau_rms")
+        cell.tau_rms = f * np.asarray(robot.tau_max, dtype=float)        # inf (not rated) where τ_max is inf
     cell.thermal_box = int(rt.number("box", 1, lo=1, hi=len(cell.slots), integer=True)) - 1
 
 

@@ -186,11 +186,12 @@ class PalletReport:
         )
 
     def _thermal_summary(self) -> dict:
-        """[thermal]: the RMS-limited cycle of one box against its time-optimal cycle."""
+        """[thermal]: the RMS-limited cycle of one box against its time-optimal cycle (None for a joint that is not
+        rated, as in `CyclePlan.summary`: inf is not valid JSON)."""
         if self.cell.tau_rms is None:
             return {}
         out = dict(box=self.cell.thermal_box + 1, scope="loaded + return move of this box, idle holding the "
-                   "pick posture", tau_rms=[float(v) for v in self.cell.tau_rms])
+                   "pick posture", tau_rms=[float(v) if np.isfinite(v) else None for v in self.cell.tau_rms])
         if self.thermal is None:
             out["note"] = "box not planned (see --boxes / --quick)"
         else:

@@ -42,14 +42,13 @@ purely kinematic and payload-independent.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 import dynamics
 from dynamics.model import ModelError
 
 from .rows import INACTIVE, Limit, PathData, RowBlock
+from ..checks import real
 from ..errors import InputError
 from ..verify import Worst, between_peaks, sub_sample_speeds
 from ..errors import short_repr
@@ -61,14 +60,7 @@ SMALLEST = 1e-9    # m/s, J or kg: a smaller limit is refused (v_max = 1e-100 pl
 
 def _positive(value, field: str) -> float:
     """A finite number ≥ `SMALLEST`, or an `InputError` naming the field (text is not a number: as `sd_start`)."""
-    if isinstance(value, (bool, str, bytes)):
-        raise InputError(f"{field}: expected a number, got {short_repr(value)}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{field}: expected a number, got {short_repr(value)}") from None
-    if not (math.isfinite(v) and v > 0):
-        raise InputError(f"{field}: must be a finite number > 0, got {short_repr(value)}")
+    v = real(value, field, 0.0, None, bounds="(]")
     if v < SMALLEST:
         raise InputError(f"{field}: {v:g} is below the smallest limit planned, {SMALLEST:g}")
     return v

@@ -29,17 +29,15 @@ raises `InfeasiblePathError` before planning.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import scipy.sparse as sp
 
 import dynamics
 
 from .rows import per_joint_positive
+from ..checks import real
 from ..errors import InfeasiblePathError, InputError
 from ..verify import Worst
-from ..errors import short_repr
 
 KINDS = ("torque_rate", "jerk")
 PRELOAD_ABOVE = 0.9    # a joint whose F_c exceeds this share of one sample's torque rate L Δt_c is loaded at rest
@@ -83,12 +81,7 @@ class RateLimits:
             self.limits["torque_rate"] = per_joint_positive(torque_rate_max, n, "torque_rate_max")
         if jerk_max is not None:
             self.limits["jerk"] = per_joint_positive(jerk_max, n, "jerk_max")
-        try:
-            dt_c = float(dt_c)
-        except (TypeError, ValueError):
-            raise InputError(f"rate_dt: expected a number of seconds, got {short_repr(dt_c)}") from None
-        if not (math.isfinite(dt_c) and dt_c > 0):
-            raise InputError(f"rate_dt: must be a positive number of seconds, got {short_repr(dt_c)}")
+        dt_c = real(dt_c, "rate_dt", 0.0, None, bounds="(]", unit=" of seconds")
         self.dt_c, self.trust = dt_c, float(trust)
         self.exempt_reversals = bool(exempt_reversals)   # Coulomb steps at reversals left out (`check_samples`)
 

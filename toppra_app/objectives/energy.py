@@ -18,11 +18,10 @@ second of all joints at full torque). `energy_weight = 0` (default) builds exact
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 
+from ..checks import real
 from ..errors import InputError
 from ..errors import short_repr
 
@@ -35,14 +34,7 @@ MAX_WEIGHT = 1e6
 
 def energy_weights(robot, energy_weight=0.0, energy_R=None) -> tuple[float, np.ndarray]:
     """Validated (weight, R diagonal (n,)); R defaults to 1/τ_max² (1 where τ_max is infinite)."""
-    if isinstance(energy_weight, (bool, np.bool_, str, bytes)):     # (text is not a number: as sd_start)
-        raise InputError(f"energy_weight: expected a number, got {short_repr(energy_weight)}")
-    try:
-        w = float(energy_weight)
-    except (TypeError, ValueError):
-        raise InputError(f"energy_weight: expected a number, got {short_repr(energy_weight)}") from None
-    if not (math.isfinite(w) and w >= 0):
-        raise InputError(f"energy_weight: must be a finite number >= 0, got {short_repr(energy_weight)}")
+    w = real(energy_weight, "energy_weight", 0.0, None)           # (text is not a number: as sd_start)
     if w > MAX_WEIGHT:
         raise InputError(f"energy_weight: must be at most {MAX_WEIGHT:g}, got {short_repr(energy_weight)} (beyond it the "
                          f"duration no longer counts: the least-energy motion, and an ill-conditioned problem)")

@@ -14,6 +14,8 @@ term is −g_k² D (D a convex function of b); with D replaced by its tangent (a
 the least T is ONE convex problem (`thermal_problem.CycleProblem`), re-solved with the tangent at each
 solution until T stops decreasing. If the time-optimal moves already meet the rating the answer is their
 total duration T₀; if |g_k(q_end)| ≥ τ_rms,k no cycle time meets the rating (`InfeasiblePathError`).
+A joint rated inf is not rated: it has no row (and no cones) in the problem and takes no part in the
+rounds, and its cycle RMS is still measured and reported; at least one joint must be rated (`ratings`).
 
 Each move uses the final grid of its time-optimal plan (adapted, split where the between-grid check
 needed it), every interval halved. The per-move plans are then verified: the cycle RMS recomputed with
@@ -34,7 +36,8 @@ import numpy as np
 
 import dynamics
 
-from ..limits.rows import PathData, per_joint_positive
+from ..checks import is_real, real, whole
+from ..limits.rows import PathData
 from ..errors import InfeasiblePathError, InputError, short_repr
 from ..path import as_joint_path
 from ..planner import TimeOptimalPlan, TimeOptimalPlanner
@@ -56,9 +59,9 @@ class CyclePlan:
     cycle_time: float                  # s, T (motion + idle)
     motion_time: float                 # s, Σ move durations
     idle_time: float                   # s, T − motion_time, holding the last move's end posture
-    rms: np.ndarray                    # (n,) cycle RMS torque per joint (1 ms samples + idle hold)
-    tau_rms: np.ndarray                # (n,) the ratings
-    rating_used: np.ndarray            # (n,) ratings given to the convex problem (tightened if needed)
+    rms: np.ndarray                    # (n,) cycle RMS torque per joint (every joint, rated or not), idle hold included
+    tau_rms: np.ndarray                # (n,) the ratings, inf for a joint that is not rated
+    rating_used: np.ndarray            # (n,) ratings given to the convex problem (tightened if needed; inf: unrated)
     joint_names: list
     unconstrained_cycle_time: float    # s, Σ time-optimal durations
     unconstrained_rms: np.ndarray      # (n,) RMS of the time-optimal cycle (no idle)
@@ -68,27 +71,86 @@ class CyclePlan:
     seconds: float = 0.0
 
     @property
+    def rated(self) -> np.ndarray:
+        """(n,) bool: the joints with a rating (tau_rms finite)."""
+        return np.isfinite(self.tau_rms)
+
+    @property
+    def unrated(self) -> list:
+        """Names of the joints without a rating (tau_rms inf): not limited, their RMS only reported."""
+        return [self.joint_names[k] for k in np.flatnonzero(~self.rated)]
+
+    @property
+    def rms_ratio(self) -> np.ndarray:
+        """(n,) cycle RMS / rating; 0 for an unrated joint (rms / inf: it never approaches a rating), so the worst
+        ratio is still `rms_ratio.max()`. (`summary` writes None there: no rating to compare with.)"""
+        return self.rms / self.tau_rms
+
+    @property
     def thermally_limited(self) -> list:
-        """Names of joints whose cycle RMS is within 0.5 % of (or above) the rating."""
-        return [self.joint_names[k] for k in np.flatnonzero(self.rms >= (1.0 - LIMITED_SHARE) * self.tau_rms)]
+        """Names of the rated joints whose cycle RMS is within 0.5 % of (or above) the rating."""
+        near = self.rated & (self.rms >= (1.0 - LIMITED_SHARE) * self.tau_rms)
+        return [self.joint_names[k] for k in np.flatnonzero(near)]
 
     @property
     def durations(self) -> list:
         return [float(p.duration) for p in self.plans]
 
     def summary(self) -> dict:
+        """Plain numbers for JSON: per joint lists, None where a joint is not rated (its rating and ratios; its
+        RMS is given), so the summary holds no inf or NaN (not valid JSON)."""
+        def rated_only(values):
+            return [float(v) if r else None for v, r in zip(values, self.rated)]
         return dict(cycle_time_s=self.cycle_time, motion_time_s=self.motion_time, idle_time_s=self.idle_time,
                     unconstrained_cycle_time_s=self.unconstrained_cycle_time,
                     cycle_time_increase_percent=100.0 * (self.cycle_time / self.unconstrained_cycle_time - 1.0),
                     move_durations_s=self.durations,
-                    tau_rms=[float(v) for v in self.tau_rms], rms=[float(v) for v in self.rms],
-                    rms_ratio=[float(v) for v in self.rms / self.tau_rms],
-                    unconstrained_rms_ratio=[float(v) for v in self.unconstrained_rms / self.tau_rms],
-                    thermally_limited=self.thermally_limited, worst_limit_ratio=self.worst_limit_ratio,
+                    tau_rms=rated_only(self.tau_rms), rms=[float(v) for v in self.rms],
+                    rms_ratio=rated_only(self.rms_ratio),
+                    unconstrained_rms_ratio=rated_only(self.unconstrained_rms / self.tau_rms),
+                    unrated=self.unrated, thermally_limited=self.thermally_limited,
+                    worst_limit_ratio=self.worst_limit_ratio,
                     convex_solves=len(self.bisection), retightened=self.retightened, seconds=self.seconds)
 
 
 # ---------------------------------------------------------------------------------------------- inputs
+def ratings(tau_rms, joint_names) -> np.ndarray:
+    """(n,) RMS torque ratings (N·m) from one number for every joint or one per joint. inf: the joint is not
+    rated (no rating is known, or its motor does not overheat): it is left out of the limit, its RMS still
+    reported. Bools, text, NaN, values ≤ 0, a wrong count and inf for every joint are refused with a one-line
+    `InputError` naming tau_rms and the joint. (inf for every joint is no limit at all: almost surely a
+    mistake, and the time-optimal moves are `TimeOptimalPlanner`'s plans, so it is refused rather than
+    planned with a warning.)"""
+    n = len(joint_names)
+    what = "a rating > 0 N·m (inf: not rated)"
+    if is_real(tau_rms):                                   # one for every joint
+        out = np.full(n, _rating(tau_rms))
+        if not out[0] > 0:
+            raise InputError(f"tau_rms: expected {what} for every joint or one per joint, got {short_repr(tau_rms)}")
+    elif isinstance(tau_rms, (list, tuple)) or (isinstance(tau_rms, np.ndarray) and tau_rms.ndim == 1):
+        if len(tau_rms) != n:
+            raise InputError(f"tau_rms: expected one rating per joint ({n}), got {len(tau_rms)}")
+        out = np.array([_rating(v) for v in tau_rms])
+        bad = np.flatnonzero(~(out > 0))                   # NaN (not a number), ≤ 0
+        if bad.size:
+            k = int(bad[0])
+            raise InputError(f"tau_rms: joint {joint_names[k]} (#{k}): expected {what}, got {short_repr(tau_rms[k])}")
+    else:
+        raise InputError(f"tau_rms: expected {what} for every joint or one per joint ({n}), got {short_repr(tau_rms)}")
+    if np.isinf(out).all():
+        raise InputError(f"tau_rms: no joint is rated (inf for all {n}), so nothing limits the cycle; rate at "
+                         f"least one joint, or plan without the thermal limit")
+    return out
+
+
+def _rating(value) -> float:
+    """`value` as a float, NaN for anything but a real scalar (`checks.is_real`) or an int past 1.8e308."""
+    try:
+        return float(value) if is_real(value) else math.nan
+    except OverflowError:
+        return math.nan
+
+
 def _inputs(robot, paths, payloads):
     if isinstance(paths, (str, bytes)) or not hasattr(paths, "__len__") or len(paths) == 0:
         raise InputError("paths: expected a non-empty list of paths (one per move of the cycle)")
@@ -110,13 +172,6 @@ def _inputs(robot, paths, payloads):
 
 
 MAX_QUADRATURE_STEPS = 10_000_000      # sub-steps of all moves together (3 torque evaluations each)
-
-
-def _check_dt(dt) -> float:
-    if isinstance(dt, bool) or not isinstance(dt, (int, float, np.integer, np.floating)) \
-            or not (math.isfinite(dt) and dt > 0):
-        raise InputError(f"dt: expected a positive number of seconds, got {dt!r}")
-    return float(dt)
 
 
 def _squared_torque_integral(plan, dt: float) -> np.ndarray:
@@ -141,7 +196,7 @@ def cycle_rms(plans, idle_time: float = 0.0, dt: float = 1e-3) -> tuple[np.ndarr
     """(RMS torque per joint, cycle time) of `plans` executed back to back, plus `idle_time` holding the
     last plan's end posture (gravity torque). τ = RNEA + friction, integrated per interval of each time law
     on sub-steps of at most `dt` (3-point Gauss–Legendre each: `_squared_torque_integral`)."""
-    dt = _check_dt(dt)
+    dt = real(dt, "dt", 0.0, None, bounds="(]", unit=" of seconds")
     steps = sum(int(np.sum(np.maximum(np.ceil(np.diff(p.law.t) / dt), 1.0))) for p in plans)
     if steps > MAX_QUADRATURE_STEPS:
         raise InputError(f"dt: {dt:g} s gives {steps:.3g} integration sub-steps over the moves, more than "
@@ -160,28 +215,26 @@ def plan_cycle_with_rms_limit(robot, paths, tau_rms, payloads=None, *, grid=None
                               rms_tol: float = 1e-3, max_retighten: int = 3, dt: float = 1e-3,
                               bisect_tol=None, **options) -> CyclePlan:
     """Minimum cycle time of the moves along `paths` (executed in order, each rest to rest, `payloads[m]`
-    merged for move m) such that the RMS torque of every joint over the cycle is ≤ `tau_rms` (N·m, one per
-    joint or one for all). Idle time (cycle time − motion time) is spent holding the last move's end posture
-    (gravity torque). One convex problem per round, the idle time's motion time linearised at the last
-    round's solution (module docstring); the rounds stop when the cycle time decreased by less than
-    `round_tol` (relative). `rms_tol`: allowed relative excess of the cycle RMS (integrated per grid
-    interval on sub-steps ≤ `dt`) before the rating is tightened and the problem solved again; `grid` and
-    other `options` as for `TimeOptimalPlanner` (`bisect_tol`: the old name of `round_tol`, deprecated).
-    Raises `InputError` (a `ValueError`) naming the field for bad inputs, `InfeasiblePathError` when no
-    cycle time meets the rating."""
+    merged for move m) such that the RMS torque of every rated joint over the cycle is ≤ `tau_rms` (N·m, one
+    per joint or one for all; inf: the joint is not rated, `ratings`). Idle time (cycle time − motion time) is
+    spent holding the last move's end posture (gravity torque). One convex problem per round, the idle time's
+    motion time linearised at the last round's solution (module docstring); the rounds stop when the cycle
+    time decreased by less than `round_tol` (relative). `rms_tol`: allowed relative excess of the cycle RMS
+    (integrated per grid interval on sub-steps ≤ `dt`) before the rating is tightened and the problem solved
+    again; `grid` and other `options` as for `TimeOptimalPlanner` (`bisect_tol`: the old name of `round_tol`,
+    deprecated). Raises `InputError` (a `ValueError`) naming the field for bad inputs, `InfeasiblePathError`
+    when no cycle time meets the rating."""
     t_start = time.perf_counter()
-    tau_rms = per_joint_positive(tau_rms, robot.n, "tau_rms", allow_inf=False)
+    tau_rms = ratings(tau_rms, list(robot.joint_names))
     paths, payloads = _inputs(robot, paths, payloads)
     if bisect_tol is not None:
         warnings.warn("plan_cycle_with_rms_limit: bisect_tol is now round_tol (there is no bisection)",
                       DeprecationWarning, stacklevel=2)
         round_tol = bisect_tol
-    for name, val in (("round_tol", round_tol), ("rms_tol", rms_tol)):
-        if isinstance(val, bool) or not (isinstance(val, (int, float)) and math.isfinite(val) and 0 < val < 1):
-            raise InputError(f"{name}: expected a number in (0, 1), got {short_repr(val)}")
-    if isinstance(max_retighten, bool) or not isinstance(max_retighten, (int, np.integer)) or max_retighten < 0:
-        raise InputError(f"max_retighten: expected a whole number >= 0, got {short_repr(max_retighten)}")
-    dt = _check_dt(dt)
+    round_tol = real(round_tol, "round_tol", 0.0, 1.0, bounds="()")
+    rms_tol = real(rms_tol, "rms_tol", 0.0, 1.0, bounds="()")
+    max_retighten = whole(max_retighten, "max_retighten", 0, None)
+    dt = real(dt, "dt", 0.0, None, bounds="(]", unit=" of seconds")
     solver = options.get("solver", "CLARABEL")
     names = list(robot.joint_names)
 
@@ -211,7 +264,9 @@ def plan_cycle_with_rms_limit(robot, paths, tau_rms, payloads=None, *, grid=None
     if (rms0 <= tau_rms).all():                                # the time-optimal cycle is cool enough
         return result(opt_plans, T0, rms0, tau_rms.copy(), [], 0, worst0)
 
-    # 2. the convex feasibility problem on the moves' final grids (payload and boundary speeds baked in)
+    # 2. the convex feasibility problem on the moves' final grids (payload and boundary speeds baked in), with
+    # the rated joints' torques only (an unrated joint has no rating row, so no cones either)
+    rated = np.isfinite(tau_rms)
     moves = []
     for pl, plan in zip(planners, opt_plans):
         rp = plan.robot
@@ -226,9 +281,10 @@ def plan_cycle_with_rms_limit(robot, paths, tau_rms, payloads=None, *, grid=None
             b_ref = np.maximum(np.interp(theta, plan.law.theta, plan.law.b), 1e-6 * max(plan.law.b.max(), 1e-12))
         blocks = [blk.at({"b_start": 0.0, "b_end": 0.0}) for blk in grid_blocks(pl, data, b_ref, None)]
         co = data.coefficients
-        moves.append(dict(theta=theta, blocks=blocks, m=co.m, c=co.c, d=co.d, v=rp.viscous * S.dq,
-                          robot=rp, planner=pl, plan=plan, sub=SubSamples.build(pl.path, theta, pl.substeps)))
-    cyc = CycleProblem(moves, tau_rms, g_end, T0, getattr(planners[0], "scheme", "interpolation"))
+        moves.append(dict(theta=theta, blocks=blocks, m=co.m[:, rated], c=co.c[:, rated], d=co.d[:, rated],
+                          v=(rp.viscous * S.dq)[:, rated], robot=rp, planner=pl, plan=plan,
+                          sub=SubSamples.build(pl.path, theta, pl.substeps)))
+    cyc = CycleProblem(moves, tau_rms[rated], g_end[rated], T0, getattr(planners[0], "scheme", "interpolation"))
     # the idle hold is charged with the tangent of the motion time (a lower bound: conservative), first at
     # the time-optimal profiles, then at each round's solution (T can only decrease: `thermal_problem`)
     cyc.linearise([np.interp(mv["theta"], mv["plan"].law.theta, mv["plan"].law.b) for mv in moves])
@@ -238,8 +294,8 @@ def plan_cycle_with_rms_limit(robot, paths, tau_rms, payloads=None, *, grid=None
     accepted = None
     tightened = 0
     prev, same_rating = None, False
-    for rnd in range(int(max_retighten) + MAX_LINEARISATIONS):
-        out = cyc.solve((rating / tau_rms) ** 2, solver, first_only=accepted is not None)
+    for rnd in range(max_retighten + MAX_LINEARISATIONS):
+        out = cyc.solve((rating[rated] / tau_rms[rated]) ** 2, solver, first_only=accepted is not None)
         if out is None:                 # the solver could not finish a later round: keep the accepted cycle
             break
         Tn, best = out
@@ -254,7 +310,7 @@ def plan_cycle_with_rms_limit(robot, paths, tau_rms, payloads=None, *, grid=None
         T = max(T, motion)
         rms, _ = cycle_rms(plans, T - motion, dt)
         worst = max(p.worst_ratio for p in plans)
-        over = rms / tau_rms
+        over = rms / tau_rms                                     # 0 for an unrated joint (rms / inf)
         ok_rms = bool((over <= 1.0 + rms_tol).all())
         if ok_rms and (accepted is None or T < accepted.cycle_time):
             accepted = result(plans, T, rms, rating, log, tightened, worst)

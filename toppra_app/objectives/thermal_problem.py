@@ -50,7 +50,8 @@ def motion_time_tangent(theta: np.ndarray, b: np.ndarray) -> tuple[float, np.nda
 
 class CycleProblem:
     """min T/T₀ subject to the rows above; Parameters: ρ_k (the (tightened rating / rating)²) and the
-    tangent of the motion time (`linearise`)."""
+    tangent of the motion time (`linearise`). Joints k are the rated ones: `tau_rms`, `g_end` and the moves'
+    torque coefficients m, c, d, v hold their columns only (the caller leaves unrated joints out)."""
 
     def __init__(self, moves: list, tau_rms: np.ndarray, g_end: np.ndarray, T0: float, scheme: str):
         self.T0 = T0

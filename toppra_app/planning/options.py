@@ -33,6 +33,7 @@ import numpy as np
 
 from dynamics.model import RobotModel
 
+from .. import checks
 from ..errors import InputError
 from ..errors import short_repr
 from ..limits.joint import JointAccelerationLimit, JointTorqueLimit, JointVelocityLimit
@@ -45,34 +46,14 @@ REFINE_MAX_INTERVALS = 1024        # refined only below this size (a 3000-waypoi
 REFINE_SHARE = 0.95                # a refinement halves the intervals holding this share of the room
 
 
-def _scalar(value) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-
-
 def whole(value, name: str, lo: int, hi: int) -> int:
-    """A whole number in [lo, hi] (bools, strings and non-integral floats refused)."""
-    if not _scalar(value):
-        raise InputError(f"{name}: expected a whole number from {lo} to {hi}, got {short_repr(value)}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name}: expected a whole number from {lo} to {hi}, got {short_repr(value)}") from None
-    if not np.isfinite(v) or v != int(v) or not lo <= v <= hi:
-        raise InputError(f"{name}: expected a whole number from {lo} to {hi}, got {short_repr(value)}")
-    return int(v)
+    """A whole number in [lo, hi] (bools, strings and non-integral floats refused: `checks.whole`)."""
+    return checks.whole(value, name, lo, hi)
 
 
 def number(value, name: str, lo: float = 0.0, hi: float = 1e150) -> float:
-    """A finite real number in [lo, hi]."""
-    if not _scalar(value):
-        raise InputError(f"{name}: expected a number, got {short_repr(value)}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name}: expected a number, got {short_repr(value)}") from None
-    if not (np.isfinite(v) and lo <= v <= hi):
-        raise InputError(f"{name}: must be a finite number from {lo:g} to {hi:g}, got {short_repr(value)}")
-    return v
+    """A finite real number in [lo, hi] (bools, strings, NaN and inf refused: `checks.real`)."""
+    return checks.real(value, name, lo, hi)
 
 
 def choice(value, name: str, choices) -> str:
