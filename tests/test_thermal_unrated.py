@@ -193,3 +193,32 @@ def test_fraction_leaves_joints_without_a_torque_limit_unrated():
     none = SimpleNamespace(robot=robot().with_limits(tau_max=np.full(7, INF)), slots=[0])
     with pytest.raises(InputError, match=r"^c\.toml: thermal\.tau_rms_fraction: the robot has no joint with a torque"):
         read_thermal("c.toml", {"thermal": {"tau_rms_fraction": 0.5}}, none)
+
+
+@pytest.mark.parametrize("rating", [1e-300, 1e-6])
+def test_a_rating_far_below_the_motion_is_refused_at_once(rating):
+    """Joint 1 (no gravity load at the end posture) rated far below its 24 N·m over the time-optimal cycle: one
+    line naming tau_rms and the joint, after the time-optimal plans only (1e-300 reached SCS as a raw
+    "ScsWork allocation error", 1e-6 planned for 34 s and then blamed dt)."""
+    from toppra_app.errors import InfeasiblePathError
+    tau = np.full(7, INF)
+    tau[0] = rating
+    with pytest.raises(InfeasiblePathError, match=r"^tau_rms: joint iiwa_joint_1 \(#0\) rated .* below its RMS over "
+                       r"the time-optimal cycle .* is refused; check the rating and its unit") as err:
+        plan_cycle_with_rms_limit(robot(), list(paths()), tau, grid=GRID)
+    assert err.value.argument == "tau_rms"
+
+
+def test_a_motion_that_would_crawl_is_named_not_a_motion_stops(monkeypatch):
+    """Between that refusal and a plannable rating (joint 1 at 1e-3 N·m, 2.4e4× below its RMS), the rounds' θ̇²
+    reaches 0 on an interval and the time law refuses it (`MotionStops`, after ~25 s): the user gets tau_rms and
+    the joint instead. (The rounds are stood in for here: `_plan_from_b` raising as it did.)"""
+    from toppra_app.errors import InfeasiblePathError
+    from toppra_app.objectives import thermal
+    from toppra_app.trajectory import MotionStops
+
+    def stops(mv, b):
+        raise MotionStops("TimeLaw: the speed is zero on the whole interval 0")
+    monkeypatch.setattr(thermal, "_plan_from_b", stops)
+    with pytest.raises(InfeasiblePathError, match=r"^tau_rms: joint iiwa_joint_3 \(#2\) rated .*stops on the grid"):
+        plan_cycle_with_rms_limit(robot(), list(paths()), only(2), grid=GRID)

@@ -42,12 +42,14 @@ from ..errors import InfeasiblePathError, InputError, short_repr
 from ..path import as_joint_path
 from ..planner import TimeOptimalPlan, TimeOptimalPlanner
 from ..planning.sequential import grid_blocks
-from ..trajectory import TimeLaw, joint_motion
+from ..trajectory import MotionStops, TimeLaw, joint_motion
 from ..samples import SubSamples
 from ..verify import check_time_law
 from .thermal_problem import CycleProblem
 
 MAX_LINEARISATIONS = 40          # rounds re-linearising the motion time (plus one per tightening)
+MAX_REDUCTION = 1e6              # a rating this many times below the joint's RMS over the time-optimal cycle is
+                                 # refused at once (1e-300 N·m reached SCS as a raw allocation error)
 LIMITED_SHARE = 0.005            # a joint is "thermally limited" when its RMS is within 0.5 % of the rating
 
 
@@ -255,6 +257,9 @@ def plan_cycle_with_rms_limit(robot, paths, tau_rms, payloads=None, *, grid=None
             f"posture, not below its RMS rating {tau_rms[k]:.6g} N·m: no cycle time meets the rating",
             argument="tau_rms")
     worst0 = max(p.worst_ratio for p in opt_plans)
+    reduction = rms0 / tau_rms                                # 0 for an unrated joint
+    if reduction.max() > MAX_REDUCTION:
+        raise _too_slow(names, rms0, tau_rms, upfront=True)
 
     def result(plans, T, rms, rating, log, retightened, worst):
         motion = float(sum(p.duration for p in plans))
@@ -301,11 +306,12 @@ def plan_cycle_with_rms_limit(robot, paths, tau_rms, payloads=None, *, grid=None
         Tn, best = out
         T = Tn * T0
         log.append((T, True))
-        plans = []
-        for mv, b in zip(moves, best):
-            b = b.copy()
-            b[0] = b[-1] = 0.0
-            plans.append(_plan_from_b(mv, b))
+        try:
+            plans = [_plan_from_b(mv, np.concatenate(([0.0], b[1:-1], [0.0]))) for mv, b in zip(moves, best)]
+        except MotionStops:             # θ̇ → 0 on an interval: the rating asks for a motion too slow to plan
+            if accepted is not None:
+                break
+            raise _too_slow(names, rms0, tau_rms, upfront=False) from None
         motion = float(sum(p.duration for p in plans))
         T = max(T, motion)
         rms, _ = cycle_rms(plans, T - motion, dt)
@@ -332,6 +338,19 @@ def plan_cycle_with_rms_limit(robot, paths, tau_rms, payloads=None, *, grid=None
     accepted.bisection = log
     accepted.seconds = time.perf_counter() - t_start
     return accepted
+
+
+def _too_slow(names, rms0, tau_rms, upfront: bool) -> InfeasiblePathError:
+    """The error for a rating no practical cycle meets, naming the joint rated furthest below its RMS over the
+    time-optimal cycle: slowing a joint without gravity load lowers its RMS without bound, but a motion slow
+    enough stops on the grid (θ̇ → 0); `upfront`: refused before planning (`MAX_REDUCTION`)."""
+    k = int(np.argmax(rms0 / tau_rms))
+    why = (f"more than {MAX_REDUCTION:.0e}× is refused" if upfront else
+           "a motion slow enough for it stops on the grid (θ̇ → 0), and no cycle was found")
+    return InfeasiblePathError(
+        f"tau_rms: joint {names[k]} (#{k}) rated {tau_rms[k]:.6g} N·m, {rms0[k] / tau_rms[k]:.3g}× below its RMS "
+        f"over the time-optimal cycle ({rms0[k]:.6g} N·m): {why}; check the rating and its unit (N·m)",
+        argument="tau_rms")
 
 
 def _plan_from_b(mv: dict, b: np.ndarray) -> TimeOptimalPlan:
