@@ -180,3 +180,21 @@ def test_inside_the_range_is_taken():
     with pytest.raises(InputError, match=r"^--sd-start: must be a finite number from 0 to 1e\+150, got -1\.0$"):
         number(-1.0, "--sd-start")
     assert option_whole(np.int8(7), "k", 0, 10) == 7
+
+
+@pytest.mark.parametrize("value", [[True, True, True], np.True_, True, ["1", "2", "3"], "7", [1 + 0j] * 3,
+                                   np.array([True, False, True]), [None, 1.0, 1.0]])
+def test_per_joint_values_refuse_what_is_not_numbers(value):
+    """Per-joint limits (torque_rate_max, jerk_max, the controller's, a waypoint tolerance): booleans were read
+    as 1 ([True] * 7 a torque rate of 1 N·m/s) and text as its number; one line naming the field now."""
+    from toppra_app.errors import InputError
+    from toppra_app.limits.rows import per_joint_positive
+    with pytest.raises(InputError, match=r"^torque_rate_max: expected a number or 3 numbers"):
+        per_joint_positive(value, 3, "torque_rate_max")
+
+
+def test_per_joint_values_take_ints_floats_and_numpy():
+    from toppra_app.limits.rows import per_joint_positive
+    np.testing.assert_array_equal(per_joint_positive([1, 2.5, np.inf], 3, "x"), [1.0, 2.5, np.inf])
+    np.testing.assert_array_equal(per_joint_positive(np.int64(2), 3, "x"), [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(per_joint_positive(np.array([1, 2, 3], np.float32), 3, "x"), [1.0, 2.0, 3.0])

@@ -41,9 +41,12 @@ def per_joint_positive(value, n: int, field: str, *, allow_inf: bool = True) -> 
     if isinstance(value, (bool, str)) or value is None:
         raise InputError(f"{field}: expected {what}, got {short_repr(value)}")
     try:
+        raw = np.asarray(value)
         v = np.array(value, dtype=float)
     except (TypeError, ValueError):
         raise InputError(f"{field}: expected {what}, got {short_repr(value)}") from None
+    if raw.dtype.kind not in "iuf":        # booleans (True read as 1), text, complex, objects: not numbers
+        raise InputError(f"{field}: expected {what}, got {short_repr(value)}")
     if v.ndim == 0:
         v = np.full(n, float(v))
     if v.ndim != 1 or v.size != n:
