@@ -55,7 +55,7 @@ def erd_path(relative: str) -> str | None:
             p = os.path.join(getter(relative), relative)
             if os.path.exists(p):
                 return p
-    except ImportError:
+    except (ImportError, OSError):      # (their getModelPath raises OSError for a file it does not find)
         pass
     try:
         dist = importlib.metadata.distribution("example-robot-data")
