@@ -38,15 +38,13 @@ def per_joint_positive(value, n: int, field: str, *, allow_inf: bool = True) -> 
     """A positive number for every joint, or n positive numbers (inf = no limit when ``allow_inf``);
     anything else raises an `InputError` naming the field."""
     what = f"a number or {n} numbers" + (" (inf for no limit)" if allow_inf else " (finite)")
-    if isinstance(value, (bool, str)) or value is None:
-        raise InputError(f"{field}: expected {what}, got {short_repr(value)}")
     try:
         raw = np.asarray(value)
-        v = np.array(value, dtype=float)
-    except (TypeError, ValueError):
-        raise InputError(f"{field}: expected {what}, got {short_repr(value)}") from None
-    if raw.dtype.kind not in "iuf":        # booleans (True read as 1), text, complex, objects: not numbers
+    except (TypeError, ValueError):                    # ragged lists
+        raw = None
+    if raw is None or raw.dtype.kind not in "iuf":     # booleans (True read as 1), text, complex, None, objects
         raise InputError(f"{field}: expected {what}, got {short_repr(value)}")
+    v = raw.astype(float)
     if v.ndim == 0:
         v = np.full(n, float(v))
     if v.ndim != 1 or v.size != n:
