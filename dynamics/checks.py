@@ -40,7 +40,8 @@ def short_repr(value, limit: int = 80) -> str:
         text = np.array2string(value, separator=", ", threshold=12, max_line_width=10**6)
     else:
         try:
-            text = repr(value)
+            with np.printoptions(legacy="1.25"):           # numpy scalars as plain numbers: 0, not np.int64(0)
+                text = repr(value)
         except Exception:                                   # noqa: BLE001 — a hostile __repr__
             text = f"<{type(value).__name__}>"
     text = " ".join(text.split())

@@ -198,3 +198,13 @@ def test_per_joint_values_take_ints_floats_and_numpy():
     np.testing.assert_array_equal(per_joint_positive([1, 2.5, np.inf], 3, "x"), [1.0, 2.5, np.inf])
     np.testing.assert_array_equal(per_joint_positive(np.int64(2), 3, "x"), [2.0, 2.0, 2.0])
     np.testing.assert_array_equal(per_joint_positive(np.array([1, 2, 3], np.float32), 3, "x"), [1.0, 2.0, 3.0])
+
+
+def test_numpy_scalars_read_as_numbers_in_messages():
+    """numpy 2 writes np.int64(0) / np.True_ for repr; a message shows what the user would type."""
+    with pytest.raises(InputError, match=r"^substeps: expected a whole number from 1 to 1000, got 0$"):
+        _planner("substeps")(np.int64(0))
+    with pytest.raises(InputError, match=r", got True$"):
+        _planner("substeps")(np.True_)
+    with pytest.raises(InputError, match=r"got \[1\.5, nan\]$"):
+        number([np.float64(1.5), np.float64("nan")], "gap")
