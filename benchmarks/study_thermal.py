@@ -229,7 +229,7 @@ def run(case) -> dict:
     rms, T, motion, durs, _ = independent_rms(r, res.plans, pays, res.idle_time)
     ratio = rms / tau
     row = dict(case=case["name"], T0=res.unconstrained_cycle_time, T=res.cycle_time, motion=res.motion_time,
-               idle=res.idle_time, worst_ratio=float(ratio.max()), solves=len(res.bisection), wall=wall,
+               idle=res.idle_time, worst_ratio=float(ratio.max()), solves=len(res.solves), wall=wall,
                rms_rel_diff=float(np.max(np.abs(rms / res.rms - 1))), T_diff=abs(T - res.cycle_time),
                motion_diff=abs(motion - res.motion_time),
                dur_diff=float(max(abs(d - p.duration) for d, p in zip(durs, res.plans))),

@@ -207,3 +207,45 @@ def test_a_batch_begun_without_the_limit_columns_resumes_in_its_own(tmp_path, ca
     assert [r["move"] for r in rows] == ["1", "2", "3", "4"] and all(len(r) == 16 and None not in r for r in rows)
     summary = json.loads((out / "batch_summary.json").read_text())
     assert summary["cells"]["coarse"]["moves_over_limits"] == [1, 2, 3, 4]
+
+
+@pytest.fixture
+def coarse_thermal_cell(coarse_cell) -> Path:
+    """The coarse cell (grid = 10) with a `[thermal]` rating that binds."""
+    path = coarse_cell.with_name("thermal.toml")
+    path.write_text(coarse_cell.read_text(encoding="utf-8") + "\n[thermal]\ntau_rms_fraction = 0.3\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("strict", [True, False])
+def test_palletize_thermal_cycle_over_a_limit(tmp_path, capsys, coarse_thermal_cell, strict):
+    """The `[thermal]` cycle's moves are planned by the cycle problem, with rows at grid points only and no
+    repairs: on a 10-interval grid its return move ends 3.7 % over joint 1's velocity limit. That passed
+    without a word (its own moves were repaired within the limits); now a warning, and --strict exits
+    `STRICT_EXIT` naming the cycle, the move and the limit — the move's 1 ms samples confirm the excess."""
+    from scenarios.palletizing import load_cell
+    from toppra_app.objectives import thermal
+    real, kept = thermal.plan_cycle_with_rms_limit, []
+
+    def keep(*args, **kwargs):
+        kept.append(real(*args, **kwargs))
+        return kept[-1]
+    out = tmp_path / "out"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(thermal, "plan_cycle_with_rms_limit", keep)
+        rc = main(["palletize", str(coarse_thermal_cell), *PALLETIZE, "--out", str(out)] + (["--strict"] if strict else []))
+    err = capsys.readouterr().err
+    assert rc == (STRICT_EXIT if strict else 0)
+    move = kept[0].plans[1]
+    qd = move.sample(1e-3).qd
+    assert (np.abs(qd) / load_cell(str(coarse_thermal_cell)).robot.qd_max).max() > 1.03       # the oracle
+    assert re.search(r"thermal cycle: move 2: velocity of joint iiwa_joint_1 at 1\.03\d+ × its limit", err), err
+    lines = strict_lines(err)
+    if strict:
+        assert len(lines) == 1 and re.fullmatch(
+            r"toppra-app palletize: strict: thermal cycle of box 1: move 2: velocity of joint iiwa_joint_1 at "
+            r"1\.03\d+ × its limit between grid points at θ = [0-9.]+ \(tol 1\.001\)", lines[0]), lines
+    else:
+        assert lines == []
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["thermal"]["within_limits"] is False and summary["within_limits"] is True   # (its moves are)

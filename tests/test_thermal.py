@@ -234,3 +234,19 @@ def _slowed(plan, lam):
     from dataclasses import replace
     from toppra_app.trajectory import TimeLaw
     return replace(plan, law=TimeLaw(plan.law.theta, plan.law.b / lam ** 2))
+
+
+def test_the_verdict_for_strict():
+    """`CyclePlan.within_limits` / `limit_problem` (palletize --strict): the tight cycle meets its rating and its
+    moves their limits (re-measured above); the same cycle judged against ratings 1 % below its measured RMS
+    names the joint furthest over, with that ratio; the old name `bisection` still reads the solves."""
+    import dataclasses
+    res = tight_cycle()
+    assert res.within_limits and res.limit_problem() is None and res.summary()["within_limits"] is True
+    assert res.bisection is res.solves and len(res.solves) == res.summary()["convex_solves"] > 0
+    lower = res.rms / np.array([1.01, 1.02, 1.01, 1.01, 1.01, 1.01, 1.01])
+    judged = dataclasses.replace(res, tau_rms=lower)
+    ratio, line = judged.limit_problem()
+    assert ratio == pytest.approx(1.02) and not judged.within_limits
+    assert line == (f"RMS torque of joint {robot().joint_names[1]} at 1.0200 × its rating {lower[1]:.6g} N·m over "
+                    f"the cycle (tol 1.001)")

@@ -92,8 +92,13 @@ def run(args) -> int:
           f"planning {times['planning_s']:.1f} s, collision checks {times['collisions_s']:.1f} s (in the second "
           f"process; waiting for them {times['collision_wait_s']:.1f} s), "
           f"trajectories {times['trajectories_s']:.1f} s, waiting for figures and the report {times['plots_s']:.1f} s")
-    return strict_exit("palletize", failures_of((f"move {m.index + 1} ({m.label})", m.plan) for m in report.moves)
-                       if args.strict else [])
+    if not args.strict:
+        return 0
+    failures = failures_of((f"move {m.index + 1} ({m.label})", m.plan) for m in report.moves)
+    thermal = None if report.thermal is None else report.thermal.limit_problem()
+    if thermal is not None:                     # [thermal]: the box's cycle over its RMS rating (or a move over)
+        failures.append((f"thermal cycle of box {report.cell.thermal_box + 1}", *thermal))
+    return strict_exit("palletize", failures)
 
 
 def _prepare(cell_file, quick: bool, boxes_text):

@@ -68,9 +68,37 @@ class CyclePlan:
     unconstrained_cycle_time: float    # s, Σ time-optimal durations
     unconstrained_rms: np.ndarray      # (n,) RMS of the time-optimal cycle (no idle)
     worst_limit_ratio: float           # worst |value|/limit of the per-move limits between grid points
-    bisection: list = field(default_factory=list)     # (T, feasible) per convex solve
+    solves: list = field(default_factory=list)        # (T, feasible) per convex solve
     retightened: int = 0
     seconds: float = 0.0
+    rms_tol: float = 1e-3              # the allowed relative excess of the RMS (`plan_cycle_with_rms_limit`)
+
+    @property
+    def bisection(self) -> list:
+        """The old name of `solves` (there is no bisection: one convex problem per round)."""
+        return self.solves
+
+    @property
+    def within_limits(self) -> bool:
+        """Whether every rated joint's cycle RMS is within `rms_tol` of its rating and every move keeps its own
+        limits (`TimeOptimalPlan.within_limits`): the verdict of ``--strict``."""
+        return self.limit_problem() is None
+
+    def limit_problem(self) -> tuple[float, str] | None:
+        """(ratio, one line) of the worst excess — a joint's RMS over its rating by more than `rms_tol`, else the
+        worst move over its limits (`move_problem`) — or None within them."""
+        over = np.where(self.rated, self.rms_ratio, 0.0)
+        if over.max() > 1.0 + self.rms_tol:
+            k = int(np.argmax(over))
+            return float(over[k]), (f"RMS torque of joint {self.joint_names[k]} at {over[k]:.4f} × its rating "
+                                    f"{self.tau_rms[k]:.6g} N·m over the cycle (tol {1.0 + self.rms_tol:g})")
+        return self.move_problem()
+
+    def move_problem(self) -> tuple[float, str] | None:
+        """(ratio, one line) of the move furthest over its own limits (`TimeOptimalPlan.limit_report`), or None."""
+        reports = [(m, p.limit_report()) for m, p in enumerate(self.plans)]
+        bad = [(r.ratio, f"move {m + 1}: {r.line()}") for m, r in reports if not r.within_limits]
+        return max(bad) if bad else None
 
     @property
     def rated(self) -> np.ndarray:
@@ -112,7 +140,8 @@ class CyclePlan:
                     unconstrained_rms_ratio=rated_only(self.unconstrained_rms / self.tau_rms),
                     unrated=self.unrated, thermally_limited=self.thermally_limited,
                     worst_limit_ratio=self.worst_limit_ratio,
-                    convex_solves=len(self.bisection), retightened=self.retightened, seconds=self.seconds)
+                    within_limits=self.within_limits, convex_solves=len(self.solves), retightened=self.retightened,
+                    seconds=self.seconds)
 
 
 # ---------------------------------------------------------------------------------------------- inputs
@@ -264,7 +293,8 @@ def plan_cycle_with_rms_limit(robot, paths, tau_rms, payloads=None, *, grid=None
     def result(plans, T, rms, rating, log, retightened, worst):
         motion = float(sum(p.duration for p in plans))
         return CyclePlan(plans, opt_plans, float(max(T, motion)), motion, float(max(T - motion, 0.0)), rms, tau_rms,
-                         rating, names, T0, rms0, float(worst), log, retightened, time.perf_counter() - t_start)
+                         rating, names, T0, rms0, float(worst), log, retightened, time.perf_counter() - t_start,
+                         rms_tol)
 
     if (rms0 <= tau_rms).all():                                # the time-optimal cycle is cool enough
         return result(opt_plans, T0, rms0, tau_rms.copy(), [], 0, worst0)
@@ -335,7 +365,9 @@ def plan_cycle_with_rms_limit(robot, paths, tau_rms, payloads=None, *, grid=None
         warnings.warn(f"thermal cycle: RMS still {100 * (over.max() - 1):.3f} % above the rating after "
                       f"{tightened} tightenings; use a finer grid", RuntimeWarning, stacklevel=2)
         accepted = result(plans, T, rms, rating, log, tightened, worst)
-    accepted.bisection = log
+    accepted.solves = log
+    if (problem := accepted.move_problem()) is not None:  # the cycle problem's rows are at grid points only
+        warnings.warn(f"thermal cycle: {problem[1]}; use a finer grid", RuntimeWarning, stacklevel=2)
     accepted.seconds = time.perf_counter() - t_start
     return accepted
 
