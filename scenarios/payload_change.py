@@ -30,11 +30,17 @@ class SweepPoint:
     reused: bool                 # compiled problem reused
     iterations: int
     solver: str
+    limit_check: dict = None     # the plan's `limit_report().as_dict()` (its verdict: `within_limits`)
+
+    @property
+    def within_limits(self) -> bool:
+        return bool(self.limit_check["within_limits"])
 
     def as_dict(self) -> dict:
         return dict(mass_kg=self.mass, com_offset_m=self.com_offset, duration_s=self.duration,
                     worst_ratio=self.worst_ratio, plan_seconds=self.plan_seconds,
-                    reused_compiled_problem=self.reused, iterations=self.iterations, solver=self.solver)
+                    reused_compiled_problem=self.reused, iterations=self.iterations, solver=self.solver,
+                    within_limits=self.within_limits, limit_check=self.limit_check)
 
 
 @dataclass
@@ -69,6 +75,8 @@ class SweepReport:
             replan_mean_seconds=float(np.mean(re)) if re else None,
             replan_speedup=(self.first_plan_seconds / float(np.mean(re))) if re else None,
             worst_ratio=max(p.worst_ratio for p in self.points),
+            within_limits=all(p.within_limits for p in self.points),
+            points_over_limits=[k + 1 for k, p in enumerate(self.points) if not p.within_limits],
         )
 
 
@@ -124,7 +132,8 @@ def sweep_payloads(cell: Cell | None = None, *, box: int = 0, masses=None, offse
         plan = planner.plan(payload=payload)
         dt = time.perf_counter() - t1
         points.append(SweepPoint(float(m), float(off), float(plan.duration), float(plan.worst_ratio), dt,
-                                 bool(plan.reused_problem), int(plan.iterations), str(plan.solver)))
+                                 bool(plan.reused_problem), int(plan.iterations), str(plan.solver),
+                                 plan.limit_report().as_dict()))
         if progress:
             progress(len(points), total, f"m={m:.2f} kg, offset={off:.2f} m")
     return SweepReport(cell, box, masses, offsets, points, first, float(empty.duration))

@@ -249,3 +249,27 @@ def test_palletize_thermal_cycle_over_a_limit(tmp_path, capsys, coarse_thermal_c
         assert lines == []
     summary = json.loads((out / "summary.json").read_text())
     assert summary["thermal"]["within_limits"] is False and summary["within_limits"] is True   # (its moves are)
+
+
+@pytest.mark.parametrize("strict", [True, False])
+def test_payload_sweep_over_its_limits(tmp_path, capsys, no_repairs, coarse_cell, strict):
+    """payload-sweep records each re-plan's verdict (summary.json, sweep.csv's within_limits) and takes --strict:
+    on 10 intervals without repairs both payloads' plans are over a limit."""
+    out = tmp_path / "out"
+    rc = main(["payload-sweep", str(coarse_cell), "--masses", "0,3", "--offsets", "0", "--no-plots", "--out",
+               str(out)] + (["--strict"] if strict else []))
+    err = capsys.readouterr().err
+    assert rc == (STRICT_EXIT if strict else 0)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["within_limits"] is False and summary["points_over_limits"] == [1, 2]
+    worst = max(summary["points"], key=lambda p: p["limit_check"]["ratio"])
+    lines = strict_lines(err)
+    if strict:
+        assert len(lines) == 1 and re.fullmatch(
+            rf"toppra-app payload-sweep: strict: the plan with {worst['mass_kg']:g} kg at 0 m: \w+ of joint "
+            r"iiwa_joint_\d at 1\.0\d+ × its limit between grid points at θ = [0-9.]+ \(tol 1\.001\) \(and 1 more: "
+            r"the plan with \d kg at 0 m\)", lines[0]), lines
+    else:
+        assert lines == []
+    rows = list(csv.DictReader((out / "sweep.csv").open()))
+    assert [r["within_limits"] for r in rows] == ["0", "0"] and all(float(r["worst_ratio"]) > 1.001 for r in rows)

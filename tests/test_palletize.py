@@ -260,9 +260,9 @@ def test_cli_payload_sweep(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "re-plan with another payload" in text
     summary = json.loads((out / "summary.json").read_text())
-    assert len(summary["points"]) == 4 and summary["worst_ratio"] <= 1.001 + 1e-9
+    assert len(summary["points"]) == 4 and summary["worst_ratio"] <= 1.001 + 1e-9 and summary["within_limits"]
     data = np.loadtxt(out / "sweep.csv", delimiter=",", skiprows=1)
-    assert data.shape == (4, 7)
+    assert data.shape == (4, 8) and (data[:, 7] == 1).all()          # within_limits: 1 (true)
     assert (out / "duration_vs_payload.png").exists()
     assert main(["payload-sweep", "--masses", "0,12", "--out", str(tmp_path / "bad")]) == 2
     assert "masses: 12 kg exceeds" in capsys.readouterr().err

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import time
 
+from toppra_app.commands.strict import add_strict, strict_exit
+
 
 def add_parser(sub):
     p = sub.add_parser("payload-sweep", help="re-plan one path for a sweep of payload masses and COM offsets",
@@ -27,6 +29,7 @@ def add_parser(sub):
                         f"at most {MAX_VALUES})")
     p.add_argument("--quick", action="store_true", help="fewer masses and offsets")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG figure")
+    add_strict(p)
     return p
 
 
@@ -83,13 +86,16 @@ def run(args) -> int:
           f"re-plan with another payload: {summary['replan_mean_seconds']:.3f} s on average "
           f"({summary['replan_speedup']:.1f}× faster); worst over-limit {100 * (summary['worst_ratio'] - 1):+.3f} %")
     with atomic_directory(args.out, inputs, args.force, target) as tmp:
-        header = "mass_kg,com_offset_m,duration_s,worst_ratio,plan_seconds,reused_compiled_problem,iterations"
+        header = ("mass_kg,com_offset_m,duration_s,worst_ratio,plan_seconds,reused_compiled_problem,iterations,"
+                  "within_limits")
         data = np.array([[p.mass, p.com_offset, p.duration, p.worst_ratio, p.plan_seconds, float(p.reused),
-                          p.iterations] for p in sweep.points])
+                          p.iterations, float(p.within_limits)] for p in sweep.points])
         np.savetxt(tmp / "sweep.csv", data, delimiter=",", header=header, comments="", fmt="%.9g")
         if not args.no_plots:
             rp.save_figure(rp.sweep_figure(sweep), tmp / "duration_vs_payload.png")
         summary["wall_time_s"] = time.perf_counter() - t0
         rp.write_json(tmp / "summary.json", summary)
     print(f"wrote {args.out}/ (summary.json, sweep.csv{'' if args.no_plots else ', duration_vs_payload.png'})")
-    return 0
+    return strict_exit("payload-sweep", [(f"the plan with {p.mass:g} kg at {p.com_offset:g} m", p.limit_check["ratio"],
+                                          "; ".join(p.limit_check["problems"]))
+                                         for p in sweep.points if not p.within_limits] if args.strict else [])
