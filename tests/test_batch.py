@@ -170,6 +170,12 @@ def test_rerun_resumes_and_cuts_a_torn_last_line(serial_run, tmp_path, capsys):
     assert "2 moves to plan, 6 already done" in capsys.readouterr().out
     assert results(out) == before
     assert not list(out.rglob(".*.tmp-*"))
+    # killed between a box's two rows: the first kept whole, the second torn — the box is planned again and its
+    # first move is not in moves.csv twice (it was: 9 rows for 8 moves)
+    (out / "moves.csv").write_text("".join(lines[:-1]) + lines[-1][:17])
+    assert main(["batch", str(manifest), "--out", str(out), "--serial"]) == 0
+    assert "2 moves to plan, 6 already done" in capsys.readouterr().out
+    assert results(out) == before and len((out / "moves.csv").read_text().splitlines()) == 1 + 8
 
 
 def test_output_that_is_not_this_batch_is_refused_before_work(serial_run, tmp_path, capsys):

@@ -116,6 +116,34 @@ class BatchStore:
         self.columns = tuple(reader.fieldnames) if reader.fieldnames else COLUMNS
         return {(r["cell"], int(r["move"])): r for r in rows if r.get("move", "").isdigit()}
 
+    def forget_partial_boxes(self, done: dict, boxes) -> None:
+        """Boxes (cell id, 0-based box) of which `done` (`open`'s finished rows) holds one move of two: a run
+        killed while writing a box's rows (one write per box) whose last line `open` cut off as torn. Their
+        kept row is cut off moves.csv too — one truncation — and dropped from `done`, so the box is planned
+        again and its two rows written together (the kept move appeared twice after a resume)."""
+        keys = {(c, m) for c, b in boxes for m in (2 * b + 1, 2 * b + 2)}
+        partial = {k for k in keys if k in done and (k[0], k[1] + (1 if k[1] % 2 else -1)) not in done}
+        if not partial:
+            return
+        self._moves.seek(0)
+        lines = self._moves.read().splitlines(keepends=True)
+        cell, move = self.columns.index("cell"), self.columns.index("move")
+        tail = 0                                          # the partial rows are the file's last ones
+        for line in reversed(lines[1:]):
+            row = next(csv.reader([line.decode("utf-8")]), [])
+            if len(row) != len(self.columns) or not row[move].isdigit() or (row[cell], int(row[move])) not in partial:
+                break
+            tail += 1
+        if tail != len(partial):                          # (cannot happen with one write per box: keep them)
+            return
+        try:
+            self._moves.truncate(sum(len(x) for x in lines[:len(lines) - tail]))
+            self._flush()
+        except OSError as exc:
+            raise self._failed(exc) from None
+        for k in partial:
+            del done[k]
+
     # ------------------------------------------------------------------ writing
     def _flush(self) -> None:
         self._moves.flush()

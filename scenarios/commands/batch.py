@@ -62,6 +62,8 @@ def _run(args, spec, store, loaded, failed_cells, client, t0) -> int:
     from scenarios.batch.run import Progress, Task, over_limits, read_moves, run_tasks, summarise
     from scenarios.batch.store import MOVES, REPORT
     done = store.open(_version())
+    units = [(cs.id, b) for cs, _, boxes in loaded for b in boxes] + [(o.cell, o.box) for o in failed_cells]
+    store.forget_partial_boxes(done, units)
     tasks, skipped = [], 0
     for cs, cell, boxes in loaded:
         for b in boxes:
