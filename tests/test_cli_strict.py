@@ -219,10 +219,11 @@ def coarse_thermal_cell(coarse_cell) -> Path:
 
 @pytest.mark.parametrize("strict", [True, False])
 def test_palletize_thermal_cycle_over_a_limit(tmp_path, capsys, coarse_thermal_cell, strict):
-    """The `[thermal]` cycle's moves are planned by the cycle problem, with rows at grid points only and no
-    repairs: on a 10-interval grid its return move ends 3.7 % over joint 1's velocity limit. That passed
-    without a word (its own moves were repaired within the limits); now a warning, and --strict exits
-    `STRICT_EXIT` naming the cycle, the move and the limit — the move's 1 ms samples confirm the excess."""
+    """The `[thermal]` cycle's moves are planned by the cycle problem, with rows at grid points only: on the
+    10-interval grid halved and without repairs (as before they were added; `thermal.MAX_REPAIRS`) its return
+    move ends 3.7 % over joint 1's velocity limit. That passed without a word; a cycle over a limit is now
+    warned of, and --strict exits `STRICT_EXIT` naming the cycle, the move and the limit — the move's 1 ms
+    samples confirm the excess."""
     from scenarios.palletizing import load_cell
     from toppra_app.objectives import thermal
     real, kept = thermal.plan_cycle_with_rms_limit, []
@@ -233,6 +234,8 @@ def test_palletize_thermal_cycle_over_a_limit(tmp_path, capsys, coarse_thermal_c
     out = tmp_path / "out"
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(thermal, "plan_cycle_with_rms_limit", keep)
+        mp.setattr(thermal, "MAX_REPAIRS", 0)
+        mp.setattr(thermal, "MIN_CYCLE_INTERVALS", 2)
         rc = main(["palletize", str(coarse_thermal_cell), *PALLETIZE, "--out", str(out)] + (["--strict"] if strict else []))
     err = capsys.readouterr().err
     assert rc == (STRICT_EXIT if strict else 0)
