@@ -185,7 +185,7 @@ class TimeOptimalPlanner:
                 if tangent and iterations == 0 and found is None:   # the first reference: the sweeps on these rows
                     found = reference_profile(values, P - 1, ref[0])
                     if found is not None:                  # its far rows are left out too (below)
-                        ref, last = found, (found[0], st.delta_of(*found, dsig))
+                        ref, last = ctrl.reference(found, scale_b) if ctrl else found, (found[0], st.delta_of(*found, dsig))
                         if linear and refine.bent(rows, *found, theta, self.scheme, self.tol, moved, scales):
                             continue                   # the rows again, with the stations the bends ask for
             again, reweigh = reweigh, False
