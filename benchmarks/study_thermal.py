@@ -93,21 +93,24 @@ def move_data(robot, plan, payload, dt=DT):
     t, q, qd, qdd = samples(plan, dt)
     g, A = split_torques(model, robot, q, qd, qdd)
     g_end = pin.computeGeneralizedGravity(model, model.createData(), plan.path.q(np.array([plan.path.s_end]))[0])
-    return dict(t=t, q=q, qd=qd, g=g, A=A, g_end=np.array(g_end), robot=robot)
+    return dict(t=t, q=q, qd=qd, qdd=qdd, g=g, A=A, g_end=np.array(g_end), robot=robot)
 
 
 def independent_rms(robot, plans, payloads, idle):
-    """(rms per joint, cycle time, motion time, per-move grid durations)."""
-    E, motion, durs = 0.0, 0.0, []
+    """(rms per joint, cycle time, motion time, per-move grid durations, the moves' worst value/limit of
+    torque (Pinocchio + friction), velocity and acceleration on the samples)."""
+    E, motion, durs, limit = 0.0, 0.0, [], 0.0
     for p, pay in zip(plans, payloads):
         d = move_data(robot, p, pay)
         tau = d["A"] + d["g"] + friction(robot, d["qd"])
+        for x, cap in ((tau, robot.tau_max), (d["qd"], robot.qd_max), (d["qdd"], robot.qdd_max)):
+            limit = max(limit, float(np.max(np.abs(x) / cap)))
         E = E + trap(tau * tau, d["t"])
         motion += float(d["t"][-1])
         durs.append(grid_duration(p))
     g_end = d["g_end"]
     T = motion + idle
-    return np.sqrt((E + idle * g_end ** 2) / T), T, motion, durs, g_end
+    return np.sqrt((E + idle * g_end ** 2) / T), T, motion, durs, g_end, limit
 
 
 # ---------------------------------------------------------------------------------------------- brute force
@@ -226,7 +229,7 @@ def run(case) -> dict:
     res = plan_cycle_with_rms_limit(r, paths, tau, payloads=payloads, **case["opts"])
     wall = time.perf_counter() - t0
     pays = payloads or [None] * len(paths)
-    rms, T, motion, durs, _ = independent_rms(r, res.plans, pays, res.idle_time)
+    rms, T, motion, durs, _, limit = independent_rms(r, res.plans, pays, res.idle_time)
     ratio = rms / tau
     row = dict(case=case["name"], T0=res.unconstrained_cycle_time, T=res.cycle_time, motion=res.motion_time,
                idle=res.idle_time, worst_ratio=float(ratio.max()), solves=len(res.solves), wall=wall,
@@ -235,7 +238,7 @@ def run(case) -> dict:
                dur_diff=float(max(abs(d - p.duration) for d, p in zip(durs, res.plans))),
                limited=res.thermally_limited,
                limited_indep=[r.joint_names[k] for k in np.flatnonzero(rms >= 0.995 * tau)],
-               retightened=res.retightened)
+               retightened=res.retightened, limit=limit)
     s = res.summary()
     row["summary_consistent"] = bool(np.allclose(s["rms_ratio"], res.rms / tau, rtol=1e-12)
                                      and s["cycle_time_s"] == res.cycle_time
@@ -273,13 +276,14 @@ def main(argv=None):
         rows.append(row)
         print({k: (round(v, 6) if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
     print("\n| cycle | T₀ (s) | T (s) | motion / idle (s) | worst RMS/rating (Pinocchio) | reported RMS vs Pinocchio "
-          "| re-solve at the answer | grid × 2 | brute force T (s) | T / brute − 1 | solves | wall (s) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| moves' worst value/limit (Pinocchio) | re-solve at the answer | grid × 2 | brute force T (s) | T / brute − 1 "
+          "| solves | wall (s) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     pct = (lambda v: "—" if v is None else f"{100 * v:+.3f} %")
     for w in rows:
         bf = "—" if w["brute"] is None else f"{w['brute']:.4f}"
         print(f"| {w['case']} | {w['T0']:.4f} | {w['T']:.4f} | {w['motion']:.3f} / {w['idle']:.3f} | "
-              f"{w['worst_ratio']:.5f} | {w['rms_rel_diff']:.1e} | {pct(w['refit'])} | {pct(w['finer'])} | {bf} | "
+              f"{w['worst_ratio']:.5f} | {w['rms_rel_diff']:.1e} | {w['limit']:.5f} | {pct(w['refit'])} | {pct(w['finer'])} | {bf} | "
               f"{pct(w['gap'] if w['brute'] is not None else None)} | {w['solves']} | {w['wall']:.1f} |")
     if a.json:
         with open(a.json, "x") as f:
