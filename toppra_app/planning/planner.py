@@ -42,7 +42,7 @@ from .grid import MAX_INTERVALS, intervals_for, parse_grid, user_intervals
 from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, LINEAR_MAX_INTERVALS, REFINE_MAX_INTERVALS, choice,
                       controlled_robot, energy_terms, estimates_gap, joint_path, limit_list, linear_law, number,
                       rate_limits, whole)
-from .prepare import DENSE_REFINE_MAX, at_stations, limit_blocks, prepare, reference_b, tangent_points
+from .prepare import DENSE_REFINE_MAX, at_stations, limit_blocks, reference_b, set_up, tangent_points
 from .result import TimeOptimalPlan, timed
 from .sequential import kept_better, plan_sequential
 
@@ -107,23 +107,11 @@ class TimeOptimalPlanner:
         self._lock, self._ready, self._finer = threading.Lock(), False, {}
 
     def _prepare(self) -> None:
-        """The grid and stations (`prepare.prepare`), once and under the lock; their fields become attributes."""
+        """The grid and stations (`prepare.set_up`), once and under the lock; their fields become attributes."""
         with self._lock:
-            if self._ready:
-                return
-            gap = self.estimates_gap                   # (no rates: the grid's points at known bends, `layers`)
-            s = prepare(self.robot, self.path, self.limits, grid_mode=self.grid_mode, grid_spec=self.grid_spec,
-                        scheme=self.scheme, substeps=self.substeps, tol=self.tol,
-                        check_positions=self.check_position_limits, relocate=self.relocate,
-                        gap_target=REFINE_ABOVE if self.gap_target is None else self.gap_target, linear=self.linear,
-                        may_refine=self.auto_grid and self.max_splits > 0 and gap, with_layers=gap,
-                        dense_linear=self.linear and self.auto_grid and gap, dense_stations=not self.rated)
-            self.theta, self.L, self.Bbar, self.law0, self.all_stations = s.theta, s.L, s.Bbar, s.law, s.all_stations
-            self.sub, self.ths, self.data0, self.b_ref0, self.lams0 = s.sub, s.ths, s.data, s.b_ref, s.lams
-            self.moved0, self.caps, self.dense, self.dense_constant = s.moved, s.caps, s.dense, s.dense_constant
-            if self.gap_target is None:
-                self.gap_target = DENSE_REFINE_ABOVE if self.dense else REFINE_ABOVE
-            self._ready = True
+            if not self._ready:
+                set_up(self, REFINE_ABOVE, DENSE_REFINE_ABOVE)
+                self._ready = True
 
     @property
     def grid(self) -> np.ndarray:
