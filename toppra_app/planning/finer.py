@@ -104,10 +104,18 @@ def split_for_gap(planner, check, law, over: dict | None, factor: float, payload
     over = None if over is None else refine.over_intervals(over, law.theta.size - 1)
     bad, record = refine.for_the_gap(check, law, estimate, over)
     splits = 1
-    if planner.dense and planner.linear and planner.max_splits > 1 and estimate <= SIZED_MAX:   # in one (`sized`)
+    if in_one(planner, estimate):                                       # the splits left, in one (`sized`)
         bad, record, splits = sized(planner, check, law, estimate, bad, over)
     return plan_finer(planner, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all, law,
                       splits)
+
+
+def in_one(planner, estimate: float | None) -> bool:
+    """Whether `planner`'s split for a gap `estimate` takes its splits left in one (`sized`): a dense path planned
+    θ̈ linear with more than one split left, the estimate up to `SIZED_MAX` (where the room stays where it was as
+    the grid is cut); there its sweeps' profile may decide the split before any solve (`TimeOptimalPlanner.plan`)."""
+    return planner.dense and planner.linear and planner.max_splits > 1 and estimate is not None and \
+        estimate <= SIZED_MAX
 
 
 def sized(planner, check, law, estimate: float, bad, over) -> tuple:

@@ -38,7 +38,7 @@ from ..verify import gap_estimate
 from . import diagnose, refine
 from .controller import controller_rows
 from .controller_linear import LinearControllerRows
-from .finer import (LIMIT_SPLITS, SIZED_MAX, plan_constant, plan_finer, split_for_gap, split_for_limits,
+from .finer import (LIMIT_SPLITS, in_one, plan_constant, plan_finer, split_for_gap, split_for_limits,
                     split_when_done)
 from .grid import MAX_INTERVALS, intervals_for, parse_grid, user_intervals
 from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, LINEAR_MAX_INTERVALS, REFINE_MAX_INTERVALS, choice,
@@ -170,9 +170,9 @@ class TimeOptimalPlanner:
             nonlocal early                                     # solution), checked (reused if it stays the last one): far
             if early is None and self.dense and gap_split:     # over its gap target, split at once (`EARLY_SPLIT`)
                 with suppress(MotionStops):                    # (a profile that stops: the solve's cones, θ̈ constant)
-                    first = law or law_of(beta, delta)         # (the sweeps' only up to `SIZED_MAX`, else the solution's)
+                    first = law or law_of(beta, delta)         # (the sweeps' where it splits in one, `finer.sized`)
                     early = (beta,) + refine.checked(robot, self.sub, first, self.limits, self.dense, CHECK_SHARE * self.tol)
-                    early = early if law is not None or gap_estimate(early[1], first) <= SIZED_MAX else None
+                    early = early if law is not None or in_one(self, gap_estimate(early[1], first)) else None
                     return None if early is None else split(early[1], first, early[2], EARLY_SPLIT)
         while True:
             t0 = time.perf_counter()
