@@ -12,31 +12,37 @@ from __future__ import annotations
 
 from ..verify import gap_estimate
 from . import diagnose, refine
-from .grid import LINEAR_SIZES, split_grid
+from .grid import LINEAR_SIZES, SIZES, split_grid, split_into
 from .options import LINEAR_MAX_INTERVALS
+from .prepare import DENSE_REFINE_MAX
 from .result import with_earlier_work
 
 KEPT = 2                           # finer planners kept per planner
 LIMIT_SPLITS = 1                   # splits where repairs stall over a limit beyond `max_splits` (spent on the gap):
                                    # a noisy 300-sample Panda path with a payload ended 0.24 % over a torque limit
                                    # after its two splits for the gap, its torque rows at the holding floor
+SIZED_MAX = 0.1                    # `sized`: one split for several only up to this gap estimate (the dense Panda path,
+                                   # 5.9 %: halvings kept 0.34 of the room, twice; paths with 1e-3 rad noise, 13–30 %:
+                                   # the room moves as the grid is cut, and one split for two ended up to 0.17 %
+                                   # longer, a UR5e's 364 samples; above it their first profile is the solution's too)
 
 
 def plan_finer(planner, bad, record: dict, payload, sd_start: float, sd_end: float, refinements: list,
-               iterations: int, timings: dict, t_all: float, law=None):
-    """The plan of `planner`'s path on its grid with the intervals `bad` (N,) bool halved, the work so far
+               iterations: int, timings: dict, t_all: float, law=None, splits: int = 1):
+    """The plan of `planner`'s path on its grid with the intervals `bad` (N,) bool halved — or cut into `bad`
+    (N,) int pieces (`grid.split_into`), `splits` of its `max_splits` spent on it — the work so far
     (`refinements` and this split's `record`, solver `iterations`, `timings` since `t_all`) counted in; `law`,
     the last solution on the coarser grid, is where it starts (`TimeOptimalPlanner.plan`'s `start`)."""
     def make():                                        # the robot as given: the options apply the profile
-        grid = split_grid(planner.theta, bad, planner.path.knots)
+        grid = (split_grid if bad.dtype == bool else split_into)(planner.theta, bad, planner.path.knots)
         linear = planner.linear and (grid.size <= LINEAR_MAX_INTERVALS + 1 or not planner.rated)
         finer = type(planner)(planner.drive_robot, planner.path, grid, **{
-            **planner._options, "max_splits": max(planner.max_splits - 1, 0),
+            **planner._options, "max_splits": max(planner.max_splits - splits, 0),
             "time_law": "linear" if linear else "constant", "gap_target": planner.gap_target})
         finer.limit_splits = planner.limit_splits - (planner.max_splits <= 0)
         return finer
-    plan = _kept(planner, bad.tobytes(), make, True).plan(payload=payload, sd_start=sd_start, sd_end=sd_end,
-                                                           start=law)
+    plan = _kept(planner, bad.dtype.char.encode() + bad.tobytes(), make, True).plan(
+        payload=payload, sd_start=sd_start, sd_end=sd_end, start=law)
     return with_earlier_work(plan, refinements + [record], iterations, timings, t_all)
 
 
@@ -95,9 +101,37 @@ def split_for_gap(planner, check, law, over: dict | None, factor: float, payload
     estimate = gap_estimate(check, law)
     if estimate is None or estimate <= factor * planner.gap_target:
         return None
-    bad, record = refine.for_the_gap(check, law, estimate,
-                                     None if over is None else refine.over_intervals(over, law.theta.size - 1))
-    return plan_finer(planner, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all, law)
+    over = None if over is None else refine.over_intervals(over, law.theta.size - 1)
+    bad, record = refine.for_the_gap(check, law, estimate, over)
+    splits = 1
+    if in_one(planner, estimate):                                       # the splits left, in one (`sized`)
+        bad, record, splits = sized(planner, check, law, estimate, bad, over)
+    return plan_finer(planner, bad, record, payload, sd_start, sd_end, refinements, iterations, timings, t_all, law,
+                      splits)
+
+
+def in_one(planner, estimate: float | None) -> bool:
+    """Whether `planner`'s split for a gap `estimate` takes its splits left in one (`sized`): a dense path planned
+    θ̈ linear with more than one split left, the estimate up to `SIZED_MAX` (where the room stays where it was as
+    the grid is cut); there its sweeps' profile may decide the split before any solve (`TimeOptimalPlanner.plan`)."""
+    return planner.dense and planner.linear and planner.max_splits > 1 and estimate is not None and \
+        estimate <= SIZED_MAX
+
+
+def sized(planner, check, law, estimate: float, bad, over) -> tuple:
+    """(pieces (N,) int, record, splits spent) for `split_for_gap` on a dense path with `max_splits` s > 1 left:
+    the grid those s splits would reach, in one (`refine.pieces_for_gap`). Halving the intervals that hold the
+    room took several planners, each paying its own preparation, sweeps and solves, and the room shrinks where
+    the grid is cut much as the measured order says (halving a dense Panda path's intervals kept 0.34 of their
+    room, twice over). Its size: the smallest of `grid.SIZES` whose predicted estimate is within target, up to
+    the size s halvings growing the grid as the first (`bad`, `grid.split_grid`) would reach; all s spent
+    unless it stays within the first halving's size."""
+    N, s = law.theta.size - 1, planner.max_splits
+    first = split_grid(planner.theta, bad, planner.path.knots).size - 1
+    most = max([k for k in SIZES if k <= N * (first / N) ** s and k <= DENSE_REFINE_MAX] + [first])
+    pieces, record = refine.pieces_for_gap(check, law, estimate, planner.gap_target,
+                                           [k for k in SIZES if N < k <= most], 2 ** s, over)
+    return pieces, record, 1 if pieces.sum() <= first else s
 
 
 def split_when_done(planner, check, law, gap: bool, swing: bool, payload, sd_start: float, sd_end: float,

@@ -280,7 +280,35 @@ def split_grid(theta: np.ndarray, bad: np.ndarray, knots=None) -> np.ndarray:
         inner[inner] = bad[j[inner]]
         at_knots = knots[inner]
         has[j[inner]] = True
-    new = np.union1d(theta, np.concatenate([0.5 * (theta[:-1] + theta[1:])[bad & ~has], at_knots]))
+    return to_size(np.union1d(theta, np.concatenate([0.5 * (theta[:-1] + theta[1:])[bad & ~has], at_knots])))
+
+
+def split_into(theta: np.ndarray, pieces: np.ndarray, knots=None) -> np.ndarray:
+    """`theta` with interval j cut into `pieces[j]` equal parts — where the path's `knots` lie inside one, at
+    those knots first (as `split_grid`), then its longest parts halved — filled to the next of `SIZES`: several
+    halvings at once (`refine.pieces_for_gap`)."""
+    pieces = np.asarray(pieces, int)
+    knots = np.zeros(0) if knots is None else np.asarray(knots, dtype=float)
+    j = np.searchsorted(theta, knots, side="right") - 1
+    inner = (j >= 0) & (j < pieces.size) & ~np.isin(knots, theta)
+    inner[inner] = pieces[j[inner]] > 1
+    has = np.zeros(pieces.size, bool)
+    has[j[inner]] = True
+    k = np.where(has, 1, pieces)                         # equal parts where no knot is inside
+    first = np.repeat(np.arange(k.size), k - 1)
+    step = np.arange(first.size) - np.repeat(np.cumsum(k - 1) - (k - 1), k - 1) + 1
+    new = np.union1d(theta, theta[first] + np.diff(theta)[first] * step / k[first])
+    new = np.union1d(new, knots[inner])
+    for i in np.flatnonzero(has):                        # at the knots, then the longest parts halved
+        while np.sum((new > theta[i]) & (new <= theta[i + 1])) < pieces[i]:
+            m = np.flatnonzero((new[:-1] >= theta[i]) & (new[1:] <= theta[i + 1]))
+            m = m[np.argmax(np.diff(new)[m])]
+            new = np.insert(new, m + 1, 0.5 * (new[m] + new[m + 1]))
+    return to_size(new)
+
+
+def to_size(new: np.ndarray) -> np.ndarray:
+    """`new` with its longest intervals halved until its size is the next of `SIZES` (a structure compiled once)."""
     target = next((n for n in SIZES if n >= new.size - 1), MAX_INTERVALS)
     while new.size - 1 < target:
         k = min(target - (new.size - 1), new.size - 1)

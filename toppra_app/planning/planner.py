@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import suppress
 
 import numpy as np
 
@@ -37,12 +38,13 @@ from ..verify import gap_estimate
 from . import diagnose, refine
 from .controller import controller_rows
 from .controller_linear import LinearControllerRows
-from .finer import LIMIT_SPLITS, plan_constant, plan_finer, split_for_gap, split_for_limits, split_when_done
+from .finer import (LIMIT_SPLITS, in_one, plan_constant, plan_finer, split_for_gap, split_for_limits,
+                    split_when_done)
 from .grid import MAX_INTERVALS, intervals_for, parse_grid, user_intervals
 from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, LINEAR_MAX_INTERVALS, REFINE_MAX_INTERVALS, choice,
                       controlled_robot, energy_terms, estimates_gap, joint_path, limit_list, linear_law, number,
                       rate_limits, whole)
-from .prepare import DENSE_REFINE_MAX, at_stations, limit_blocks, prepare, reference_b, tangent_points
+from .prepare import DENSE_REFINE_MAX, at_stations, limit_blocks, reference_b, set_up, tangent_points
 from .result import TimeOptimalPlan, timed
 from .sequential import kept_better, plan_sequential
 
@@ -107,23 +109,11 @@ class TimeOptimalPlanner:
         self._lock, self._ready, self._finer = threading.Lock(), False, {}
 
     def _prepare(self) -> None:
-        """The grid and stations (`prepare.prepare`), once and under the lock; their fields become attributes."""
+        """The grid and stations (`prepare.set_up`), once and under the lock; their fields become attributes."""
         with self._lock:
-            if self._ready:
-                return
-            gap = self.estimates_gap                   # (no rates: the grid's points at known bends, `layers`)
-            s = prepare(self.robot, self.path, self.limits, grid_mode=self.grid_mode, grid_spec=self.grid_spec,
-                        scheme=self.scheme, substeps=self.substeps, tol=self.tol,
-                        check_positions=self.check_position_limits, relocate=self.relocate,
-                        gap_target=REFINE_ABOVE if self.gap_target is None else self.gap_target, linear=self.linear,
-                        may_refine=self.auto_grid and self.max_splits > 0 and gap, with_layers=gap,
-                        dense_linear=self.linear and self.auto_grid and gap, dense_stations=not self.rated)
-            self.theta, self.L, self.Bbar, self.law0, self.all_stations = s.theta, s.L, s.Bbar, s.law, s.all_stations
-            self.sub, self.ths, self.data0, self.b_ref0, self.lams0 = s.sub, s.ths, s.data, s.b_ref, s.lams
-            self.moved0, self.caps, self.dense, self.dense_constant = s.moved, s.caps, s.dense, s.dense_constant
-            if self.gap_target is None:
-                self.gap_target = DENSE_REFINE_ABOVE if self.dense else REFINE_ABOVE
-            self._ready = True
+            if not self._ready:
+                set_up(self, REFINE_ABOVE, DENSE_REFINE_ABOVE)
+                self._ready = True
 
     @property
     def grid(self) -> np.ndarray:
@@ -171,6 +161,19 @@ class TimeOptimalPlanner:
         def split(check, law, over, factor):                   # the plan on a grid split for the gap, or None
             return split_for_gap(self, check, law, over, factor, payload, sd_start, sd_end, refinements, iterations,
                                  timings, t_all)
+
+        def law_of(beta, delta):                               # exact boundary speeds (the rows hold them: `with_ends`)
+            return TimeLaw(theta, np.r_[b_ends[0], (beta * scale_b)[1:-1], b_ends[1]],
+                           None if delta is None else delta * (self.L * self.Bbar))
+
+        def split_early(beta, delta, law=None):                # a dense path's first profile (the sweeps', else the first
+            nonlocal early                                     # solution), checked (reused if it stays the last one): far
+            if early is None and self.dense and gap_split:     # over its gap target, split at once (`EARLY_SPLIT`)
+                with suppress(MotionStops):                    # (a profile that stops: the solve's cones, θ̈ constant)
+                    first = law or law_of(beta, delta)         # (the sweeps' where it splits in one, `finer.sized`)
+                    early = (beta,) + refine.checked(robot, self.sub, first, self.limits, self.dense, CHECK_SHARE * self.tol)
+                    early = early if law is not None or in_one(self, gap_estimate(early[1], first)) else None
+                    return None if early is None else split(early[1], first, early[2], EARLY_SPLIT)
         while True:
             t0 = time.perf_counter()
             tangent = self.tangent and not self.all_stations and not cones and not (ctrl is not None and linear)
@@ -186,6 +189,8 @@ class TimeOptimalPlanner:
                     found = reference_profile(values, P - 1, ref[0])
                     if found is not None:                  # its far rows are left out too (below)
                         ref, last = ctrl.reference(found, scale_b) if ctrl else found, (found[0], st.delta_of(*found, dsig))
+                        if (finer := split_early(*last)) is not None:
+                            return finer
                         if linear and refine.bent(rows, *found, theta, self.scheme, self.tol, moved, scales):
                             continue                   # the rows again, with the stations the bends ask for
             again, reweigh = reweigh, False
@@ -227,10 +232,8 @@ class TimeOptimalPlanner:
             if missing.any() and iterations < 4 + self.max_rounds:
                 force = missing if force is None else force | missing
                 continue
-            b = beta * scale_b
-            b[0], b[-1] = b_ends                               # exact boundary speeds (the rows hold them: `with_ends`)
             try:
-                law = TimeLaw(theta, b, None if delta is None else delta * (self.L * self.Bbar))
+                law = law_of(beta, delta)
                 noted += [(law, inexact[-1])] if status == "optimal_inaccurate" else []   # (law, its warning)
             except MotionStops:                                # the tangent's profile stops on an interval (its
                 if tangent and not cones:                      # weights do not price θ̇ → 0): the time cones;
@@ -240,11 +243,8 @@ class TimeOptimalPlanner:
                     return plan_constant(self, payload, sd_start, sd_end, refinements, iterations, timings, t_all)
                 raise
             prev, ref = ref, (law.b / scale_b, law.b_at(0.5 * (theta[:-1] + theta[1:])) / scale_b if linear else None)
-            if early is None and self.dense and gap_split:     # a dense path's first solution, checked (reused
-                early = (beta,) + refine.checked(robot, self.sub, law, self.limits, self.dense,
-                                                 CHECK_SHARE * self.tol)
-                if (finer := split(early[1], law, early[2], EARLY_SPLIT)) is not None:   # if it stays the last one),
-                    return finer                               # far over its gap target splits at once
+            if (finer := split_early(beta, delta, law)) is not None:
+                return finer
             if "weights" in values:                            # certified, or again, or the time cones
                 step, tangent_rounds, last_bound = next_step(tangent_bound(prev, ref, dsig), tangent_rounds,
                                                              last_bound, TANGENT_TOL, MAX_TANGENT_ROUNDS, TANGENT_SHRINK)

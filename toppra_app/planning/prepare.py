@@ -174,6 +174,23 @@ def flip_sides(robot, sub: SubSamples, scheme: str) -> tuple[np.ndarray, np.ndar
     return lams, moved
 
 
+def set_up(planner, refine_above: float, dense_refine_above: float) -> None:
+    """`prepare` for a `TimeOptimalPlanner` (its `_prepare`, under its lock), the fields its attributes (`law`,
+    `data`, `b_ref`, `lams`, `moved` as law0, data0, … : where every plan starts); its `gap_target`, where the
+    user gave none, `dense_refine_above` on a dense path, else `refine_above`."""
+    gap = planner.estimates_gap                  # (no rates: the grid's points at known bends, `layers`)
+    s = prepare(planner.robot, planner.path, planner.limits, grid_mode=planner.grid_mode, grid_spec=planner.grid_spec,
+                scheme=planner.scheme, substeps=planner.substeps, tol=planner.tol,
+                check_positions=planner.check_position_limits, relocate=planner.relocate,
+                gap_target=refine_above if planner.gap_target is None else planner.gap_target, linear=planner.linear,
+                may_refine=planner.auto_grid and planner.max_splits > 0 and gap, with_layers=gap,
+                dense_linear=planner.linear and planner.auto_grid and gap, dense_stations=not planner.rated)
+    for name in Setup.__dataclass_fields__:
+        setattr(planner, name + "0" if name in ("law", "data", "b_ref", "lams", "moved") else name, getattr(s, name))
+    if planner.gap_target is None:
+        planner.gap_target = dense_refine_above if s.dense else refine_above
+
+
 def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, substeps: int, tol: float,
             check_positions: bool, relocate: bool, gap_target: float, may_refine: bool, linear: bool,
             dense_linear: bool = False, with_layers: bool = True, dense_stations: bool = True) -> Setup:

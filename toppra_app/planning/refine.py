@@ -30,6 +30,8 @@ ACTIVE = 1e-5                      # a viscous tangent row within this (× τ_ma
 BEND_SHARE = 0.3                   # `bent`: an interval's free stations on where its predicted bulge is above this × tol
 SWING_TARGET = 1e-3                # θ̈ linear: split the grid where the swing estimate is above it (`for_the_swing`)
 BEND_NEAR = 0.05                   # `bending`: ridden where the reference's θ̈ is within this of A
+GAP_ORDER = 1.5                    # an interval cut in k keeps ~k^-this of its room (`pieces_for_gap`; the dense
+                                   # Panda path's halved intervals kept 0.35 and 0.34 of theirs, 400 → 640 → 1024)
 
 
 def tightening(ratio, tol: float):
@@ -160,6 +162,45 @@ def for_the_gap(check, law, estimate: float, over=None) -> tuple[np.ndarray, dic
     not have brought the estimate below target — they lower the profile, which leaves more room)."""
     bad = holding(interval_room(check, law), REFINE_SHARE) | (False if over is None else over)
     return bad, dict(action="refine", points=int(bad.sum()), gap_estimate=estimate)
+
+
+def pieces_for_gap(check, law, estimate: float, target: float, sizes, kmax: int, over=None
+                   ) -> tuple[np.ndarray, dict]:
+    """(pieces to cut each interval into (N,) int, refinement record) for a plan whose gap estimate is above
+    `target`, in one split where halvings would take several planners: the room (`verify.interval_room`)
+    left of interval j cut into k is taken as room_j k^-`GAP_ORDER`, and the fewest pieces that bring the
+    sum under target go where the room is, k_j ∝ room_j^(1/(1 + GAP_ORDER)) up to `kmax`, neighbours at least
+    half as many (split grids keep their intervals within 2× of their neighbours' as `grid.split_grid`); the
+    first of `sizes` (increasing) whose prediction is within target, else the last; those in `over` (N,) bool
+    at least halved, as `for_the_gap`."""
+    room = interval_room(check, law)
+    w = room ** (1.0 / (1.0 + GAP_ORDER))
+    for size in sizes:
+        pieces = _allotted(w, size, kmax, over)
+        predicted = float((room * pieces ** -GAP_ORDER).sum() / law.duration)
+        if predicted <= target:
+            break
+    return pieces, dict(action="refine", points=int((pieces > 1).sum()), gap_estimate=estimate,
+                        predicted=predicted)
+
+
+def _allotted(w: np.ndarray, size: int, kmax: int, over=None) -> np.ndarray:
+    """(N,) pieces, c·w rounded down within [1, kmax] (2 at least in `over`), each at least half its neighbours'
+    — for the largest c (bisection) whose pieces add up to at most `size`."""
+    def pieces(c):
+        k = np.clip(np.floor(c * w), 1, kmax).astype(int)
+        k = np.maximum(k, 2 * over) if over is not None else k
+        for _ in range(int(np.log2(kmax)) + 1):       # (each pass lets a cut spread one interval further)
+            k = np.maximum(k, (np.maximum(np.r_[k[1:], 1], np.r_[1, k[:-1]]) + 1) // 2)
+        return k
+    some = w[w > 0]
+    if some.size == 0:
+        return pieces(0.0)
+    lo, hi = np.log(1.0 / some.max()), np.log(kmax / some.min())   # (all 1 … all `kmax` where w > 0)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if pieces(np.exp(mid)).sum() <= size else (lo, mid)
+    return pieces(np.exp(lo))
 
 
 def tangent_gap(robot, data, b_ref, law, lams, scheme: str, scales, on=None, convex: bool = False) -> float:
