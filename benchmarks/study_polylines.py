@@ -6,6 +6,7 @@ one (`bench_planner.converged`), Pinocchio's RNEA on its 1 ms samples, and the t
 the same process (medians of 3).
 
     python -m benchmarks.study_polylines [--robots iiwa7,ur5e] [--seeds 12]
+    python -m benchmarks.study_polylines --controller --seeds 3     # the controller profile against the plain plan
 
 Both draws of the twenty-second session (seeds 100… with 5–40 samples a segment, 200… with 5–10): about
 6 minutes on the 2-core machine.
@@ -58,12 +59,53 @@ def run_path(name: str, r, seed: int, pers, inv_dyn) -> dict:
             "over": _over_limit(r, s.q, s.qd, s.qdd)}
 
 
+def run_controller(r, seed: int, pers, prof) -> dict | None:
+    """The controller profile `prof` (`bench_controller.profile`) against the plain plan on draw `seed`, fresh
+    planners, medians of 3: (ratio, solves, passes, worst sampled torque rate / limit, within its limits), or None
+    where either plan is refused (the profile's torque headroom below a gravity load)."""
+    from toppra_app import JointPath
+    from toppra_app.errors import InfeasiblePathError
+    from toppra_app.planner import TimeOptimalPlanner
+    _, _, W = polyline(r, seed, pers)
+    try:
+        plain, _ = median_time(lambda: TimeOptimalPlanner(r, JointPath.from_waypoints(W)).plan(), 3)
+        ms, plan = median_time(lambda: TimeOptimalPlanner(r, JointPath.from_waypoints(W), controller=prof).plan(), 3)
+    except InfeasiblePathError as exc:
+        print(f"| {r.name} | {seed} | refused: {str(exc)[:90]}… |||||||")
+        return None
+    rate = max(w.ratio for w in plan.rate_check.values()) if plan.rate_check else float("nan")
+    row = dict(ratio=ms / plain, plain=plain, ms=ms, solves=plan.iterations, passes=plan.rate_info["passes"],
+               rate=rate, within=plan.within_limits)
+    print(f"| {r.name} | {seed} | {1e3 * plain:.0f} | {1e3 * ms:.0f} | {row['ratio']:.2f} | {row['solves']} | "
+          f"{row['passes']} | {rate:.4f} | {row['within']} |", flush=True)
+    return row
+
+
+def main_controller(robots, seeds: int) -> int:
+    from .bench_controller import profile
+    prof = profile()
+    print("| robot | seed | plain ms | controller ms | ratio | solves | passes | rate / limit | within its limits |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    rows = [run_controller(robot(name), base + k, pers, prof) for name in robots for base, pers in DRAWS
+            for k in range(seeds)]
+    ok = [x for x in rows if x is not None]
+    ratio = np.array([x["ratio"] for x in ok])
+    print(f"\n{len(ok)} plans ({len(rows) - len(ok)} refused): controller / plain median {np.median(ratio):.2f}×, worst "
+          f"{ratio.max():.2f}×; worst rate {max(x['rate'] for x in ok):.4f} × the limit; all within their limits: "
+          f"{all(x['within'] for x in ok)}")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.study_polylines", description=__doc__.splitlines()[0])
     ap.add_argument("--robots", default=",".join(ROBOTS))
     ap.add_argument("--seeds", type=int, default=6, help="draws per robot and seed base (default 6)")
+    ap.add_argument("--controller", action="store_true",
+                    help="the controller profile (bench controller's) against the plain plan instead of toppra")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore", RuntimeWarning)
+    if args.controller:
+        return main_controller(args.robots.split(","), args.seeds)
     rows = []
     print("| robot | seed | vertices | samples a segment | corners | N | solves | ours ms | toppra ms | ratio | "
           "gap % | toppra gap % | over % |")
