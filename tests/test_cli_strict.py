@@ -40,6 +40,15 @@ def strict_lines(err: str) -> list:
     return [line for line in err.splitlines() if ": strict: " in line]
 
 
+def one_strict_line(err: str, strict: bool, pattern: str) -> None:
+    """With --strict, exactly one strict line on stderr, matching `pattern`; without, none."""
+    lines = strict_lines(err)
+    if strict:
+        assert len(lines) == 1 and re.fullmatch(pattern, lines[0]), lines
+    else:
+        assert lines == []
+
+
 def test_exit_codes_do_not_clash():
     assert STRICT_EXIT not in (0, 1, 2, 3, 130, 141) and STRICT_EXIT < 128
 
@@ -54,13 +63,9 @@ def test_plan_over_its_limit(tmp_path, capsys, strict):
     err = capsys.readouterr().err
     assert rc == (STRICT_EXIT if strict else 0)
     assert "still exceeds the acceleration limit" in err                       # the warning, either way
-    lines = strict_lines(err)
-    if strict:
-        assert len(lines) == 1 and re.fullmatch(
-            r"toppra-app plan: strict: the plan of .*panda_noisy_150\.csv: acceleration of joint panda_joint5 at "
-            r"1\.03\d* × its limit between grid points at θ = [0-9.]+ \(tol 1\.001\)", lines[0]), lines
-    else:
-        assert lines == []
+    one_strict_line(err, strict,
+        r"toppra-app plan: strict: the plan of .*panda_noisy_150\.csv: acceleration of joint panda_joint5 at "
+        r"1\.03\d* × its limit between grid points at θ = [0-9.]+ \(tol 1\.001\)")
     assert sorted(p.name for p in out.iterdir()) == [".toppra-app-manifest.json", "summary.json", "trajectory.csv"]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["within_limits"] is False and summary["limit_check"]["limit"] == "acceleration"
@@ -117,14 +122,9 @@ def test_palletize_over_its_limits(tmp_path, capsys, no_repairs, coarse_cell, st
     rc = main(["palletize", str(coarse_cell), *PALLETIZE, "--out", str(out)] + (["--strict"] if strict else []))
     err = capsys.readouterr().err
     assert rc == (STRICT_EXIT if strict else 0)
-    lines = strict_lines(err)
-    if strict:
-        assert len(lines) == 1 and re.fullmatch(
-            r"toppra-app palletize: strict: move 1 \(box01_loaded\): velocity of joint iiwa_joint_1 at 1\.0\d+ × "
-            r"its limit between grid points at θ = [0-9.]+ \(tol 1\.001\) \(and 1 more: move 2 \(box01_return\)\)",
-            lines[0]), lines
-    else:
-        assert lines == []
+    one_strict_line(err, strict,
+        r"toppra-app palletize: strict: move 1 \(box01_loaded\): velocity of joint iiwa_joint_1 at 1\.0\d+ × "
+        r"its limit between grid points at θ = [0-9.]+ \(tol 1\.001\) \(and 1 more: move 2 \(box01_return\)\)")
     summary = json.loads((out / "summary.json").read_text())
     assert summary["within_limits"] is False and summary["moves_over_limits"] == [1, 2]
     assert [m["within_limits"] for m in summary["moves"]] == [False, False]
@@ -243,13 +243,9 @@ def test_palletize_thermal_cycle_over_a_limit(tmp_path, capsys, coarse_thermal_c
     qd = move.sample(1e-3).qd
     assert (np.abs(qd) / load_cell(str(coarse_thermal_cell)).robot.qd_max).max() > 1.03       # the oracle
     assert re.search(r"thermal cycle: move 2: velocity of joint iiwa_joint_1 at 1\.03\d+ × its limit", err), err
-    lines = strict_lines(err)
-    if strict:
-        assert len(lines) == 1 and re.fullmatch(
-            r"toppra-app palletize: strict: thermal cycle of box 1: move 2: velocity of joint iiwa_joint_1 at "
-            r"1\.03\d+ × its limit between grid points at θ = [0-9.]+ \(tol 1\.001\)", lines[0]), lines
-    else:
-        assert lines == []
+    one_strict_line(err, strict,
+        r"toppra-app palletize: strict: thermal cycle of box 1: move 2: velocity of joint iiwa_joint_1 at "
+        r"1\.03\d+ × its limit between grid points at θ = [0-9.]+ \(tol 1\.001\)")
     summary = json.loads((out / "summary.json").read_text())
     assert summary["thermal"]["within_limits"] is False and summary["within_limits"] is True   # (its moves are)
 
@@ -266,13 +262,9 @@ def test_payload_sweep_over_its_limits(tmp_path, capsys, no_repairs, coarse_cell
     summary = json.loads((out / "summary.json").read_text())
     assert summary["within_limits"] is False and summary["points_over_limits"] == [1, 2]
     worst = max(summary["points"], key=lambda p: p["limit_check"]["ratio"])
-    lines = strict_lines(err)
-    if strict:
-        assert len(lines) == 1 and re.fullmatch(
-            rf"toppra-app payload-sweep: strict: the plan with {worst['mass_kg']:g} kg at 0 m: \w+ of joint "
-            r"iiwa_joint_\d at 1\.0\d+ × its limit between grid points at θ = [0-9.]+ \(tol 1\.001\) \(and 1 more: "
-            r"the plan with \d kg at 0 m\)", lines[0]), lines
-    else:
-        assert lines == []
+    one_strict_line(err, strict,
+        rf"toppra-app payload-sweep: strict: the plan with {worst['mass_kg']:g} kg at 0 m: \w+ of joint "
+        r"iiwa_joint_\d at 1\.0\d+ × its limit between grid points at θ = [0-9.]+ \(tol 1\.001\) \(and 1 more: "
+        r"the plan with \d kg at 0 m\)")
     rows = list(csv.DictReader((out / "sweep.csv").open()))
     assert [r["within_limits"] for r in rows] == ["0", "0"] and all(float(r["worst_ratio"]) > 1.001 for r in rows)
