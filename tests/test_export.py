@@ -199,3 +199,13 @@ def test_bad_export_options_are_one_line(tmp_path, capsys, args, why):
     err = capsys.readouterr().err.strip()
     assert why in err and "\n" not in err
     assert not (tmp_path / "o").exists()
+
+
+def test_no_negative_zeros_in_the_files(plan):
+    """The speeds at the rest ends came out as -0.0 ("-0" in the CSV): the same number to a controller, but not
+    what a user expects to read. Every format writes them as 0."""
+    sample = plan.sample(1e-3)
+    assert (np.signbit(sample.qd[[0, -1]]) & (sample.qd[[0, -1]] == 0)).any()      # the sample has them
+    for fmt in ("ros2-yaml", "ros2-json", "csv"):
+        _, text = export_text(plan, fmt)
+        assert "-0.0," not in text and "-0.0]" not in text and ",-0," not in text and ",-0\n" not in text, fmt

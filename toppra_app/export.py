@@ -34,7 +34,8 @@ def joint_trajectory(sample, joint_names) -> dict:
     `InputError` if two samples round to the same nanosecond (controllers need increasing times)."""
     points = [{"positions": q.tolist(), "velocities": qd.tolist(), "accelerations": qdd.tolist(),
                "effort": tau.tolist(), "time_from_start": _duration(float(t))}
-              for t, q, qd, qdd, tau in zip(sample.t, sample.q, sample.qd, sample.qdd, sample.tau)]
+              for t, q, qd, qdd, tau in zip(sample.t, *(_plus_zero(x) for x in (sample.q, sample.qd, sample.qdd,
+                                                                               sample.tau)))]
     ns = [p["time_from_start"]["sec"] * 1_000_000_000 + p["time_from_start"]["nanosec"] for p in points]
     same = [k for k in range(len(ns) - 1) if ns[k + 1] <= ns[k]]
     if same:
@@ -42,6 +43,12 @@ def joint_trajectory(sample, joint_names) -> dict:
                          f"same time_from_start in whole nanoseconds; sample every 2 ns or more")
     return {"header": {"stamp": {"sec": 0, "nanosec": 0}, "frame_id": ""}, "joint_names": list(joint_names),
             "points": points}
+
+
+def _plus_zero(x: np.ndarray) -> np.ndarray:
+    """`x` with −0.0 written as 0.0 (the speeds at a rest end came out "-0.0": a value a controller reads the
+    same, but not what a user expects in a file)."""
+    return np.asarray(x, dtype=float) + 0.0
 
 
 def _num(x: float) -> str:
@@ -72,8 +79,8 @@ def trajectory_csv(sample, joint_names, fmt: str = "%.17g") -> str:
     cols = ["t"] + [f"{k}_{j}" for k in ("q", "qd", "qdd", "tau") for j in joint_names]
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerow(cols)
-    np.savetxt(buf, np.column_stack([sample.t, sample.q, sample.qd, sample.qdd, sample.tau]), delimiter=",",
-               fmt=fmt)
+    np.savetxt(buf, _plus_zero(np.column_stack([sample.t, sample.q, sample.qd, sample.qdd, sample.tau])),
+               delimiter=",", fmt=fmt)
     return buf.getvalue()
 
 
