@@ -275,3 +275,28 @@ def test_the_cycle_keeps_the_moves_limits(tmp_path, grid):
     rms, _ = cycle_rms(res.plans, res.idle_time, 1e-3)
     assert (rms[res.rated] <= res.tau_rms[res.rated] * (1 + 1e-3)).all()
     assert res.cycle_time == pytest.approx(2.2509, rel=3e-4)
+
+
+@pytest.mark.parametrize("kw, field", [(dict(torque_rate_max=1000.0), "torque_rate_max"), (dict(jerk_max=50.0), "jerk_max"),
+                                       (dict(controller=dict(torque_headroom=0.9, torque_rate_max=1000.0)), "controller")])
+def test_rate_limits_are_refused(kw, field):
+    """The cycle problem has no rate rows: with a 1000 N·m/s controller profile the built-in cell's thermal cycle
+    came out with 29 185 N·m/s on joint 1 (and shorter than the rate-limited time-optimal cycle), without a
+    word. Refused in one line naming the option, before anything is planned."""
+    with pytest.raises(InputError, match=rf"^{field}: the thermal cycle cannot keep torque-rate or jerk limits"):
+        plan_cycle_with_rms_limit(robot(), list(paths()), 50.0, grid=GRID, **kw)
+
+
+def test_a_controller_profile_without_rates_is_kept():
+    """Headroom alone is no rate limit: the cycle plans, on the robot with the headroom applied."""
+    res = plan_cycle_with_rms_limit(robot(), list(paths()), 1e6, grid=GRID, controller=dict(torque_headroom=0.9))
+    assert res.within_limits and res.plans[0].robot.tau_max[0] == pytest.approx(0.9 * robot().tau_max[0])
+
+
+def test_a_cell_with_rate_limits_and_a_rating_is_refused_at_load(tmp_path):
+    from scenarios.palletizing import load_cell
+    path = _cell_with(tmp_path, "tau_rms_fraction = 0.25")
+    path.write_text(path.read_text() + "\n[controller]\ntorque_rate_max = 1000\n")
+    with pytest.raises(InputError, match=rf"^{re.escape(str(path))}: thermal: the thermal cycle cannot keep the "
+                                         r"torque-rate / jerk limits of \[limits\] or \[controller\]"):
+        load_cell(path, check_reach=False)

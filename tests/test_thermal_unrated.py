@@ -187,10 +187,12 @@ def test_fraction_leaves_joints_without_a_torque_limit_unrated():
     has one (it refused any robot with an unlimited joint before)."""
     from scenarios.palletizing.cell_options import read_thermal
     tau_max = np.array(robot().tau_max, dtype=float)
-    part = SimpleNamespace(robot=robot().with_limits(tau_max=np.where(np.arange(7) < 3, tau_max, INF)), slots=[0])
+    no_rates = dict(torque_rate_max=None, jerk_max=None, controller=None)           # (a Cell's defaults)
+    part = SimpleNamespace(robot=robot().with_limits(tau_max=np.where(np.arange(7) < 3, tau_max, INF)), slots=[0],
+                           **no_rates)
     read_thermal("c.toml", {"thermal": {"tau_rms_fraction": 0.5}}, part)
     np.testing.assert_array_equal(part.tau_rms, np.where(np.arange(7) < 3, 0.5 * tau_max, INF))
-    none = SimpleNamespace(robot=robot().with_limits(tau_max=np.full(7, INF)), slots=[0])
+    none = SimpleNamespace(robot=robot().with_limits(tau_max=np.full(7, INF)), slots=[0], **no_rates)
     with pytest.raises(InputError, match=r"^c\.toml: thermal\.tau_rms_fraction: the robot has no joint with a torque"):
         read_thermal("c.toml", {"thermal": {"tau_rms_fraction": 0.5}}, none)
 

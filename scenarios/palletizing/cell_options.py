@@ -99,6 +99,10 @@ def read_thermal(source, doc, cell: Cell) -> None:
                            "rated; give tau_rms")
         cell.tau_rms = f * np.asarray(robot.tau_max, dtype=float)        # inf (not rated) where τ_max is inf
     cell.thermal_box = int(rt.number("box", 1, lo=1, hi=len(cell.slots), integer=True)) - 1
+    if cell.torque_rate_max is not None or cell.jerk_max is not None or \
+            (cell.controller is not None and cell.controller.has_rates):
+        raise rt.error(None, "the thermal cycle cannot keep the torque-rate / jerk limits of [limits] or [controller] "
+                       "(its convex problem has no rate rows, so its moves would break them); leave one of them out")
 
 
 def read_controller(source, doc, cell: Cell) -> None:

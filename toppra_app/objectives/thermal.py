@@ -175,6 +175,7 @@ def plan_cycle_with_rms_limit(robot, paths, tau_rms, payloads=None, *, grid=None
         warnings.warn("plan_cycle_with_rms_limit: bisect_tol is now round_tol (there is no bisection)",
                       DeprecationWarning, stacklevel=2)
         round_tol = bisect_tol
+    refuse_rate_limits(options)
     round_tol = real(round_tol, "round_tol", 0.0, 1.0, bounds="()")
     rms_tol = real(rms_tol, "rms_tol", 0.0, 1.0, bounds="()")
     max_retighten = whole(max_retighten, "max_retighten", 0, None)
@@ -287,6 +288,21 @@ def plan_cycle_with_rms_limit(robot, paths, tau_rms, payloads=None, *, grid=None
         warnings.warn(f"thermal cycle: {problem[1]}; use a finer grid", RuntimeWarning, stacklevel=2)
     accepted.seconds = time.perf_counter() - t_start
     return accepted
+
+
+def refuse_rate_limits(options: dict) -> None:
+    """An `InputError` where the planner `options` hold torque-rate or jerk limits (`torque_rate_max`, `jerk_max`,
+    or a `controller` profile's): the cycle problem has no rate rows, so its moves would break them — on the
+    built-in cell with a 1000 N·m/s controller profile, 29× (29 185 N·m/s), and the cycle came out shorter than
+    the time-optimal one with the rates. (A profile's headroom and acceleration limits alone are kept.)"""
+    ctrl = options.get("controller")
+    from ..controller import ControllerProfile
+    names = [k for k in ("torque_rate_max", "jerk_max") if options.get(k) is not None]
+    if ctrl is not None and ControllerProfile.from_mapping(ctrl).has_rates:
+        names.append("controller")
+    if names:
+        raise InputError(f"{names[0]}: the thermal cycle cannot keep torque-rate or jerk limits (its convex problem "
+                         f"has no rate rows, so its moves would break them); plan the cycle without them")
 
 
 def _rows(mv: dict) -> None:
