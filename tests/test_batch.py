@@ -343,3 +343,16 @@ def test_full_disk_while_writing_a_move_is_one_line(tmp_path, capsys, monkeypatc
     lines = [x for x in err.strip().splitlines() if not x.startswith("batch: ")]     # (the progress lines)
     assert len(lines) == 1 and "--out" in lines[0] and "no space left" in lines[0], err
     assert not [p for p in out.rglob(".*.tmp-*")] and len(rows(out)) == 0
+
+
+def test_a_thermal_rating_is_not_dropped_without_a_word(tmp_path, capsys):
+    """batch plans the moves; a cell's [thermal] cycle is palletize's. It was ignored silently; now one line
+    per cell file says so, and the batch runs."""
+    cell = tmp_path / "rated.toml"
+    cell.write_text(DEFAULT_CELL.read_text() + "\n[thermal]\ntau_rms_fraction = 0.3\n")
+    m = tmp_path / "line.toml"
+    m.write_text(f'[batch]\ncells = ["{cell.as_posix()}"]\nboxes = [1]\n')
+    assert main(["batch", str(m), "--out", str(tmp_path / "out"), "--serial", "--no-report"]) == 0
+    err = capsys.readouterr().err
+    lines = [x for x in err.splitlines() if "[thermal]" in x]
+    assert len(lines) == 1 and f"{cell}: [thermal]: batch plans the moves, not the RMS-limited cycle" in lines[0]

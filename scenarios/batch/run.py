@@ -18,6 +18,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 
 from toppra_app import interrupt
@@ -47,6 +48,9 @@ def load_cells(spec: BatchSpec):
                 raise InputError(f"{cs.source}: batch.boxes: box {bad[0]} does not exist (the pallet has "
                                  f"{len(cell.slots)} boxes)")
         boxes = list(spec.boxes) if isinstance(spec.boxes, tuple) else select_boxes(cell, spec.boxes == "quick")
+        if cell.tau_rms is not None and not any(c.source == cs.source for c, _, _ in loaded):   # (once a file)
+            warnings.warn(f"{cs.source}: [thermal]: batch plans the moves, not the RMS-limited cycle; run "
+                          f"`toppra-app palletize` on this cell for it", RuntimeWarning, stacklevel=2)
         try:
             pick_posture(cell)
         except IKFailure as exc:
