@@ -43,10 +43,10 @@ from ..limits.rows import PathData
 from ..errors import InfeasiblePathError, InputError, short_repr
 from ..path import as_joint_path
 from ..planner import TimeOptimalPlan, TimeOptimalPlanner
+from ..planning.refine import checked
 from ..planning.sequential import grid_blocks, tighten_grid
 from ..trajectory import MotionStops, TimeLaw, joint_motion
 from ..samples import SubSamples
-from ..verify import check_time_law
 from .thermal_problem import CycleProblem
 from .thermal_result import CyclePlan
 
@@ -348,9 +348,7 @@ def _too_slow(names, rms0, tau_rms, upfront: bool) -> InfeasiblePathError:
 def _plan_from_b(mv: dict, b: np.ndarray) -> TimeOptimalPlan:
     pl, rp = mv["planner"], mv["robot"]
     law = TimeLaw(mv["theta"], b)
-    check = check_time_law(rp, mv["sub"], law.b)
-    for lim in pl.limits:                      # (tool speed, Cartesian limits, …: as the planner checks them)
-        lim.check_time_law(rp, mv["sub"], law.b, check)
+    check, _, _ = checked(rp, mv["sub"], law, pl.limits, False, pl.tol)     # every limit, as the planner's
     motion = joint_motion(rp, pl.path, law.theta, law.sd_grid, law.sdd_grid, law.t)
     ref = mv["plan"]
     return TimeOptimalPlan(robot=rp, path=pl.path, law=law, check=check, torques=motion.tau, status="optimal",

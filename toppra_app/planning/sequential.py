@@ -25,8 +25,7 @@ from ..socp.general import GeneralProblem, bindable_rows
 from ..socp.scaling import path_scale, scaled_blocks, scaled_columns, scaled_energy
 from ..socp.solvers import SolverError, solve_with_chain
 from ..trajectory import MotionStops, TimeLaw, sample_trajectory
-from ..verify import check_time_law
-from .refine import tightening
+from .refine import checked, tightening
 
 
 def _setup(planner, robot, plan):
@@ -63,10 +62,9 @@ def _solve_and_check(planner, robot, problem, values, timings, b_unit: float = 1
     timings["compile"] += compile_s
     law = _law(planner.theta, b, values)
     t0 = time.perf_counter()
-    check = _check(planner, robot, law)
+    check, over, n_over = checked(robot, planner.sub, law, planner.limits, False, planner.tol)
     timings["verify"] += time.perf_counter() - t0
-    over = {kind: check.ratios[kind] > 1.0 + planner.tol for kind in check.ratios}
-    return status, solver, law, check, over, int(sum(o.sum() for o in over.values()))
+    return status, solver, law, check, over, n_over
 
 
 def _solve(problem, values, solver, size=None, notes=None, clarabel=None):
@@ -84,13 +82,6 @@ def _law(theta, b, values):
     b = np.maximum(b, 0.0)
     b[0], b[-1] = values["b_start"], values["b_end"]
     return TimeLaw(theta, b)
-
-
-def _check(planner, robot, law):
-    check = check_time_law(robot, planner.sub, law.b)
-    for lim in planner.limits:
-        lim.check_time_law(robot, planner.sub, law.b, check)
-    return check
 
 
 def plan_sequential(planner, robot, law, check, status, solver_used, sd_start, sd_end, timings, refinements):
