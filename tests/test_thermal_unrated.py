@@ -187,7 +187,7 @@ def test_fraction_leaves_joints_without_a_torque_limit_unrated():
     has one (it refused any robot with an unlimited joint before)."""
     from scenarios.palletizing.cell_options import read_thermal
     tau_max = np.array(robot().tau_max, dtype=float)
-    no_rates = dict(torque_rate_max=None, jerk_max=None, controller=None)           # (a Cell's defaults)
+    no_rates = dict(planner_options=dict)                   # (a Cell's without [limits] or [controller]: no options)
     part = SimpleNamespace(robot=robot().with_limits(tau_max=np.where(np.arange(7) < 3, tau_max, INF)), slots=[0],
                            **no_rates)
     read_thermal("c.toml", {"thermal": {"tau_rms_fraction": 0.5}}, part)

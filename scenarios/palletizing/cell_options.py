@@ -81,7 +81,7 @@ def read_thermal(source, doc, cell: Cell) -> None:
     (`toppra_app.objectives.thermal`, whose `ratings` checks the values: at least one joint rated)."""
     if "thermal" not in doc:
         return
-    from toppra_app.objectives.thermal import ratings
+    from toppra_app.objectives.thermal import ratings, refuse_rate_limits
     rt = Reader(source, table(source, doc, "thermal", required=False), "thermal")
     rt.check_keys(SCHEMA["thermal"])
     robot = cell.robot
@@ -99,10 +99,12 @@ def read_thermal(source, doc, cell: Cell) -> None:
                            "rated; give tau_rms")
         cell.tau_rms = f * np.asarray(robot.tau_max, dtype=float)        # inf (not rated) where τ_max is inf
     cell.thermal_box = int(rt.number("box", 1, lo=1, hi=len(cell.slots), integer=True)) - 1
-    if cell.torque_rate_max is not None or cell.jerk_max is not None or \
-            (cell.controller is not None and cell.controller.has_rates):
+    try:
+        refuse_rate_limits(cell.planner_options())      # the options the cycle is planned with (`plan_pallet`)
+    except InputError:
         raise rt.error(None, "the thermal cycle cannot keep the torque-rate / jerk limits of [limits] or [controller] "
-                       "(its convex problem has no rate rows, so its moves would break them); leave one of them out")
+                       "(its convex problem has no rate rows, so its moves would break them); leave one of them out"
+                       ) from None
 
 
 def read_controller(source, doc, cell: Cell) -> None:
