@@ -30,17 +30,17 @@ class SweepPoint:
     reused: bool                 # compiled problem reused
     iterations: int
     solver: str
-    limit_check: dict = None     # the plan's `limit_report().as_dict()` (its verdict: `within_limits`)
+    limit_report: object = None  # the plan's `LimitReport` (its verdict: `within_limits`)
 
     @property
     def within_limits(self) -> bool:
-        return bool(self.limit_check["within_limits"])
+        return self.limit_report.within_limits
 
     def as_dict(self) -> dict:
         return dict(mass_kg=self.mass, com_offset_m=self.com_offset, duration_s=self.duration,
                     worst_ratio=self.worst_ratio, plan_seconds=self.plan_seconds,
                     reused_compiled_problem=self.reused, iterations=self.iterations, solver=self.solver,
-                    within_limits=self.within_limits, limit_check=self.limit_check)
+                    within_limits=self.within_limits, limit_check=self.limit_report.as_dict())
 
 
 @dataclass
@@ -133,7 +133,7 @@ def sweep_payloads(cell: Cell | None = None, *, box: int = 0, masses=None, offse
         dt = time.perf_counter() - t1
         points.append(SweepPoint(float(m), float(off), float(plan.duration), float(plan.worst_ratio), dt,
                                  bool(plan.reused_problem), int(plan.iterations), str(plan.solver),
-                                 plan.limit_report().as_dict()))
+                                 plan.limit_report()))
         if progress:
             progress(len(points), total, f"m={m:.2f} kg, offset={off:.2f} m")
     return SweepReport(cell, box, masses, offsets, points, first, float(empty.duration))

@@ -96,6 +96,6 @@ def run(args) -> int:
         summary["wall_time_s"] = time.perf_counter() - t0
         rp.write_json(tmp / "summary.json", summary)
     print(f"wrote {args.out}/ (summary.json, sweep.csv{'' if args.no_plots else ', duration_vs_payload.png'})")
-    return strict_exit("payload-sweep", [(f"the plan with {p.mass:g} kg at {p.com_offset:g} m", p.limit_check["ratio"],
-                                          "; ".join(p.limit_check["problems"]))
+    return strict_exit("payload-sweep", [(f"the plan with {p.mass:g} kg at {p.com_offset:g} m", p.limit_report.ratio,
+                                          p.limit_report.line())
                                          for p in sweep.points if not p.within_limits] if args.strict else [])
