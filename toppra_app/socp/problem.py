@@ -245,7 +245,7 @@ class StationProblem:
             zero, count = data["dims"].zero, data["dims"].nonneg
             rows_h = pos["h"][1]
             if len(nonneg) == 1 and ((rows_h >= zero) & (rows_h < zero + count)).all():
-                pos["cones"], pos["nonneg"], pos["nonneg_count"] = cones, nonneg[0], count
+                pos["cones"], pos["nonneg"], pos["nonneg_rows"] = cones, nonneg[0], (zero, count)
                 pos["P"] = sp.csc_matrix((self.x.size, self.x.size))
             else:
                 pos["direct"] = False
@@ -291,7 +291,7 @@ class StationProblem:
             data["c"][at] = sign * np.asarray(values["weights"], dtype=float)
         self._write_extra(data, pos, values)
         if pos["direct"]:
-            status, v = _clarabel(data, pos, np.asarray(values["h"]) >= UNUSED, options)
+            status, v = _clarabel(data, pos, options)
             return status, self._unpack(v, dsig), time.perf_counter() - t0, compile_s
         inverse[-1].solver_options = dict(options)          # (what `Problem.solve` passes along)
         with warnings.catch_warnings():
@@ -311,9 +311,10 @@ class StationProblem:
         return np.concatenate([v[:self.P], v[d0:d0 + self.N] / dsig])
 
 
-def _clarabel(data: dict, pos: dict, unused: np.ndarray, options: dict):
-    """Solve the compiled conic form with Clarabel, the unused row slots (`unused`, per slot) left out
-    here rather than by Clarabel's presolve (the same problem, set up faster); (cvxpy status, x or None)."""
+def _clarabel(data: dict, pos: dict, options: dict):
+    """Solve the compiled conic form with Clarabel, the unused row slots (bound `UNUSED`: the plain rows',
+    and any other block's, e.g. the controller's point rows and caps) left out here rather than by
+    Clarabel's presolve (the same problem, set up faster); (cvxpy status, x or None)."""
     import clarabel
     from cvxpy.reductions.solvers.conic_solvers.clarabel_conif import CLARABEL
     settings = clarabel.DefaultSettings()
@@ -321,12 +322,14 @@ def _clarabel(data: dict, pos: dict, unused: np.ndarray, options: dict):
     for key, value in options.items():
         setattr(settings, key, value)
     A, b, cones = data["A"], data["b"], pos["cones"]
+    zero, count = pos["nonneg_rows"]
+    unused = np.abs(b[zero:zero + count]) >= UNUSED
     if unused.any():
         keep = np.ones(b.size, bool)
-        keep[pos["h"][1][unused]] = False
+        keep[zero:zero + count] = ~unused
         A, b = A[keep], b[keep]
         cones = list(cones)
-        cones[pos["nonneg"]] = clarabel.NonnegativeConeT(pos["nonneg_count"] - int(unused.sum()))
+        cones[pos["nonneg"]] = clarabel.NonnegativeConeT(count - int(unused.sum()))
     solution = clarabel.DefaultSolver(pos["P"], data["c"], A, b, cones, settings).solve()
     status = CLARABEL.STATUS_MAP.get(str(solution.status), cp.SOLVER_ERROR)
     present = status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
