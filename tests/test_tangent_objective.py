@@ -16,6 +16,7 @@ import dynamics
 from toppra_app import JointPath, plan_time_optimal
 from toppra_app.errors import InputError
 from toppra_app.socp import stations as st
+from toppra_app.socp.anchors import anchors
 from toppra_app.socp.problem import UNUSED
 from toppra_app.socp.tangent import _top, model_time, model_time_gradient, tangent_bound, time_weights
 
@@ -96,9 +97,77 @@ def test_slack_and_left_out_rows():
         lhs = values["u"][i] * beta[j] + values["w"][i] * beta[j + 1] + values["gl"][i] * np.sqrt(beta[j]) + \
             values["gr"][i] * np.sqrt(beta[j + 1]) + values["v"][i] * delta[j]
         assert s[i] == (np.inf if i == 5 else pytest.approx(values["h"][i] - lhs))
-    out = st.without(values, np.arange(N * R) % 2 == 0)
-    assert np.all(out["h"][::2] == UNUSED) and np.all(out["h"][1::2] == values["h"][1::2])
+    values["span"] = np.ones(N)
+    drop = np.arange(N * R) % 2 == 0
+    out = st.without(values, drop)
+    kept = anchors(values, drop)
+    assert np.all(out["h"][drop & ~kept] == UNUSED) and np.all(out["h"][~drop | kept] == values["h"][~drop | kept])
     assert np.all(values["h"][::2][values["h"][::2] < UNUSED] < UNUSED)        # (the input is not changed)
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=hs.integers(0, 2 ** 32 - 1), N=hs.integers(1, 12), R=hs.integers(3, 6), linear=hs.booleans())
+def test_the_anchors_alone_make_a_bounded_program(seed, N, R, linear):
+    """Every other row left out (`without` everything), the tangent program on the anchors is bounded for any
+    weights — the left-out rows once made it "dual infeasible" — where each interval has rows of the kinds the
+    anchors need (a speed bound at each end, a middle row with v < 0); an independent LP solver (HiGHS) on it."""
+    from scipy.optimize import linprog
+    rng = np.random.default_rng(seed)
+    M = N * R
+    values = {k: rng.normal(size=M) for k in ("u", "w", "gl", "gr")}
+    values["h"] = rng.uniform(0.05, 3.0, M)          # (β = ε = 0 feasible: bounded is then solved)
+    values["v"] = rng.normal(size=M) if linear else np.zeros(M)
+    values["h"][rng.random(M) < 0.2] = UNUSED
+    slot = np.arange(N) * R
+    # the first slots of each interval: what a speed bound at θ_j, at θ_{j+1} and a middle row give
+    for k, (u, w, v) in enumerate(((1.0, 0.0, 0.0), (0.0, 1.0, 0.0)) + (((0.5, 0.5, -0.25),) if linear else ())):
+        for key, c in zip(("u", "w", "v", "gl", "gr"), (u, w, v, 0.0, 0.0)):
+            values[key][slot + k] = c * rng.uniform(0.5, 2.0, N) if c else 0.0
+        values["h"][slot + k] = rng.uniform(0.1, 3.0, N)
+    if linear:
+        values["dsig"] = np.full(N, 1.0 / N)
+    else:
+        values["span"] = np.ones(N)
+    out = st.without(values, np.ones(M, bool))
+    used = out["h"] < UNUSED
+    assert used.sum() <= 2 * N + 1 and np.all(anchors(values, np.ones(M, bool)) <= (values["h"] < UNUSED))
+    P, E = N + 1, (N if linear else 0)
+    j = np.arange(M) // R
+    A = np.zeros((M, P + E))
+    A[np.arange(M), j] += values["u"]
+    A[np.arange(M), j + 1] += values["w"]
+    if linear:
+        A[np.arange(M), P + j] += values["v"]
+    A, b = A[used], out["h"][used]                  # (√β terms dropped: g ≥ 0 on anchors, a relaxation)
+    if linear:                                      # β(½) = (β_j + β_{j+1})/2 − ε_j/4 ≥ 0
+        mid = np.zeros((N, P + E))
+        mid[np.arange(N), np.arange(N)] = mid[np.arange(N), np.arange(N) + 1] = -0.5
+        mid[np.arange(N), P + np.arange(N)] = 0.25
+        A, b = np.vstack([A, mid]), np.r_[b, np.zeros(N)]
+    c = np.r_[-rng.uniform(0.1, 1.0, P), rng.normal(size=E)]
+    bounds = [(0, None)] * P + [(None, None)] * E
+    got = linprog(c, A_ub=A, b_ub=b, bounds=bounds, method="highs")
+    assert got.status == 0, got.message
+
+
+def test_no_reduced_solve_fails_on_the_suite_path_that_did():
+    """The suite's iiwa7/random-1: its first solve, far rows left out, was "dual infeasible" and solved again with
+    every row; with the anchors kept every solve is optimal."""
+    from benchmarks.cases import robot, suite
+    from toppra_app.planning import diagnose
+    case = next(c for c in suite() if c.name == "iiwa7/random-1")
+    statuses, solve = [], diagnose.solve_station_problem
+
+    def recorded(*args, **kw):
+        got = solve(*args, **kw)
+        statuses.append(got[0])
+        return got
+    diagnose.solve_station_problem = recorded
+    try:
+        plan_time_optimal(robot(case.robot), JointPath.from_waypoints(case.waypoints), sd_end=case.sd_end)
+    finally:
+        diagnose.solve_station_problem = solve
+    assert statuses and all(s == "optimal" for s in statuses), statuses
 
 
 def _plans(robot, W, **kw):
