@@ -1,4 +1,5 @@
-"""`toppra-app draw --out`: a symbolic link at the name, an empty name and a JPEG (an audit)."""
+"""`toppra-app draw --out`: a symbolic link at the name, an empty name, a JPEG and a name with no image format
+(audits)."""
 
 from __future__ import annotations
 
@@ -36,3 +37,13 @@ def test_a_jpeg_is_written(tmp_path, capsys):
     assert main(["draw", "planar4", "--out", str(out)]) == 0
     assert out.read_bytes()[:3] == b"\xff\xd8\xff"
     assert [p.name for p in tmp_path.iterdir()] == ["robot.jpg"]
+
+
+def test_a_name_with_no_image_format_is_refused_naming_out(tmp_path, capsys):
+    """`--out robot.txt` ended in matplotlib's "Format 'txt' is not supported ...", naming no option, after the
+    robot was loaded and drawn."""
+    out = tmp_path / "robot.txt"
+    assert main(["draw", "planar4", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"--out {out}: no image format '.txt'" in err and "png" in err
+    assert list(tmp_path.iterdir()) == []

@@ -79,6 +79,11 @@ def run(args) -> int:
     out = args.out if args.out is not None else f"{os.path.splitext(os.path.basename(args.robot))[0] or 'robot'}.png"
     check_output_file(out, [args.robot] if os.path.exists(args.robot) else [])
     from toppra_app.errors import InputError
+    from matplotlib.backend_bases import FigureCanvasBase
+    kinds = FigureCanvasBase.get_supported_filetypes()           # (matplotlib's own list: what savefig takes)
+    ext = os.path.splitext(out)[1][1:].lower()
+    if ext and ext not in kinds:
+        raise InputError(f"--out {out}: no image format '.{ext}'; use one of {', '.join(sorted(kinds))}")
     for flag, value in (("--elev", args.elev), ("--azim", args.azim)):
         if not math.isfinite(value):
             raise InputError(f"{flag}: expected a finite angle in degrees, got {value}")
