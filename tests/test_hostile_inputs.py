@@ -51,8 +51,33 @@ def test_csv_loads_or_names_row_and_field(tmp_path, rows, prefix, newline):
         return
     assert W.shape[1] == 7 and W.shape[0] >= 2 and np.isfinite(W).all()
     # nothing was dropped: every non-comment, non-empty line is a waypoint or the one header
-    lines = [ln for ln in newline.join(rows).splitlines() if ln.strip(" ,") and not ln.strip().startswith("#")]
+    lines = [ln for ln in newline.join(rows).splitlines() if ln.strip(" ,;\t") and not ln.strip().startswith("#")]
     assert W.shape[0] in (len(lines), len(lines) - 1)
+
+
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_semicolons_or_tabs_between_fields_read_as_commas(tmp_path, sep):
+    """A spreadsheet's export in a locale with a decimal comma separates fields by ';', a copy from a table by tabs:
+    both were refused ("... is neither a number nor a column name"). The same waypoints as with commas."""
+    comma = tmp_path / "c.csv"
+    comma.write_text("j1,j2,j3,j4,j5,j6,j7\n" + "\n".join(GOOD_ROWS) + "\n")
+    other = tmp_path / "o.csv"
+    other.write_text(comma.read_text().replace(",", sep))
+    got, want = read_waypoints(str(other), 7), read_waypoints(str(comma), 7)
+    assert np.array_equal(got[0], want[0]) and got[2] == want[2]
+
+
+@pytest.mark.parametrize("text, where", [("0,0;0,3;0;-1,2;0;0,8;0\n1;0,6;0,2;-0,9;0,1;1;0,5\n", "row 1, field 'q2'"),
+                                         ("j1;j2;j3;j4;j5;j6;j7\n0,0;0,3;0;-1,2;0;0,8;0\n", "row 2, field 'j1'")])
+def test_a_decimal_comma_is_refused_naming_the_decimal_point(tmp_path, text, where):
+    """With ';' between fields a decimal comma is not read as a separator: one line naming row and field and saying
+    the decimal point is '.'."""
+    f = tmp_path / "wp.csv"
+    f.write_text(text)
+    with pytest.raises(InputError) as info:
+        read_waypoints(str(f), 7)
+    one_line(info.value, str(f))
+    assert where in str(info.value) and "decimal point is '.'" in str(info.value)
 
 
 @pytest.mark.parametrize("header", [False, True])

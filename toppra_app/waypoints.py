@@ -1,7 +1,8 @@
 """Joint waypoints from a CSV file, strictly: what is not clearly a number or a header is an error naming
 the file, the row and the column — never a silently dropped waypoint (docs/safety.md, "Inputs").
 
-* one waypoint per row, one column per joint; optional header row of joint names (every cell a name);
+* one waypoint per row, one column per joint, separated by commas — or by semicolons or tabs where the first
+  row has no comma (the decimal point is '.' either way); optional header row of joint names (every cell a name);
   an optional path-parameter column named s, theta or θ (strictly increasing);
 * given the robot's joint names, a header must name exactly those joints (in any order: the columns are
   put in the robot's order) or be the generic ``q1 … qn`` / ``j1 … jn`` in order (`joint_order`);
@@ -40,14 +41,24 @@ def number(text: str) -> float | None:
     return float(text) if _NUMBER.match(text) else None
 
 
+def _delimiter(text: str) -> str:
+    """',' — or ';' or a tab where the first row that is not empty or a comment has no comma but one of those
+    (a spreadsheet's export in a locale with a decimal comma, or a tab-separated copy)."""
+    first = next((ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")), "")
+    if "," in first:
+        return ","
+    return next((d for d in (";", "\t") if d in first), ",")
+
+
 def read_waypoints(filename: str, n: int | None = None, degrees: bool = False,
                    joint_names=None) -> tuple[np.ndarray, np.ndarray | None, list]:
     """(waypoints (m, n), s or None, joint column names); `InputError` naming file, row and field. With the
     robot's `joint_names`, a header's columns are matched to them (`joint_order`) and the waypoints returned
     in the robot's joint order."""
     text = read_text(filename, MAX_BYTES, "a CSV file of waypoints", "row")
+    delimiter = _delimiter(text)
     try:
-        lines = list(enumerate(csv.reader(io.StringIO(text, newline="")), start=1))
+        lines = list(enumerate(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter), start=1))
     except csv.Error as exc:
         raise InputError(f"{filename}: not a CSV file ({exc})") from None
     rows = [(i, [f.strip() for f in r]) for i, r in lines
@@ -64,7 +75,10 @@ def read_waypoints(filename: str, n: int | None = None, degrees: bool = False,
     if not any(numeric):
         bad = [f for f in first if not _NAME.match(f)]
         if bad:
-            raise InputError(f"{filename}: row {first_line}: {short_repr(bad[0])} is neither a number nor a column name")
+            hint = ("; fields separated by ';' or tabs: the decimal point is '.', not ','"
+                    if delimiter == "," and any(";" in f or "\t" in f for f in first) else "")
+            raise InputError(f"{filename}: row {first_line}: {short_repr(bad[0])} is neither a number nor a column "
+                             f"name{hint}")
         header = list(first)
         rows = rows[1:]
         lowered = [h.lower() for h in header]
@@ -83,6 +97,10 @@ def read_waypoints(filename: str, n: int | None = None, degrees: bool = False,
             v = number(f)
             if v is None or not np.isfinite(v):
                 what = "is empty" if f == "" else f"{short_repr(f)} is not a plain number (like -1.25 or 3e-2)"
+                if delimiter == "," and (";" in f or "\t" in f):
+                    what += "; fields separated by ';' or tabs: the decimal point is '.', not ','"
+                elif delimiter != "," and "," in f:
+                    what += "; the decimal point is '.', not ','"
                 if header is None and r == 0:
                     what += "; the first row mixes numbers and text, so it is not a header either"
                 raise InputError(f"{filename}: row {line}, field {short_repr(name)}: {what}")
