@@ -155,6 +155,27 @@ def test_bench_files_are_written_exclusively_and_long_names_refused_first(tmp_pa
     assert sorted(os.listdir(tmp_path)) == ["late.json", "new.json"] and (tmp_path / "new.json").read_text() == "{}"
 
 
+@pytest.mark.parametrize("what", ["dynamics", "trees", "batch", "collisions", "ik"])
+def test_a_file_asked_of_a_bench_that_writes_none_is_refused_before_it_runs(tmp_path, monkeypatch, capsys, what):
+    """`bench dynamics --json x.json` ran the whole benchmark and wrote no file, without a word."""
+    from toppra_app.cli import main
+    monkeypatch.chdir(tmp_path)
+    for flag in ("--json", "--markdown"):
+        assert main(["bench", what, "--quick", flag, "x.out"]) == 2
+        err = capsys.readouterr()
+        assert err.out == "" and f"{flag}: only 'bench planner'" in err.err and len(err.err.strip().splitlines()) == 1
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_bench_file_that_exists_or_has_no_directory_says_which(tmp_path, capsys):
+    from toppra_app.cli import main
+    (tmp_path / "old.json").write_text("{}")
+    assert main(["bench", "planner", "--json", str(tmp_path / "old.json")]) == 2
+    assert "old.json: exists already (never overwritten)" in capsys.readouterr().err
+    assert main(["bench", "planner", "--json", str(tmp_path / "no" / "x.json")]) == 2
+    assert f"{tmp_path / 'no'} is not an existing directory" in capsys.readouterr().err
+
+
 def test_bench_files_copied_where_there_are_no_hard_links_leave_nothing_on_a_full_disk(tmp_path, monkeypatch, capsys):
     """Where the file system has no hard links (FAT, some FUSE) `bench` publishes its file by an exclusive
     create and copy. A full disk in that copy left a partial --json file behind; now the file the copy

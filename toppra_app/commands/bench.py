@@ -28,8 +28,10 @@ def _check_new(flag: str, path: str) -> None:
     from toppra_app.output import OutputError, check_name_room, check_path_length
     check_path_length(path, flag)
     folder, name = os.path.split(os.path.abspath(path))
-    if os.path.lexists(path) or not os.path.isdir(folder):
-        raise OutputError(f"{flag} {path[:80]}: exists already or its directory does not (never overwritten)")
+    if os.path.lexists(path):
+        raise OutputError(f"{flag} {path[:80]}: exists already (never overwritten); give a new file name")
+    if not os.path.isdir(folder):
+        raise OutputError(f"{flag} {path[:80]}: {folder[:80]} is not an existing directory")
     check_name_room(Path(folder), [name], path, flag)
     if not os.access(folder, os.W_OK | os.X_OK):
         raise OutputError(f"{flag} {path}: {folder} is not writable")
@@ -77,6 +79,10 @@ def _link_or_copy(tmp: str, path: str) -> None:
 def run(args) -> int:
     from toppra_app.output import OutputError
     files = {flag: path for flag, path in (("--json", args.json), ("--markdown", args.markdown)) if path is not None}
+    if files and args.what not in ("planner", "controller", "all"):   # (it ran, then wrote nothing, silently)
+        from toppra_app.errors import InputError
+        raise InputError(f"{next(iter(files))}: only 'bench planner', 'bench controller' and 'bench all' write one; "
+                         f"'bench {args.what}' prints its tables")
     for flag, path in files.items():
         _check_new(flag, path)
     temps = {}
@@ -84,9 +90,8 @@ def run(args) -> int:
         for flag, path in files.items():
             temps[flag] = _temporary(path)
         _run(args, temps.get("--json"), temps.get("--markdown"))
-        if args.what in ("planner", "controller", "all"):         # (the others write no file)
-            for flag, tmp in temps.items():
-                _publish(flag, tmp, files[flag])
+        for flag, tmp in temps.items():
+            _publish(flag, tmp, files[flag])
     except OSError as exc:                              # a full disk while the benchmark writes a temporary
         if exc.filename not in temps.values():
             raise
