@@ -177,6 +177,18 @@ def test_absurd_sizes_are_refused_at_once(tmp_path, capsys, args, message):
     assert message in err and len(err.splitlines()) == 1 and time.perf_counter() - t0 < 10
 
 
+def test_a_payload_over_the_rating_names_the_command_line_option(tmp_path, capsys):
+    """It said "pass allow_overload=True to plan anyway", the library's keyword, at the command line."""
+    f = write_csv(tmp_path / "wp.csv", BENCH_PATHS["iiwa7"]["straight"])
+    out = tmp_path / "out"
+    assert main(["plan", f, "--out", str(out), "--payload-mass", "50"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--payload-mass: 50 kg exceeds the rated payload 7 kg" in err and "(--allow-overload to plan anyway)" in err
+    assert "allow_overload=True" not in err and len(err.splitlines()) == 1 and not out.exists()
+    assert main(["plan", f, "--out", str(out), "--payload-mass", "7.5", "--allow-overload", "--no-plots",
+                 "--no-report"]) == 0
+
+
 @pytest.mark.parametrize("args, message", [
     (["--dt", "abc"], "argument --dt: invalid float value"), (["--waypoint-tolerance", "x"], "--waypoint-tolerance"),
     (["--mimic", "sometimes"], "argument --mimic: invalid choice"), ([], "the following arguments are required"),

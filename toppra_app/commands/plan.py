@@ -111,7 +111,7 @@ def _controller(spec):
     return ControllerProfile.parse(spec)
 
 
-def _payload(args):
+def _payload(args, rated=None):
     if args.payload_mass is None:
         if args.payload_com is not None or args.payload_inertia is not None:
             raise InputError("--payload-mass: required with --payload-com / --payload-inertia")
@@ -119,6 +119,9 @@ def _payload(args):
     from dynamics.payload import RigidBodyInertia
     if not (math.isfinite(args.payload_mass) and args.payload_mass >= 0):
         raise InputError(f"--payload-mass: must be a number >= 0 kg, got {args.payload_mass}")
+    if rated is not None and args.payload_mass > rated and not args.allow_overload:   # (named as the option:
+        raise InputError(f"--payload-mass: {args.payload_mass:g} kg exceeds the rated payload {rated:g} kg of the "
+                         f"robot (--allow-overload to plan anyway)")                 # not allow_overload=True)
     com = np.zeros(3) if args.payload_com is None else np.array(args.payload_com)
     inertia = np.zeros((3, 3)) if args.payload_inertia is None else np.diag(args.payload_inertia)
     return RigidBodyInertia(args.payload_mass, com, inertia)
@@ -245,7 +248,7 @@ def run(args) -> int:
     if not (math.isfinite(args.dt) and 1e-6 <= args.dt <= 10.0):
         raise InputError(f"--dt: must be a sample time from 1e-6 to 10 s, got {args.dt:g}")
     sd_start, sd_end = number(args.sd_start, "--sd-start"), number(args.sd_end, "--sd-end")
-    payload = _payload(args)
+    payload = _payload(args, robot.rated_payload)
     controller = _controller(args.controller)
     planner = TimeOptimalPlanner(robot, path, _grid(args.grid), payload_frame=args.payload_frame,
                                  allow_overload=args.allow_overload, controller=controller)
