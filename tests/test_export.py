@@ -115,14 +115,17 @@ def test_csv_header_quotes_names_that_hold_commas_or_quotes(plan, tmp_path):
     assert rows[0] == ["t", "q_j,1", "qd_j,1", "qdd_j,1", "tau_j,1"] and {len(r) for r in rows} == {5}
 
 
-@pytest.mark.parametrize("t", [np.zeros((2, 3)), [[0.1]], "abc", None, [0.1, np.nan]])
+@pytest.mark.parametrize("t", [np.zeros((2, 3)), [[0.1]], "abc", None, [0.1, np.nan], "0.1", b"0.1", True,
+                               [True, False], 0.1 + 0j, [0.1, "0.2"]])
 def test_eval_refuses_times_that_are_not_a_time_or_a_list_of_times(plan, t):
-    """A 2-D t gave a (6, n) array; now one line naming t (toppra's documented input is a scalar or (m,))."""
+    """A 2-D t gave a (6, n) array; now one line naming t (toppra's documented input is a scalar or (m,)).
+    A string, bytes, a boolean and a complex time were converted (an audit: "0.1" evaluated at 0.1 s)."""
     for f in (plan.eval, plan.evald, plan.evaldd):
         with pytest.raises(InputError, match=r"^t: ") as info:
             f(t)
         assert "\n" not in str(info.value)
     assert plan.eval(0.1).shape == (6,) and plan.eval([0.1, 0.2]).shape == (2, 6) and plan.eval([]).shape == (0, 6)
+    assert np.array_equal(plan.eval(np.int64(0)), plan.eval(0.0)) and plan.eval(np.float32(0.1)).shape == (6,)
 
 
 # ------------------------------------------------------------------------------ command line

@@ -125,9 +125,13 @@ class TimeOptimalPlan:
     def _law(self, t):
         """θ, θ̇, θ̈ at a time or a 1-D array of times (toppra's inputs); `InputError` naming t otherwise."""
         try:
-            t = np.asarray(t, dtype=float)
+            raw = np.asarray(t)
         except (TypeError, ValueError):
+            raw = None
+        # real numbers only: a string ("0.1"), bytes, True and complex times were converted (with a ComplexWarning)
+        if raw is None or raw.dtype.kind not in "iuf":
             raise InputError(f"t: expected a time or a 1-D array of times in seconds, got {short_repr(t)}") from None
+        t = raw.astype(float)
         if t.ndim > 1:
             raise InputError(f"t: expected a time or a 1-D array of times, got an array of shape {t.shape}")
         if not np.isfinite(t).all():
