@@ -42,6 +42,7 @@ from ..mimic import Coupling
 from ..model import PRISMATIC, REVOLUTE, RobotModel
 from ..spatial import axis_angle, homogeneous
 from . import urdf_args, urdf_mimic
+from .packages import search_dirs
 from .urdf_as_found import URDFWarning, lenient_inertia, read_urdf_root, warn_corrections
 from .urdf_xml import Reader
 
@@ -57,7 +58,7 @@ MAX_INERTIAL = 1e12                # kg, kg·m²: a larger <mass> or <inertia> e
 
 def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str | None = None,
               gravity=(0.0, 0.0, -9.81), strict: bool = False, xacro_args: dict | None = None,
-              mimic: str = "coupled") -> RobotModel:
+              mimic: str = "coupled", package_dirs=()) -> RobotModel:
     """Model from a URDF file; ``locked_joints`` maps joint names to the positions they are held at
     (a list of names locks them at 0). See the module docstring for what is read and how.
 
@@ -73,14 +74,18 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
     limit. ``strict=True`` refuses each of these with a `ModelError`.
 
     A ``.xacro`` file is expanded first by the `xacro` package (``pip install xacro``), with
-    ``xacro_args`` as its arguments (``name:=value``); ROS substitutions such as ``$(find pkg)`` need ROS.
+    ``xacro_args`` as its arguments (``name:=value``). Its ``$(find NAME)`` and ``package://NAME/…`` includes are
+    found in ``package_dirs`` (a directory or a list; each holds a folder NAME or is NAME), then
+    ``ROS_PACKAGE_PATH``, then the file's own ancestors (`dynamics.io.packages`): no ROS installation needed.
+    A plain URDF's ``package://`` names are mesh files, which the dynamics never read (`collision_shapes` does).
 
     The steps: read the document, its links and joints; resolve locked and mimic joints; walk the tree
     from the root (movable joints make bodies, the others weld links and become frames); merge the
     inertial data per body; choose the tool frame; build the model."""
     path, locked = urdf_args.checked(path, locked_joints, name, tool_frame, strict, xacro_args, mimic)
+    dirs = search_dirs("from_urdf: package_dirs", package_dirs)
     rd = Reader(path)
-    root = _read_document(path, xacro_args)
+    root = _read_document(path, xacro_args, dirs)
     notes = {"clipped": [], "unrealisable": [], "unlimited": []}    # what non-strict loading accepted
     links, link_axes, order = _read_links(rd, root, path)
     joints, child_of, children = _read_joints(rd, root, links, strict, notes)
@@ -128,12 +133,12 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
 
 
 # ------------------------------------------------------------------ step 1: the file
-def _read_document(path: str, xacro_args):
+def _read_document(path: str, xacro_args, package_dirs=()):
     """The <robot> root element (a regular file of at most MAX_URDF_BYTES; .xacro expanded)."""
     if os.path.exists(path) and (not os.path.isfile(path) or os.path.getsize(path) > MAX_URDF_BYTES):
         what = "not a regular file" if not os.path.isfile(path) else f"larger than {MAX_URDF_BYTES >> 20} MiB"
         raise ModelError(f"{path}: {what}; expected a URDF file")
-    root = read_urdf_root(path, xacro_args)
+    root = read_urdf_root(path, xacro_args, package_dirs)
     if root.tag != "robot":
         raise ModelError(f"{path}: the root element is <{root.tag}>, expected <robot>")
     return root
