@@ -165,3 +165,24 @@ def test_loader_errors_name_their_argument_and_keep_it_through_pickle(panda_urdf
     back = pickle.loads(pickle.dumps(info.value))
     assert (info.value.argument, back.argument, str(back), type(back)) == (argument, argument, str(info.value),
                                                                            type(info.value))
+
+
+def test_to_urdf_writes_whole_or_not_at_all(tmp_path):
+    """A write that fails part-way (here a file size limit of 2 kB, as a full disk) left a truncated URDF under the
+    name, which the next call refused to replace ("exists already"). Now nothing is left, no temporary either, and
+    the next call writes the whole file; a file that exists is still never overwritten."""
+    import resource
+    import subprocess
+    import sys
+    path = tmp_path / "iiwa7.urdf"
+    code = ("import dynamics\ntry:\n    dynamics.load_robot('iiwa7').to_urdf(%r)\nexcept dynamics.ModelError as e:\n"
+            "    print(e)\n" % str(path))
+    limit = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))      # noqa: E731
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, preexec_fn=limit, timeout=60)
+    assert out.stdout.strip() == f"to_urdf: cannot write {path} (File too large)", out.stderr
+    assert list(tmp_path.iterdir()) == []
+    dyn.load_robot("iiwa7").to_urdf(path)
+    assert dyn.from_urdf(str(path)).n == 7 and [p.name for p in tmp_path.iterdir()] == ["iiwa7.urdf"]
+    before = path.read_bytes()
+    one_line(lambda: dyn.to_urdf(dyn.load_robot("planar4"), path), r"exists already \(never overwritten\)")
+    assert path.read_bytes() == before

@@ -23,6 +23,7 @@ Numbers are written with ``repr`` (17 significant digits), so they read back exa
 from __future__ import annotations
 
 import os
+import secrets
 from xml.sax.saxutils import quoteattr
 
 import numpy as np
@@ -122,14 +123,48 @@ def _body_joint(robot: RobotModel, i: int):
 
 def to_urdf(robot: RobotModel, path) -> str:
     """Write `robot` to a new URDF file at `path` (an existing file is never overwritten); returns the path.
-    A name `from_urdf` would refuse (not printable: a newline, a control character) is refused first."""
+    A name `from_urdf` would refuse (not printable: a newline, a control character) is refused first.
+
+    Whole or not at all (design.md): the text goes to a temporary file next to `path`, which is then
+    hard-linked to `path` — an atomic step that fails if `path` exists meanwhile (where the file system has
+    no hard links, an exclusive create and copy that removes its own file on failure). Writing `path`
+    directly left a truncated file on a full disk or a file size limit, which the next call then refused to
+    replace."""
     path = file_name("to_urdf: path", path)
     text = to_urdf_text(robot)
+    exists = ModelError(f"to_urdf: {path} exists already (never overwritten); choose a new file name")
+    if os.path.lexists(path):
+        raise exists
+    tmp = os.path.join(os.path.dirname(os.path.abspath(path)), f".to_urdf-{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    created = False
     try:
-        with open(path, "x", encoding="utf-8") as fh:
+        with open(tmp, "x", encoding="utf-8") as fh:
+            created = True
             fh.write(text)
+        _link_or_copy(tmp, path)
     except FileExistsError:
-        raise ModelError(f"to_urdf: {path} exists already (never overwritten); choose a new file name") from None
+        raise exists from None
     except OSError as exc:
         raise ModelError(f"to_urdf: cannot write {path} ({exc.strerror or exc})") from None
+    finally:
+        if created:
+            os.unlink(tmp)
     return path
+
+
+def _link_or_copy(tmp: str, path: str) -> None:
+    """`tmp` becomes `path` only if `path` does not exist (FileExistsError otherwise)."""
+    try:
+        os.link(tmp, path)
+        return
+    except FileExistsError:
+        raise
+    except OSError:                                  # no hard links here (FAT, some FUSE): create exclusively
+        pass
+    with open(tmp, "rb") as src, open(path, "xb") as dst:
+        try:                                         # (the file is ours from here: on failure it is removed)
+            dst.write(src.read())
+        except BaseException:
+            dst.close()
+            os.unlink(path)
+            raise
