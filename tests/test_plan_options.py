@@ -112,6 +112,14 @@ def test_a_lock_the_urdf_cannot_hold_names_the_option(tmp_path, wp, capsys, pand
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("lock", ["panda_finger_joint1=1_0", "panda_finger_joint1=0x1", "panda_finger_joint1=nan"])
+def test_a_lock_value_is_a_plain_decimal_number(tmp_path, wp, capsys, panda_urdf, lock):
+    """As in the waypoint files: float() alone read '1_0' as 10 (then 'outside its range', not the typo)."""
+    assert plan(wp, tmp_path / "o", "--robot", panda_urdf, "--lock", lock) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"toppra-app plan: error: --lock: expected JOINT=VALUE with a finite number, got '{lock}'", err
+
+
 def test_the_built_in_robots_are_the_same_in_help_and_messages(capsys):
     from dynamics.robots import BUILTIN_ROBOTS
     from toppra_app.commands.robot_arg import BUILTIN, ROBOT_HELP

@@ -3,6 +3,7 @@ never a string taken apart into characters), locks that contradict a <mimic>, an
 coordinate a single position (PR2's grippers)."""
 
 import os
+import re
 import warnings
 
 import numpy as np
@@ -33,6 +34,11 @@ def one_line(call, match):
     (dict(locked_joints={("a",): 0.0}), r"^from_urdf: locked_joints: joint names must be str, got \('a',\)$"),
     (dict(locked_joints={"panda_joint1": object()}),
      r"locked joint 'panda_joint1': position <object .*> is not a number"),
+    # text, bytes, booleans and complex numbers were taken for numbers ('1_0' by float() as 10; True as 1 rad)
+    *[(dict(locked_joints={"panda_joint1": v}), rf"locked joint 'panda_joint1': position {re.escape(shown)} is not "
+                                                rf"a number$")
+      for v, shown in (("0.5", "'0.5'"), ("1_0", "'1_0'"), (b"0.5", "b'0.5'"), (True, "True"), (np.True_, "True"),
+                       (0.5 + 0j, "(0.5+0j)"))],
     (dict(name=5), r"^from_urdf: name: expected a str, got 5$"),
     (dict(tool_frame=["panda_hand"]), r"^from_urdf: tool_frame: expected a str, got \['panda_hand'\]$"),
     (dict(strict="yes"), r"^from_urdf: strict: expected True or False, got 'yes'$"),

@@ -19,14 +19,14 @@ ROBOT_HELP = ("built-in robot (iiwa7, panda, ur5e, planar4; puma560 and charmie 
 
 
 def parse_locks(items) -> dict:
+    """{joint: position} of the --lock JOINT=VALUE items; VALUE a plain decimal number, as in the waypoint files
+    (float() alone took "1_0" for 10)."""
+    from toppra_app.waypoints import number
     out = {}
     for item in items:
         name, sep, value = item.partition("=")
-        try:
-            v = float(value)
-        except ValueError:
-            v = math.nan
-        if not sep or not name.strip() or not math.isfinite(v):
+        v = number(value.strip())
+        if not sep or not name.strip() or v is None or not math.isfinite(v):
             raise InputError(f"--lock: expected JOINT=VALUE with a finite number, got '{item}'")
         out[name.strip()] = v
     return out
