@@ -275,13 +275,15 @@ def _root_link(path: str, order: list, child_of: dict) -> str:
 # ------------------------------------------------------------------ step 5: walk the tree
 def _walk_tree(rd: Reader, path: str, base: str, joints: dict, children: dict, held: dict, order: list):
     """Depth-first from the root, child joints in file order (parents before children): the bodies
-    (one per movable, not held joint), the welded links as frames (name, body, transform, reached
-    through fixed joints only), each link's body and its frame in that body."""
+    (one per movable, not held joint), the welded links as frames (name, body, transform, how it is reached:
+    `via` below), each link's body and its frame in that body."""
     body_of = {base: -1}                  # link -> body index (-1: the fixed base)
     T_in_body = {base: np.eye(4)}         # link frame in its body's frame
-    via_fixed = {base: True}              # reached from its body only through fixed joints
+    via = {base: 1}                       # how a link is reached from its body: 1 fixed joints only; 3 locked joints
+    #                                       only, from the body's own link (a locked wrist), 2 those then fixed joints
+    #                                       (the wrist's tool0); 0 else (e.g. fingers locked on a hand)
     bodies: list[dict] = []
-    frames: list[tuple[str, int, np.ndarray, bool]] = []
+    frames: list[tuple[str, int, np.ndarray, int]] = []
     visited = {base}
     stack = list(reversed(children[base]))       # joints still to visit; popped in file order (pre-order)
     while stack:
@@ -296,7 +298,7 @@ def _walk_tree(rd: Reader, path: str, base: str, joints: dict, children: dict, h
         T_joint = T_in_body[p] @ j["origin"]
         if j["type"] in _MOVABLE and jname not in held:
             bodies.append({"joint": j, "link": c, "parent": b, "placement": T_joint})
-            body_of[c], T_in_body[c], via_fixed[c] = len(bodies) - 1, np.eye(4), True
+            body_of[c], T_in_body[c], via[c] = len(bodies) - 1, np.eye(4), 1
         else:
             X = np.eye(4)
             if j["type"] in _MOVABLE:                 # locked joint: its child is welded at q = held[j]
@@ -306,9 +308,12 @@ def _walk_tree(rd: Reader, path: str, base: str, joints: dict, children: dict, h
                 else:
                     X = homogeneous(axis_angle(j["axis"], qv))
             body_of[c], T_in_body[c] = b, T_joint @ X
-            via_fixed[c] = via_fixed[p] and j["type"] == "fixed"
+            if j["type"] == "fixed":
+                via[c] = 2 if via[p] == 3 else via[p]
+            else:
+                via[c] = 3 if via[p] == 3 or (b >= 0 and p == bodies[b]["link"]) else 0
             if b >= 0:
-                frames.append((c, b, T_in_body[c], via_fixed[c]))
+                frames.append((c, b, T_in_body[c], via[c]))
         stack.extend(reversed(children[c]))
     unreached = [lname for lname in order if lname not in visited]
     if unreached:
@@ -339,12 +344,16 @@ def _body_inertials(path, order, links, link_axes, body_of, T_in_body, n, strict
 # ------------------------------------------------------------------ step 7: the tool frame
 def _tool_frame(path, tool_frame, bodies, frames, frame_dict, follows):
     """The given tool frame (checked), or the last frame welded by fixed joints to the last body that is
-    not a coupled mimic joint (a gripper's fingers), or that body itself."""
+    not a coupled mimic joint (a gripper's fingers); without one, the last frame welded to it through locked
+    joints from its own link and then fixed joints (a UR with wrist_3_joint locked: tool0, not the bare
+    wrist_2_link, which put a payload 0.18 m from the flange; fingers locked further on are passed over);
+    else that body itself."""
     if tool_frame is None:
         last, coupled = len(bodies) - 1, set(follows) | {leader for leader, _, _ in follows.values()}
         while last > 0 and bodies[last]["joint"]["name"] in coupled:    # a gripper's coupled fingers at the end
             last -= 1
-        tips = [fname for fname, b, _, fixed in frames if b == last and fixed]
+        tips = ([fname for fname, b, _, how in frames if b == last and how == 1]
+                or [fname for fname, b, _, how in frames if b == last and how in (2, 3)])
         return tips[-1] if tips else bodies[last]["link"]
     if tool_frame not in frame_dict and tool_frame not in [bd["link"] for bd in bodies]:
         raise ModelError(f"{path}: tool_frame '{tool_frame}': no such link on a moving body", argument="tool_frame")
