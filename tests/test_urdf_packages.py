@@ -57,3 +57,13 @@ def test_xacro_finds_packages_in_package_dirs_without_ros(tmp_path, monkeypatch)
     with pytest.raises(ModelError, match=r"^from_urdf: package_dirs: expected a directory or a list of directories, "
                                          r"got 3$"):
         from_urdf(str(main), package_dirs=3)
+
+
+def test_collision_shapes_of_a_xacro_robot_find_its_packages_in_search_paths(tmp_path, monkeypatch):
+    """collision_shapes expanded the xacro again without the search paths: the robot loaded, its shapes did not."""
+    pytest.importorskip("xacro")
+    from dynamics.urdf_collision import collision_shapes
+    monkeypatch.delenv("ROS_PACKAGE_PATH", raising=False)
+    main, vendor = _description_packages(tmp_path)
+    robot = from_urdf(main, package_dirs=[vendor])
+    assert collision_shapes(main, robot, search_paths=[vendor]) == []          # (the test links have no <collision>)

@@ -59,7 +59,7 @@ def collision_shapes(urdf_path, robot: RobotModel, search_paths=()) -> list[Shap
     if not isinstance(robot, RobotModel):
         raise ModelError(f"collision_shapes: robot: expected a RobotModel, got {type(robot).__name__}")
     search_paths = _search_paths("collision_shapes", search_paths)
-    root = read_urdf_root(path)
+    root = read_urdf_root(path, package_dirs=search_paths)        # (a xacro file: its packages too)
     rd = Reader(path)                                 # the same attribute parsing and errors as from_urdf
 
     def positive(elem, key, where):
