@@ -192,3 +192,23 @@ def test_to_urdf_writes_whole_or_not_at_all(tmp_path):
     before = path.read_bytes()
     one_line(lambda: dyn.to_urdf(dyn.load_robot("planar4"), path), r"exists already \(never overwritten\)")
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("attrs, why", [
+    ('velocity="1_0" effort="5"', r"<limit velocity=\"1_0\">: not a number"),          # float() read it as 10
+    ('velocity="1e400" effort="5"', r"<limit velocity=\"1e400\">: not a number"),      # ... as inf: no limit
+    ('velocity="1" effort="٥"', r"<limit effort=\"٥\">: not a number"),                # ... as 5
+    ('velocity="1" effort="infinity"', r"<limit effort=\"infinity\">: not a number"),
+])
+def test_urdf_numbers_are_plain_decimals(tmp_path, attrs, why):
+    """What C++ URDF parsers read as numbers; Python's float() took more, and a typo changed a limit silently."""
+    path = tmp_path / "r.urdf"
+    path.write_text('<robot name="r"><link name="base"/><link name="a"><inertial><mass value="1"/><inertia ixx="0.01" '
+                    'iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link><joint name="j1" type="revolute">'
+                    '<parent link="base"/><child link="a"/><origin xyz=" 0 0 1e-1 " rpy="0 0 .5"/>'
+                    f'<limit lower="-1.5" upper="+2." {attrs}/></joint></robot>', encoding="utf-8")
+    one_line(lambda: from_urdf(str(path)), r"r\.urdf: joint 'j1' <limit>: " + why + "$")
+    path.write_text(path.read_text(encoding="utf-8").replace(attrs, 'velocity="1E+1" effort="inf"'), encoding="utf-8")
+    robot = from_urdf(str(path))                                   # plain spellings, and inf written out, still read
+    assert (robot.qd_max[0], robot.tau_max[0], robot.q_max[0], robot.placement_translations[0][2]) == (10.0, np.inf,
+                                                                                                         2.0, 0.1)
