@@ -212,3 +212,14 @@ def test_urdf_numbers_are_plain_decimals(tmp_path, attrs, why):
     robot = from_urdf(str(path))                                   # plain spellings, and inf written out, still read
     assert (robot.qd_max[0], robot.tau_max[0], robot.q_max[0], robot.placement_translations[0][2]) == (10.0, np.inf,
                                                                                                          2.0, 0.1)
+
+
+@pytest.mark.parametrize("dyn_el, why", [('<dynamics friction="inf"/>', "<dynamics friction>"),
+                                         ('<dynamics damping="-0.1"/>', "<dynamics damping>")])
+def test_urdf_friction_must_be_finite_and_named(tmp_path, dyn_el, why):
+    """friction="inf" ended in 'r.urdf: coulomb: values must be finite numbers, got [inf]', naming no joint."""
+    path = tmp_path / "r.urdf"
+    path.write_text('<robot name="r"><link name="base"/><link name="a"><inertial><mass value="1"/><inertia ixx="0.01" '
+                    'iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link><joint name="j1" type="continuous">'
+                    f'<parent link="base"/><child link="a"/>{dyn_el}</joint></robot>')
+    one_line(lambda: from_urdf(str(path)), rf"r\.urdf: joint 'j1': {why}: must be a finite number >= 0$")

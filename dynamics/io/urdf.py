@@ -253,8 +253,9 @@ def _read_movable(rd: Reader, el, j: dict, where: str, strict: bool, notes: dict
     j["coulomb"] = rd.number(dyn, "friction", where + " <dynamics>", default=0.0) if dyn is not None else 0.0
     j["viscous"] = rd.number(dyn, "damping", where + " <dynamics>", default=0.0) if dyn is not None else 0.0
     for key in ("coulomb", "viscous"):
-        if j[key] < 0:
-            raise rd.error(where, f"<dynamics {'friction' if key == 'coulomb' else 'damping'}>: must be >= 0")
+        if not (np.isfinite(j[key]) and j[key] >= 0):   # (inf was refused later, as 'coulomb: ...', naming no joint)
+            raise rd.error(where, f"<dynamics {'friction' if key == 'coulomb' else 'damping'}>: must be a finite "
+                                  f"number >= 0")
     j["armature"] = rd.number(dyn, "armature", where + " <dynamics>", default=0.0) if dyn is not None else 0.0
     if not (np.isfinite(j["armature"]) and j["armature"] >= 0):     # (not URDF's: MuJoCo's name, what to_urdf writes)
         raise rd.error(where, f"<dynamics armature=\"{dyn.get('armature')}\">: must be a finite number >= 0")
