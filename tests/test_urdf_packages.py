@@ -67,3 +67,14 @@ def test_collision_shapes_of_a_xacro_robot_find_its_packages_in_search_paths(tmp
     main, vendor = _description_packages(tmp_path)
     robot = from_urdf(main, package_dirs=[vendor])
     assert collision_shapes(main, robot, search_paths=[vendor]) == []          # (the test links have no <collision>)
+
+
+def test_a_xacro_file_named_in_capitals_is_expanded(tmp_path):
+    """--robot ARM.XACRO is taken for a file (the command line ignores the case) but was read as plain URDF: its
+    includes and ${...} left unexpanded."""
+    pytest.importorskip("xacro")
+    main, vendor = _description_packages(tmp_path)
+    upper = main.with_name("ARM.URDF.XACRO")
+    upper.write_text(main.read_text())
+    a, b = from_urdf(main, package_dirs=[vendor]), from_urdf(upper, package_dirs=[vendor])
+    assert a.link_names == b.link_names and np.array_equal(a.masses, b.masses)

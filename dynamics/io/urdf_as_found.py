@@ -22,7 +22,7 @@ def read_urdf_root(path: str, xacro_args: dict | None = None, package_dirs=()):
     ``package://NAME/…`` includes found through `package_dirs`, `dynamics.io.packages`); one-line `ModelError`s
     naming the file."""
     try:
-        if os.fsdecode(path).endswith(".xacro"):
+        if os.fsdecode(path).lower().endswith(".xacro"):          # (as --robot reads the name: any case)
             return ET.fromstring(_expand_xacro(path, xacro_args, package_dirs))
         return ET.parse(path).getroot()
     except FileNotFoundError:
