@@ -78,3 +78,33 @@ def test_a_xacro_file_named_in_capitals_is_expanded(tmp_path):
     upper.write_text(main.read_text())
     a, b = from_urdf(main, package_dirs=[vendor]), from_urdf(upper, package_dirs=[vendor])
     assert a.link_names == b.link_names and np.array_equal(a.masses, b.masses)
+
+
+def test_ros_2s_ament_index_still_serves_find_where_ros_is_installed(tmp_path, monkeypatch):
+    """With ROS 2 sourced, xacro's own $(find) (the ament index) found packages that neither package_dirs nor the
+    file's ancestors hold; it still does (after package_dirs, which come first)."""
+    import sys
+    import types
+    pytest.importorskip("xacro")
+    monkeypatch.delenv("ROS_PACKAGE_PATH", raising=False)
+    main, vendor = _description_packages(tmp_path)
+    asked = []
+
+    def share(name):
+        asked.append(name)
+        if name != "gripper_description":
+            raise LookupError(name)            # (ament raises PackageNotFoundError)
+        return str(vendor / "gripper_description")
+    ament = types.ModuleType("ament_index_python")
+    ament.packages = types.ModuleType("ament_index_python.packages")
+    ament.packages.get_package_share_directory = share
+    monkeypatch.setitem(sys.modules, "ament_index_python", ament)
+    monkeypatch.setitem(sys.modules, "ament_index_python.packages", ament.packages)
+    assert from_urdf(main).link_names == ("a", "b") and "gripper_description" in asked
+    asked.clear()
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "gripper_description" / "urdf").mkdir(parents=True)
+    (elsewhere / "gripper_description" / "urdf" / "gripper.xacro").write_text(
+        (vendor / "gripper_description" / "urdf" / "gripper.xacro").read_text().replace('value="1.0"', 'value="3.0"'))
+    robot = from_urdf(main, package_dirs=[elsewhere])
+    assert robot.masses[1] == 3.0 and "gripper_description" not in asked

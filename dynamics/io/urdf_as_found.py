@@ -42,7 +42,7 @@ def _expand_xacro(path: str, args: dict | None, package_dirs=()) -> str:
     if not os.path.isfile(path):
         raise FileNotFoundError(path)
     try:
-        with _XACRO_LOCK, _package_lookups(xacro, package_roots(list(package_dirs), path)):
+        with _XACRO_LOCK, _package_lookups(xacro, list(package_dirs), path):
             return xacro.process_file(path, mappings={str(k): str(v) for k, v in (args or {}).items()}).toxml()
     except Exception as exc:                                    # noqa: BLE001 - xacro raises many kinds
         inner = exc
@@ -61,16 +61,28 @@ _XACRO_LOCK = threading.Lock()      # xacro keeps its file stack in module globa
 
 
 @contextmanager
-def _package_lookups(xacro, roots: list[str]):
-    """xacro with ``$(find NAME)`` and ``<xacro:include filename="package://NAME/…">`` resolved in `roots`
-    (`dynamics.io.packages`) while the block runs. xacro has no hook for either: its ``$(find)`` asks ROS's
-    `ament_index_python` (absent without ROS: every description using it failed), and it joins a
-    ``package://`` include to the including file's directory (a path that never exists)."""
+def _package_lookups(xacro, dirs: list[str], path: str):
+    """xacro with ``$(find NAME)`` and ``<xacro:include filename="package://NAME/…">`` resolved while the block
+    runs: in `dirs` (package_dirs), then by ROS's ament index where ROS 2 is installed (xacro's own lookup),
+    then in ``ROS_PACKAGE_PATH`` and the file's ancestors (`dynamics.io.packages`). xacro has no hook for
+    either: its ``$(find)`` asks `ament_index_python` only (absent without ROS: every description using it
+    failed), and it joins a ``package://`` include to the including file's directory (a path that never exists)."""
     from xacro import substitution_args as subst
     saved = subst._eval_find, subst._eval_dict.get("find"), xacro.abs_filename_spec
+    later = package_roots([], path)
+
+    def package(name):
+        """The package's folder, or None."""
+        found = find_in_package(name, "", dirs, directory=True)
+        if found is None:
+            try:
+                found = saved[0](name)                    # ROS 2's ament index (ImportError without ROS)
+            except Exception:                             # noqa: BLE001 - not installed, or not known there
+                found = None
+        return found or find_in_package(name, "", later, directory=True)
 
     def find(name):
-        found = find_in_package(str(name), "", roots, directory=True)
+        found = package(str(name))
         if found is None:
             raise PackageNotFound(f"$(find {name}): package '{name}' not found (give its parent directory in "
                                   f"package_dirs, or set ROS_PACKAGE_PATH)")
@@ -80,13 +92,12 @@ def _package_lookups(xacro, roots: list[str]):
         if not str(spec).startswith("package://"):
             return saved[2](spec)
         name, _, rest = str(spec)[len("package://"):].partition("/")
-        found = find_in_package(name, rest, roots)
-        if found is None:
-            where = find_in_package(name, "", roots, directory=True)
+        where = package(name)
+        if where is None or not os.path.isfile(os.path.join(where, rest)):
             raise PackageNotFound(f"include '{spec}': " + (
                 f"no file '{rest}' in package '{name}' ({where})" if where else
                 f"package '{name}' not found (give its parent directory in package_dirs, or set ROS_PACKAGE_PATH)"))
-        return found
+        return os.path.join(where, rest)
 
     subst._eval_find, subst._eval_dict["find"], xacro.abs_filename_spec = find, find, include
     try:
