@@ -223,3 +223,22 @@ def test_urdf_friction_must_be_finite_and_named(tmp_path, dyn_el, why):
                     'iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link><joint name="j1" type="continuous">'
                     f'<parent link="base"/><child link="a"/>{dyn_el}</joint></robot>')
     one_line(lambda: from_urdf(str(path)), rf"r\.urdf: joint 'j1': {why}: must be a finite number >= 0$")
+
+
+def test_a_joint_with_lower_equal_to_upper_warns_that_it_cannot_move(tmp_path):
+    """<limit lower="0" upper="0"> (SolidWorks' exporter for 'not given': example-robot-data's double pendulum,
+    Centauro's wheels, the quadruped's knees) loaded silently; the joint could not move, which the planner said only
+    when a waypoint left [0, 0]. A locked joint there is fine."""
+    path = tmp_path / "r.urdf"
+    path.write_text('<robot name="r"><link name="base"/><link name="a"><inertial><mass value="1"/><inertia ixx="0.01" '
+                    'iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link><link name="b"><inertial><mass '
+                    'value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+                    '<joint name="j1" type="revolute"><parent link="base"/><child link="a"/><limit lower="0" upper="0" '
+                    'velocity="1" effort="1"/></joint><joint name="j2" type="prismatic"><parent link="a"/><child '
+                    'link="b"/><limit lower="-0.1" upper="0.2" velocity="1" effort="1"/></joint></robot>')
+    with pytest.warns(URDFWarning, match=r"r\.urdf: <limit lower> equals upper for joint\(s\) 'j1' at 0: the joint "
+                                         r"cannot move \(give its range, or lock it there\)$"):
+        assert from_urdf(str(path)).q_max[0] == 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert from_urdf(str(path), locked_joints={"j1": 0.0}).joint_names == ("j2",)

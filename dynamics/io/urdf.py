@@ -93,6 +93,7 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
     urdf_args.check_locked(path, locked, joints)
     follows, mimic_locked = urdf_mimic.resolve(path, joints, locked, set(_MOVABLE), mimic)
     held = {**locked, **mimic_locked}            # positions of welded movable joints
+    _warn_immobile(path, joints, held)
     base = _root_link(path, order, child_of)
     bodies, frames, body_of, T_in_body = _walk_tree(rd, path, base, joints, children, held, order)
     merged = _body_inertials(path, order, links, link_axes, body_of, T_in_body, len(bodies), strict, notes)
@@ -261,6 +262,19 @@ def _read_movable(rd: Reader, el, j: dict, where: str, strict: bool, notes: dict
     if not (np.isfinite(j["armature"]) and j["armature"] >= 0):     # (not URDF's: MuJoCo's name, what to_urdf writes)
         raise rd.error(where, f"<dynamics armature=\"{dyn.get('armature')}\">: must be a finite number >= 0")
     j["mimic"] = urdf_mimic.read_mimic(rd, el, where)
+
+
+def _warn_immobile(path: str, joints: dict, held: dict) -> None:
+    """One `URDFWarning` naming the free revolute or prismatic joints whose <limit lower> equals upper: they cannot
+    move (SolidWorks' exporter writes lower="0" upper="0" for 'not given'; the double pendulum of
+    example-robot-data has them), which the planner said only when a waypoint left [0, 0]. As for a mimic
+    coupling that leaves a coordinate a single position (`urdf_mimic`)."""
+    import warnings
+    stuck = [f"'{n}' at {j['lower']:g}" for n, j in joints.items()
+             if j["type"] in ("revolute", "prismatic") and n not in held and j["lower"] == j["upper"]]
+    if stuck:
+        warnings.warn(f"{path}: <limit lower> equals upper for joint(s) {', '.join(stuck)}: the joint cannot move (give "
+                      f"its range, or lock it there)", URDFWarning, stacklevel=3)
 
 
 # ------------------------------------------------------------------ step 4: the root
