@@ -284,6 +284,18 @@ def test_baxter_to_urdf_keeps_placements_near_the_gimbal_lock(tmp_path):
     assert_rel(dyn.mass_matrix(back, q), dyn.mass_matrix(robot, q), 1e-14, "M")
 
 
+def test_to_urdf_says_when_the_tool_frame_is_a_link(ur5_urdf, tmp_path):
+    """A tool frame that is a body's own link cannot be written as the last fixed frame: read back, the default was
+    chosen again (wrist_3_link came back as tool0) while the docs promised the same model. The file now says so in
+    its comment of what URDF cannot hold; given again, the tool frame reads back."""
+    robot = from_urdf(ur5_urdf, tool_frame="wrist_3_link")
+    path = robot.to_urdf(tmp_path / "ur5.urdf")
+    head = open(path).read().split("<robot")[0]
+    assert "tool_frame = wrist_3_link (a link:" in head
+    assert from_urdf(path).tool_frame == "tool0" and from_urdf(path, tool_frame="wrist_3_link").tool_frame == "wrist_3_link"
+    assert "tool_frame" not in from_urdf(ur5_urdf).to_urdf().split("<robot")[0]          # tool0: a frame, kept
+
+
 def test_to_urdf_refuses_what_urdf_cannot_hold():
     with pytest.raises(ModelError, match="prismatic joint 'd1' has no position limits"):
         load_robot("charmie").to_urdf()

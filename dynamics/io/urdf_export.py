@@ -16,7 +16,8 @@
   effort) and its friction and armature are 0, because the coordinate's already include them — so that
   `from_urdf` (``mimic="coupled"``) reads the same coordinates, limits and friction back.
 * Not in URDF, so not written: acceleration limits (q̈_max), gravity (URDF assumes −9.81 m/s² along z),
-  the rated payload. They are listed in a comment at the top of the file.
+  the rated payload, and a tool frame that is a body's own link rather than a frame (``wrist_3_link`` instead of
+  ``tool0``: `from_urdf` picks its default again). They are listed in a comment at the top of the file.
 
 Numbers are written with ``repr`` (17 significant digits), so they read back exactly."""
 
@@ -56,6 +57,9 @@ def to_urdf_text(robot: RobotModel) -> str:
         lost.append("gravity = [" + _vec(robot.gravity) + "]")
     if robot.rated_payload is not None:
         lost.append(f"rated_payload = {_f(robot.rated_payload)} kg")
+    if robot.tool_frame is not None and robot.tool_frame not in robot.frame_names:     # a body's own link
+        lost.append(f"tool_frame = {robot.tool_frame} (a link: from_urdf takes the last fixed frame of the last body "
+                    f"unless given tool_frame=...)")
     out = ['<?xml version="1.0"?>', "<!-- written by toppra-app (dynamics.urdf_export) -->"]
     if lost:
         out.append("<!-- not expressible in URDF: " + "; ".join(lost).replace("--", "- -") + " -->")
