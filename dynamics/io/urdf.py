@@ -26,7 +26,7 @@ walked depth-first from the root link, child joints in file order, so parents co
 
 Every problem raises `ModelError` with one line naming the file, the joint or link and the field.
 The default tool frame is the last frame welded by fixed joints to the last body (e.g. ``tool0`` or
-``panda_hand_tcp``), or the last body itself when it has none; trailing bodies of coupled mimic joints
+``panda_hand_tcp``), or the last body itself when it has none; trailing bodies of mimic joints and their leaders
 (a gripper's fingers) are passed over, so the Panda with its hand keeps ``panda_hand_tcp``.
 """
 
@@ -98,7 +98,8 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
     bodies, frames, body_of, T_in_body = _walk_tree(rd, path, base, joints, children, held, order)
     merged = _body_inertials(path, order, links, link_axes, body_of, T_in_body, len(bodies), strict, notes)
     frame_dict = {fname: (b, T) for fname, b, T, _ in frames}
-    tool_frame = _tool_frame(path, tool_frame, bodies, frames, frame_dict, follows)
+    fingers = {n for n, j in joints.items() if j.get("mimic")} | {j["mimic"][0] for j in joints.values() if j.get("mimic")}
+    tool_frame = _tool_frame(path, tool_frame, bodies, frames, frame_dict, fingers)
 
     coupling = None
     js = [bd["joint"] for bd in bodies]
@@ -358,15 +359,16 @@ def _body_inertials(path, order, links, link_axes, body_of, T_in_body, n, strict
 
 
 # ------------------------------------------------------------------ step 7: the tool frame
-def _tool_frame(path, tool_frame, bodies, frames, frame_dict, follows):
+def _tool_frame(path, tool_frame, bodies, frames, frame_dict, fingers):
     """The given tool frame (checked), or the last frame welded by fixed joints to the last body that is
-    not a coupled mimic joint (a gripper's fingers); without one, the last frame welded to it through locked
+    not a gripper's finger — a joint with a <mimic> or its leader, coupled or not (loaded with
+    mimic="independent", the Panda's tool was panda_rightfinger, not panda_hand_tcp); without one, the last frame welded to it through locked
     joints from its own link and then fixed joints (a UR with wrist_3_joint locked: tool0, not the bare
     wrist_2_link, which put a payload 0.18 m from the flange; fingers locked further on are passed over);
     else that body itself."""
     if tool_frame is None:
-        last, coupled = len(bodies) - 1, set(follows) | {leader for leader, _, _ in follows.values()}
-        while last > 0 and bodies[last]["joint"]["name"] in coupled:    # a gripper's coupled fingers at the end
+        last = len(bodies) - 1
+        while last > 0 and bodies[last]["joint"]["name"] in fingers:    # a gripper's fingers at the end
             last -= 1
         tips = ([fname for fname, b, _, how in frames if b == last and how == 1]
                 or [fname for fname, b, _, how in frames if b == last and how in (2, 3)])
