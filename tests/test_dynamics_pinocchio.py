@@ -5,6 +5,7 @@ import re
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pin = pytest.importorskip("pinocchio")
 
@@ -243,6 +244,56 @@ def test_random_trees_round_trip_through_urdf(robot):
     text = robot.to_urdf()
     model = pin.buildModelFromXML(text)
     compare_all(robot, PinReference(model, robot), N=2, seed=1, frames=False)
+
+
+def _rpy_oracle(roll, pitch, yaw):
+    """Rz(yaw) Ry(pitch) Rx(roll) written out here (URDF's extrinsic x, y, z), independent of dynamics.spatial."""
+    cr, sr, cp, sp, cy, sy = np.cos(roll), np.sin(roll), np.cos(pitch), np.sin(pitch), np.cos(yaw), np.sin(yaw)
+    return (np.array([[cy, -sy, 0], [sy, cy, 0], [0, 0, 1]]) @ np.array([[cp, 0, sp], [0, 1, 0], [-sp, 0, cp]])
+            @ np.array([[1, 0, 0], [0, cr, -sr], [0, sr, cr]]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(-np.pi, np.pi), st.sampled_from([1, -1]), st.floats(0.0, 1e-3), st.floats(-np.pi, np.pi))
+def test_rpy_from_matrix_is_exact_near_the_gimbal_lock(roll, sign, short, yaw):
+    """to_urdf writes placements as rpy: the angles give the rotation back to rounding for every pitch — near
+    ±90° too, where asin(−R₂₀) and a snap to the gimbal lock lost up to 1e-6 rad (pitch 1.4e-6 short of 90°)."""
+    from dynamics.spatial import rpy_from_matrix
+    R = _rpy_oracle(roll, sign * (np.pi / 2 - short), yaw)
+    assert np.abs(_rpy_oracle(*rpy_from_matrix(R)) - R).max() < 1e-15
+
+
+def test_baxter_to_urdf_keeps_placements_near_the_gimbal_lock(tmp_path):
+    """Baxter's elbows are placed with rpy pitch 1.57079632679, 4.9e-12 short of 90°: written by to_urdf and read
+    back, every placement and frame is the same to 1e-14 (docs/models.md; they moved by 4.9e-12, M by 2.3e-11)."""
+    import warnings
+    from fixtures import erd_path
+    path = erd_path("robots/baxter_description/urdf/baxter.urdf")
+    if path is None:
+        pytest.skip("example-robot-data not installed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                  # Baxter's as-found corrections (tested elsewhere)
+        robot = from_urdf(path)
+        back = from_urdf(robot.to_urdf(tmp_path / "baxter.urdf"))
+    for key in ("placement_rotations", "placement_translations"):
+        assert np.abs(getattr(back, key) - getattr(robot, key)).max() < 1e-14, key
+    for f in robot.frame_names:
+        k = back.frame_names.index(f)
+        assert np.abs(np.asarray(back.frame_transforms[k]) - robot.frame_transforms[robot.frame_names.index(f)]).max() < 1e-14, f
+    q = random_states(robot, 2, 5)[0]
+    assert_rel(dyn.mass_matrix(back, q), dyn.mass_matrix(robot, q), 1e-14, "M")
+
+
+def test_to_urdf_says_when_the_tool_frame_is_a_link(ur5_urdf, tmp_path):
+    """A tool frame that is a body's own link cannot be written as the last fixed frame: read back, the default was
+    chosen again (wrist_3_link came back as tool0) while the docs promised the same model. The file now says so in
+    its comment of what URDF cannot hold; given again, the tool frame reads back."""
+    robot = from_urdf(ur5_urdf, tool_frame="wrist_3_link")
+    path = robot.to_urdf(tmp_path / "ur5.urdf")
+    head = open(path).read().split("<robot")[0]
+    assert "tool_frame = wrist_3_link (a link:" in head
+    assert from_urdf(path).tool_frame == "tool0" and from_urdf(path, tool_frame="wrist_3_link").tool_frame == "wrist_3_link"
+    assert "tool_frame" not in from_urdf(ur5_urdf).to_urdf().split("<robot")[0]          # tool0: a frame, kept
 
 
 def test_to_urdf_refuses_what_urdf_cannot_hold():

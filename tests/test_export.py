@@ -9,6 +9,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dynamics
 from fixtures import PANDA_FINGERS
@@ -212,3 +214,32 @@ def test_no_negative_zeros_in_the_files(plan):
     for fmt in ("ros2-yaml", "ros2-json", "csv"):
         _, text = export_text(plan, fmt)
         assert "-0.0," not in text and "-0.0]" not in text and ",-0," not in text and ",-0\n" not in text, fmt
+
+
+def test_yaml_numbers_are_numbers_to_a_yaml_1_1_reader():
+    """Python writes 1e-05 without a decimal point, which YAML 1.1 — PyYAML, what ``ros2 topic pub`` and
+    ``ros2 action send_goal`` read messages with — takes for the string '1e-05': a waypoint of 1e-05 rad made
+    the first point's positions fail to load. Every value of the YAML file reads back as the JSON file's
+    number, exactly."""
+    r = dynamics.load_robot("ur5e")
+    W = np.array([[1e-05, -2e-07, 0.0, 3e-06, 0.0, 1e-05], 0.3 * r.q_max])
+    p = plan_time_optimal(r, JointPath.from_waypoints(W))
+    _, text_yaml = export_text(p, "ros2-yaml")
+    _, text_json = export_text(p, "ros2-json")
+    a, b = yaml.safe_load(text_yaml), json.loads(text_json)
+    assert a["points"][0]["positions"] == [1e-05, -2e-07, 0.0, 3e-06, 0.0, 1e-05]
+    assert a == b
+    assert all(type(v) is float for pt in a["points"] for k in ("positions", "velocities", "accelerations", "effort")
+               for v in pt[k])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=6))
+def test_yaml_writes_every_double_as_a_yaml_1_1_float(values):
+    from toppra_app.export import joint_trajectory_yaml
+    msg = {"joint_names": [f"j{k}" for k in range(len(values))],
+           "points": [{key: values for key in ("positions", "velocities", "accelerations", "effort")}
+                      | {"time_from_start": {"sec": 0, "nanosec": 0}}]}
+    back = yaml.safe_load(joint_trajectory_yaml(msg))["points"][0]
+    for key in ("positions", "velocities", "accelerations", "effort"):
+        assert all(type(v) is float for v in back[key]) and back[key] == [v + 0.0 for v in values], key

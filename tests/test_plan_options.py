@@ -112,6 +112,14 @@ def test_a_lock_the_urdf_cannot_hold_names_the_option(tmp_path, wp, capsys, pand
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("lock", ["panda_finger_joint1=1_0", "panda_finger_joint1=0x1", "panda_finger_joint1=nan"])
+def test_a_lock_value_is_a_plain_decimal_number(tmp_path, wp, capsys, panda_urdf, lock):
+    """As in the waypoint files: float() alone read '1_0' as 10 (then 'outside its range', not the typo)."""
+    assert plan(wp, tmp_path / "o", "--robot", panda_urdf, "--lock", lock) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"toppra-app plan: error: --lock: expected JOINT=VALUE with a finite number, got '{lock}'", err
+
+
 def test_the_built_in_robots_are_the_same_in_help_and_messages(capsys):
     from dynamics.robots import BUILTIN_ROBOTS
     from toppra_app.commands.robot_arg import BUILTIN, ROBOT_HELP
@@ -141,3 +149,34 @@ def test_summary_records_the_urdf_and_its_options(tmp_path, wp, panda_urdf):
     assert (s["tool_frame"], s["mimic"], s["velocity_scaling"], s["acceleration_scaling"]) == ("panda_hand", "coupled",
                                                                                             0.9, 1.0)
     assert s["degrees"] is False and s["waypoint_tolerance_given"] is None
+
+
+def test_xacro_arguments_at_the_command_line(tmp_path, capsys):
+    """--xacro-arg NAME=VALUE: a xacro robot's arguments (a ROS description's ur_type, ...) could not be given at the
+    command line, only their defaults used. They reach the file, are recorded in summary.json, and are refused in
+    one line for a robot that is not a .xacro file."""
+    pytest.importorskip("xacro")
+    from test_urdf import inertial
+    robot = tmp_path / "two.urdf.xacro"
+    joints = "".join(f'<joint name="j{k}" type="revolute"><parent link="{p}"/><child link="{c}"/><origin xyz="0 0 0.3"/>'
+                     f'<axis xyz="0 1 0"/><limit lower="-3" upper="3" velocity="$(arg vmax)" effort="100"/></joint>'
+                     for k, p, c in ((1, "base", "a"), (2, "a", "b")))
+    robot.write_text('<robot xmlns:xacro="http://www.ros.org/wiki/xacro" name="two"><xacro:arg name="vmax" default="1"/>'
+                     f'<link name="base"/><link name="a">{inertial(1.0)}</link><link name="b">{inertial(1.0)}</link>'
+                     f'{joints}</robot>')
+    (tmp_path / "w.csv").write_text("0,0\n1.0,-0.8\n")
+    runs = {}
+    for vmax in (None, "0.5"):
+        extra = [] if vmax is None else ["--xacro-arg", f"vmax={vmax}"]
+        out = tmp_path / f"o{vmax}"
+        assert main(["plan", str(tmp_path / "w.csv"), "--robot", str(robot), "--out", str(out), "--no-plots",
+                     "--no-report", *extra]) == 0
+        runs[vmax] = summary(out)
+    assert runs[None]["xacro_args"] == {} and runs["0.5"]["xacro_args"] == {"vmax": "0.5"}
+    assert runs["0.5"]["duration"] > 1.5 * runs[None]["duration"]                  # half the velocity limit
+    capsys.readouterr()
+    for args, why in ((["--robot", "iiwa7", "--xacro-arg", "vmax=1"], "only for a .xacro robot (--robot FILE.xacro), "
+                                                                        "not 'iiwa7'"),
+                      (["--robot", str(robot), "--xacro-arg", "vmax"], "expected NAME=VALUE, got 'vmax'")):
+        assert main(["plan", str(tmp_path / "w.csv"), "--out", str(tmp_path / "bad"), *args]) == 2
+        assert capsys.readouterr().err.strip() == f"toppra-app plan: error: --xacro-arg: {why}"

@@ -3,6 +3,7 @@ never a string taken apart into characters), locks that contradict a <mimic>, an
 coordinate a single position (PR2's grippers)."""
 
 import os
+import re
 import warnings
 
 import numpy as np
@@ -33,6 +34,11 @@ def one_line(call, match):
     (dict(locked_joints={("a",): 0.0}), r"^from_urdf: locked_joints: joint names must be str, got \('a',\)$"),
     (dict(locked_joints={"panda_joint1": object()}),
      r"locked joint 'panda_joint1': position <object .*> is not a number"),
+    # text, bytes, booleans and complex numbers were taken for numbers ('1_0' by float() as 10; True as 1 rad)
+    *[(dict(locked_joints={"panda_joint1": v}), rf"locked joint 'panda_joint1': position {re.escape(shown)} is not "
+                                                rf"a number$")
+      for v, shown in (("0.5", "'0.5'"), ("1_0", "'1_0'"), (b"0.5", "b'0.5'"), (True, "True"), (np.True_, "True"),
+                       (0.5 + 0j, "(0.5+0j)"))],
     (dict(name=5), r"^from_urdf: name: expected a str, got 5$"),
     (dict(tool_frame=["panda_hand"]), r"^from_urdf: tool_frame: expected a str, got \['panda_hand'\]$"),
     (dict(strict="yes"), r"^from_urdf: strict: expected True or False, got 'yes'$"),
@@ -165,3 +171,74 @@ def test_loader_errors_name_their_argument_and_keep_it_through_pickle(panda_urdf
     back = pickle.loads(pickle.dumps(info.value))
     assert (info.value.argument, back.argument, str(back), type(back)) == (argument, argument, str(info.value),
                                                                            type(info.value))
+
+
+def test_to_urdf_writes_whole_or_not_at_all(tmp_path):
+    """A write that fails part-way (here a file size limit of 2 kB, as a full disk) left a truncated URDF under the
+    name, which the next call refused to replace ("exists already"). Now nothing is left, no temporary either, and
+    the next call writes the whole file; a file that exists is still never overwritten."""
+    import resource
+    import subprocess
+    import sys
+    path = tmp_path / "iiwa7.urdf"
+    code = ("import dynamics\ntry:\n    dynamics.load_robot('iiwa7').to_urdf(%r)\nexcept dynamics.ModelError as e:\n"
+            "    print(e)\n" % str(path))
+    limit = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))      # noqa: E731
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, preexec_fn=limit, timeout=60)
+    assert out.stdout.strip() == f"to_urdf: cannot write {path} (File too large)", out.stderr
+    assert list(tmp_path.iterdir()) == []
+    dyn.load_robot("iiwa7").to_urdf(path)
+    assert dyn.from_urdf(str(path)).n == 7 and [p.name for p in tmp_path.iterdir()] == ["iiwa7.urdf"]
+    before = path.read_bytes()
+    one_line(lambda: dyn.to_urdf(dyn.load_robot("planar4"), path), r"exists already \(never overwritten\)")
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("attrs, why", [
+    ('velocity="1_0" effort="5"', r"<limit velocity=\"1_0\">: not a number"),          # float() read it as 10
+    ('velocity="1e400" effort="5"', r"<limit velocity=\"1e400\">: not a number"),      # ... as inf: no limit
+    ('velocity="1" effort="٥"', r"<limit effort=\"٥\">: not a number"),                # ... as 5
+    ('velocity="1" effort="infinity"', r"<limit effort=\"infinity\">: not a number"),
+])
+def test_urdf_numbers_are_plain_decimals(tmp_path, attrs, why):
+    """What C++ URDF parsers read as numbers; Python's float() took more, and a typo changed a limit silently."""
+    path = tmp_path / "r.urdf"
+    path.write_text('<robot name="r"><link name="base"/><link name="a"><inertial><mass value="1"/><inertia ixx="0.01" '
+                    'iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link><joint name="j1" type="revolute">'
+                    '<parent link="base"/><child link="a"/><origin xyz=" 0 0 1e-1 " rpy="0 0 .5"/>'
+                    f'<limit lower="-1.5" upper="+2." {attrs}/></joint></robot>', encoding="utf-8")
+    one_line(lambda: from_urdf(str(path)), r"r\.urdf: joint 'j1' <limit>: " + why + "$")
+    path.write_text(path.read_text(encoding="utf-8").replace(attrs, 'velocity="1E+1" effort="inf"'), encoding="utf-8")
+    robot = from_urdf(str(path))                                   # plain spellings, and inf written out, still read
+    assert (robot.qd_max[0], robot.tau_max[0], robot.q_max[0], robot.placement_translations[0][2]) == (10.0, np.inf,
+                                                                                                         2.0, 0.1)
+
+
+@pytest.mark.parametrize("dyn_el, why", [('<dynamics friction="inf"/>', "<dynamics friction>"),
+                                         ('<dynamics damping="-0.1"/>', "<dynamics damping>")])
+def test_urdf_friction_must_be_finite_and_named(tmp_path, dyn_el, why):
+    """friction="inf" ended in 'r.urdf: coulomb: values must be finite numbers, got [inf]', naming no joint."""
+    path = tmp_path / "r.urdf"
+    path.write_text('<robot name="r"><link name="base"/><link name="a"><inertial><mass value="1"/><inertia ixx="0.01" '
+                    'iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link><joint name="j1" type="continuous">'
+                    f'<parent link="base"/><child link="a"/>{dyn_el}</joint></robot>')
+    one_line(lambda: from_urdf(str(path)), rf"r\.urdf: joint 'j1': {why}: must be a finite number >= 0$")
+
+
+def test_a_joint_with_lower_equal_to_upper_warns_that_it_cannot_move(tmp_path):
+    """<limit lower="0" upper="0"> (SolidWorks' exporter for 'not given': example-robot-data's double pendulum,
+    Centauro's wheels, the quadruped's knees) loaded silently; the joint could not move, which the planner said only
+    when a waypoint left [0, 0]. A locked joint there is fine."""
+    path = tmp_path / "r.urdf"
+    path.write_text('<robot name="r"><link name="base"/><link name="a"><inertial><mass value="1"/><inertia ixx="0.01" '
+                    'iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link><link name="b"><inertial><mass '
+                    'value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+                    '<joint name="j1" type="revolute"><parent link="base"/><child link="a"/><limit lower="0" upper="0" '
+                    'velocity="1" effort="1"/></joint><joint name="j2" type="prismatic"><parent link="a"/><child '
+                    'link="b"/><limit lower="-0.1" upper="0.2" velocity="1" effort="1"/></joint></robot>')
+    with pytest.warns(URDFWarning, match=r"r\.urdf: <limit lower> equals upper for joint\(s\) 'j1' at 0: the joint "
+                                         r"cannot move \(give its range, or lock it there\)$"):
+        assert from_urdf(str(path)).q_max[0] == 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert from_urdf(str(path), locked_joints={"j1": 0.0}).joint_names == ("j2",)

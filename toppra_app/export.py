@@ -52,9 +52,14 @@ def _plus_zero(x: np.ndarray) -> np.ndarray:
 
 
 def _num(x: float) -> str:
+    """The shortest text that reads back as exactly `x`, with a decimal point in its mantissa ("1.0e-05", not
+    Python's "1e-05"): YAML 1.1 readers — PyYAML, which ``ros2 topic pub`` and launch files use — take a number
+    without one for a string, and such a value in a message fails to load."""
     if not math.isfinite(x):
         raise ValueError(f"trajectory value {x} is not finite")
-    return repr(float(x))
+    text = repr(float(x))
+    mantissa, e, exponent = text.partition("e")
+    return f"{mantissa}.0e{exponent}" if e and "." not in mantissa else text
 
 
 def joint_trajectory_yaml(message: dict) -> str:

@@ -26,7 +26,7 @@ walked depth-first from the root link, child joints in file order, so parents co
 
 Every problem raises `ModelError` with one line naming the file, the joint or link and the field.
 The default tool frame is the last frame welded by fixed joints to the last body (e.g. ``tool0`` or
-``panda_hand_tcp``), or the last body itself when it has none; trailing bodies of coupled mimic joints
+``panda_hand_tcp``), or the last body itself when it has none; trailing bodies of mimic joints and their leaders
 (a gripper's fingers) are passed over, so the Panda with its hand keeps ``panda_hand_tcp``.
 """
 
@@ -42,6 +42,7 @@ from ..mimic import Coupling
 from ..model import PRISMATIC, REVOLUTE, RobotModel
 from ..spatial import axis_angle, homogeneous
 from . import urdf_args, urdf_mimic
+from .packages import search_dirs
 from .urdf_as_found import URDFWarning, lenient_inertia, read_urdf_root, warn_corrections
 from .urdf_xml import Reader
 
@@ -57,7 +58,7 @@ MAX_INERTIAL = 1e12                # kg, kg·m²: a larger <mass> or <inertia> e
 
 def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str | None = None,
               gravity=(0.0, 0.0, -9.81), strict: bool = False, xacro_args: dict | None = None,
-              mimic: str = "coupled") -> RobotModel:
+              mimic: str = "coupled", package_dirs=()) -> RobotModel:
     """Model from a URDF file; ``locked_joints`` maps joint names to the positions they are held at
     (a list of names locks them at 0). See the module docstring for what is read and how.
 
@@ -73,25 +74,32 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
     limit. ``strict=True`` refuses each of these with a `ModelError`.
 
     A ``.xacro`` file is expanded first by the `xacro` package (``pip install xacro``), with
-    ``xacro_args`` as its arguments (``name:=value``); ROS substitutions such as ``$(find pkg)`` need ROS.
+    ``xacro_args`` as its arguments (``name:=value``). Its ``$(find NAME)`` and ``package://NAME/…`` includes are
+    found in ``package_dirs`` (a directory or a list; each holds a folder NAME or is NAME), then ROS 2's ament
+    index (where installed), ``ROS_PACKAGE_PATH`` and the file's own ancestors (`dynamics.io.packages`): no ROS
+    installation needed.
+    A plain URDF's ``package://`` names are mesh files, which the dynamics never read (`collision_shapes` does).
 
     The steps: read the document, its links and joints; resolve locked and mimic joints; walk the tree
     from the root (movable joints make bodies, the others weld links and become frames); merge the
     inertial data per body; choose the tool frame; build the model."""
     path, locked = urdf_args.checked(path, locked_joints, name, tool_frame, strict, xacro_args, mimic)
+    dirs = search_dirs("from_urdf: package_dirs", package_dirs)
     rd = Reader(path)
-    root = _read_document(path, xacro_args)
+    root = _read_document(path, xacro_args, dirs)
     notes = {"clipped": [], "unrealisable": [], "unlimited": []}    # what non-strict loading accepted
     links, link_axes, order = _read_links(rd, root, path)
     joints, child_of, children = _read_joints(rd, root, links, strict, notes)
     urdf_args.check_locked(path, locked, joints)
     follows, mimic_locked = urdf_mimic.resolve(path, joints, locked, set(_MOVABLE), mimic)
     held = {**locked, **mimic_locked}            # positions of welded movable joints
+    _warn_immobile(path, joints, held)
     base = _root_link(path, order, child_of)
     bodies, frames, body_of, T_in_body = _walk_tree(rd, path, base, joints, children, held, order)
     merged = _body_inertials(path, order, links, link_axes, body_of, T_in_body, len(bodies), strict, notes)
     frame_dict = {fname: (b, T) for fname, b, T, _ in frames}
-    tool_frame = _tool_frame(path, tool_frame, bodies, frames, frame_dict, follows)
+    fingers = {n for n, j in joints.items() if j.get("mimic")} | {j["mimic"][0] for j in joints.values() if j.get("mimic")}
+    tool_frame = _tool_frame(path, tool_frame, bodies, frames, frame_dict, fingers)
 
     coupling = None
     js = [bd["joint"] for bd in bodies]
@@ -128,12 +136,12 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
 
 
 # ------------------------------------------------------------------ step 1: the file
-def _read_document(path: str, xacro_args):
+def _read_document(path: str, xacro_args, package_dirs=()):
     """The <robot> root element (a regular file of at most MAX_URDF_BYTES; .xacro expanded)."""
     if os.path.exists(path) and (not os.path.isfile(path) or os.path.getsize(path) > MAX_URDF_BYTES):
         what = "not a regular file" if not os.path.isfile(path) else f"larger than {MAX_URDF_BYTES >> 20} MiB"
         raise ModelError(f"{path}: {what}; expected a URDF file")
-    root = read_urdf_root(path, xacro_args)
+    root = read_urdf_root(path, xacro_args, package_dirs)
     if root.tag != "robot":
         raise ModelError(f"{path}: the root element is <{root.tag}>, expected <robot>")
     return root
@@ -248,12 +256,26 @@ def _read_movable(rd: Reader, el, j: dict, where: str, strict: bool, notes: dict
     j["coulomb"] = rd.number(dyn, "friction", where + " <dynamics>", default=0.0) if dyn is not None else 0.0
     j["viscous"] = rd.number(dyn, "damping", where + " <dynamics>", default=0.0) if dyn is not None else 0.0
     for key in ("coulomb", "viscous"):
-        if j[key] < 0:
-            raise rd.error(where, f"<dynamics {'friction' if key == 'coulomb' else 'damping'}>: must be >= 0")
+        if not (np.isfinite(j[key]) and j[key] >= 0):   # (inf was refused later, as 'coulomb: ...', naming no joint)
+            raise rd.error(where, f"<dynamics {'friction' if key == 'coulomb' else 'damping'}>: must be a finite "
+                                  f"number >= 0")
     j["armature"] = rd.number(dyn, "armature", where + " <dynamics>", default=0.0) if dyn is not None else 0.0
     if not (np.isfinite(j["armature"]) and j["armature"] >= 0):     # (not URDF's: MuJoCo's name, what to_urdf writes)
         raise rd.error(where, f"<dynamics armature=\"{dyn.get('armature')}\">: must be a finite number >= 0")
     j["mimic"] = urdf_mimic.read_mimic(rd, el, where)
+
+
+def _warn_immobile(path: str, joints: dict, held: dict) -> None:
+    """One `URDFWarning` naming the free revolute or prismatic joints whose <limit lower> equals upper: they cannot
+    move (SolidWorks' exporter writes lower="0" upper="0" for 'not given'; the double pendulum of
+    example-robot-data has them), which the planner said only when a waypoint left [0, 0]. As for a mimic
+    coupling that leaves a coordinate a single position (`urdf_mimic`)."""
+    import warnings
+    stuck = [f"'{n}' at {j['lower']:g}" for n, j in joints.items()
+             if j["type"] in ("revolute", "prismatic") and n not in held and j["lower"] == j["upper"]]
+    if stuck:
+        warnings.warn(f"{path}: <limit lower> equals upper for joint(s) {', '.join(stuck)}: the joint cannot move (give "
+                      f"its range, or lock it there)", URDFWarning, stacklevel=3)
 
 
 # ------------------------------------------------------------------ step 4: the root
@@ -270,13 +292,15 @@ def _root_link(path: str, order: list, child_of: dict) -> str:
 # ------------------------------------------------------------------ step 5: walk the tree
 def _walk_tree(rd: Reader, path: str, base: str, joints: dict, children: dict, held: dict, order: list):
     """Depth-first from the root, child joints in file order (parents before children): the bodies
-    (one per movable, not held joint), the welded links as frames (name, body, transform, reached
-    through fixed joints only), each link's body and its frame in that body."""
+    (one per movable, not held joint), the welded links as frames (name, body, transform, how it is reached:
+    `via` below), each link's body and its frame in that body."""
     body_of = {base: -1}                  # link -> body index (-1: the fixed base)
     T_in_body = {base: np.eye(4)}         # link frame in its body's frame
-    via_fixed = {base: True}              # reached from its body only through fixed joints
+    via = {base: 1}                       # how a link is reached from its body: 1 fixed joints only; 3 locked joints
+    #                                       only, from the body's own link (a locked wrist), 2 those then fixed joints
+    #                                       (the wrist's tool0); 0 else (e.g. fingers locked on a hand)
     bodies: list[dict] = []
-    frames: list[tuple[str, int, np.ndarray, bool]] = []
+    frames: list[tuple[str, int, np.ndarray, int]] = []
     visited = {base}
     stack = list(reversed(children[base]))       # joints still to visit; popped in file order (pre-order)
     while stack:
@@ -291,7 +315,7 @@ def _walk_tree(rd: Reader, path: str, base: str, joints: dict, children: dict, h
         T_joint = T_in_body[p] @ j["origin"]
         if j["type"] in _MOVABLE and jname not in held:
             bodies.append({"joint": j, "link": c, "parent": b, "placement": T_joint})
-            body_of[c], T_in_body[c], via_fixed[c] = len(bodies) - 1, np.eye(4), True
+            body_of[c], T_in_body[c], via[c] = len(bodies) - 1, np.eye(4), 1
         else:
             X = np.eye(4)
             if j["type"] in _MOVABLE:                 # locked joint: its child is welded at q = held[j]
@@ -301,9 +325,12 @@ def _walk_tree(rd: Reader, path: str, base: str, joints: dict, children: dict, h
                 else:
                     X = homogeneous(axis_angle(j["axis"], qv))
             body_of[c], T_in_body[c] = b, T_joint @ X
-            via_fixed[c] = via_fixed[p] and j["type"] == "fixed"
+            if j["type"] == "fixed":
+                via[c] = 2 if via[p] == 3 else via[p]
+            else:
+                via[c] = 3 if via[p] == 3 or (b >= 0 and p == bodies[b]["link"]) else 0
             if b >= 0:
-                frames.append((c, b, T_in_body[c], via_fixed[c]))
+                frames.append((c, b, T_in_body[c], via[c]))
         stack.extend(reversed(children[c]))
     unreached = [lname for lname in order if lname not in visited]
     if unreached:
@@ -332,14 +359,19 @@ def _body_inertials(path, order, links, link_axes, body_of, T_in_body, n, strict
 
 
 # ------------------------------------------------------------------ step 7: the tool frame
-def _tool_frame(path, tool_frame, bodies, frames, frame_dict, follows):
+def _tool_frame(path, tool_frame, bodies, frames, frame_dict, fingers):
     """The given tool frame (checked), or the last frame welded by fixed joints to the last body that is
-    not a coupled mimic joint (a gripper's fingers), or that body itself."""
+    not a gripper's finger — a joint with a <mimic> or its leader, coupled or not (loaded with
+    mimic="independent", the Panda's tool was panda_rightfinger, not panda_hand_tcp); without one, the last frame welded to it through locked
+    joints from its own link and then fixed joints (a UR with wrist_3_joint locked: tool0, not the bare
+    wrist_2_link, which put a payload 0.18 m from the flange; fingers locked further on are passed over);
+    else that body itself."""
     if tool_frame is None:
-        last, coupled = len(bodies) - 1, set(follows) | {leader for leader, _, _ in follows.values()}
-        while last > 0 and bodies[last]["joint"]["name"] in coupled:    # a gripper's coupled fingers at the end
+        last = len(bodies) - 1
+        while last > 0 and bodies[last]["joint"]["name"] in fingers:    # a gripper's fingers at the end
             last -= 1
-        tips = [fname for fname, b, _, fixed in frames if b == last and fixed]
+        tips = ([fname for fname, b, _, how in frames if b == last and how == 1]
+                or [fname for fname, b, _, how in frames if b == last and how in (2, 3)])
         return tips[-1] if tips else bodies[last]["link"]
     if tool_frame not in frame_dict and tool_frame not in [bd["link"] for bd in bodies]:
         raise ModelError(f"{path}: tool_frame '{tool_frame}': no such link on a moving body", argument="tool_frame")

@@ -56,11 +56,10 @@ def check_locked(path: str, locked: dict, joints: dict) -> None:
         if jname not in joints:
             raise ModelError(f"{path}: locked joint '{jname}' not found (joints: {', '.join(joints) or 'none'})",
                              argument="locked_joints")
-        try:
-            v = float(value)
-        except (TypeError, ValueError):
+        v = _position(value)
+        if v is None:
             raise ModelError(f"{path}: locked joint '{jname}': position {short_repr(value)} is not a number",
-                             argument="locked_joints") from None
+                             argument="locked_joints")
         if not np.isfinite(v):
             raise ModelError(f"{path}: locked joint '{jname}': position must be finite, got {value!r}",
                              argument="locked_joints")
@@ -70,3 +69,15 @@ def check_locked(path: str, locked: dict, joints: dict) -> None:
             raise ModelError(f"{path}: locked joint '{jname}': position {v:g} is outside its range [{lo:g}, {hi:g}]",
                              argument="locked_joints")
         locked[jname] = v
+
+
+def _position(value) -> float | None:
+    """A locked joint's position as a float, or None for anything but a real number: text ("0.02", and float()
+    reads "1_0" as 10), bytes, True/False and complex numbers were taken for numbers (`dynamics.checks.floats`
+    refuses the same for every other argument)."""
+    if isinstance(value, (str, bytes, bool, np.bool_)) or np.iscomplexobj(value) or np.ndim(value) != 0:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None

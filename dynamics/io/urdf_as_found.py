@@ -1,25 +1,29 @@
 """Reading robot descriptions as they are found in the wild (`dynamics.io.urdf.from_urdf`): ``.xacro`` files
-expanded by the `xacro` package, and the corrections and assumptions a non-strict load makes — a tiny
+expanded by the `xacro` package (its ROS packages found by `dynamics.io.packages`), and the corrections and assumptions a non-strict load makes — a tiny
 negative inertia moment clipped, an inertia no mass distribution can have kept as given (as Pinocchio
 does), a limit of 0 read as none — each reported once in a `URDFWarning`."""
 
 from __future__ import annotations
 
 import os
+import threading
 import xml.etree.ElementTree as ET
+from contextlib import contextmanager
 
 import numpy as np
 
 from ..checks import ModelError
 from ..inertial_parameters import check_inertial
+from .packages import find_in_package, package_roots
 
 
-def read_urdf_root(path: str, xacro_args: dict | None = None):
-    """The XML root of a URDF file, or of a ``.xacro`` file expanded by the `xacro` package; one-line
-    `ModelError`s naming the file."""
+def read_urdf_root(path: str, xacro_args: dict | None = None, package_dirs=()):
+    """The XML root of a URDF file, or of a ``.xacro`` file expanded by the `xacro` package (``$(find NAME)`` and
+    ``package://NAME/…`` includes found through `package_dirs`, `dynamics.io.packages`); one-line `ModelError`s
+    naming the file."""
     try:
-        if os.fsdecode(path).endswith(".xacro"):
-            return ET.fromstring(_expand_xacro(path, xacro_args))
+        if os.fsdecode(path).lower().endswith(".xacro"):          # (as --robot reads the name: any case)
+            return ET.fromstring(_expand_xacro(path, xacro_args, package_dirs))
         return ET.parse(path).getroot()
     except FileNotFoundError:
         raise ModelError(f"{path}: file not found") from None
@@ -29,7 +33,7 @@ def read_urdf_root(path: str, xacro_args: dict | None = None):
         raise ModelError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
-def _expand_xacro(path: str, args: dict | None) -> str:
+def _expand_xacro(path: str, args: dict | None, package_dirs=()) -> str:
     try:
         import xacro
     except ImportError:
@@ -38,11 +42,72 @@ def _expand_xacro(path: str, args: dict | None) -> str:
     if not os.path.isfile(path):
         raise FileNotFoundError(path)
     try:
-        return xacro.process_file(path, mappings={str(k): str(v) for k, v in (args or {}).items()}).toxml()
+        with _XACRO_LOCK, _package_lookups(xacro, list(package_dirs), path):
+            return xacro.process_file(path, mappings={str(k): str(v) for k, v in (args or {}).items()}).toxml()
     except Exception as exc:                                    # noqa: BLE001 - xacro raises many kinds
+        inner = exc
+        while getattr(inner, "exc", None) is not None and not isinstance(inner, PackageNotFound):
+            inner = inner.exc
+        exc = inner if isinstance(inner, PackageNotFound) else exc    # (xacro wraps ours, repeating its message)
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise ModelError(f"{path}: xacro could not expand it: {first}") from None
 
+
+class PackageNotFound(LookupError):
+    """A ``$(find NAME)`` or ``package://NAME/…`` include of a xacro file that `package_dirs` does not hold."""
+
+
+_XACRO_LOCK = threading.Lock()      # xacro keeps its file stack in module globals, and we swap two of its functions
+
+
+@contextmanager
+def _package_lookups(xacro, dirs: list[str], path: str):
+    """xacro with ``$(find NAME)`` and ``<xacro:include filename="package://NAME/…">`` resolved while the block
+    runs: in `dirs` (package_dirs), then by ROS's ament index where ROS 2 is installed (xacro's own lookup),
+    then in ``ROS_PACKAGE_PATH`` and the file's ancestors (`dynamics.io.packages`). xacro has no hook for
+    either: its ``$(find)`` asks `ament_index_python` only (absent without ROS: every description using it
+    failed), and it joins a ``package://`` include to the including file's directory (a path that never exists)."""
+    from xacro import substitution_args as subst
+    saved = subst._eval_find, subst._eval_dict.get("find"), xacro.abs_filename_spec
+    later = package_roots([], path)
+
+    def package(name):
+        """The package's folder, or None."""
+        found = find_in_package(name, "", dirs, directory=True)
+        if found is None:
+            try:
+                found = saved[0](name)                    # ROS 2's ament index (ImportError without ROS)
+            except Exception:                             # noqa: BLE001 - not installed, or not known there
+                found = None
+        return found or find_in_package(name, "", later, directory=True)
+
+    def find(name):
+        found = package(str(name))
+        if found is None:
+            raise PackageNotFound(f"$(find {name}): package '{name}' not found (give its parent directory in "
+                                  f"package_dirs, or set ROS_PACKAGE_PATH)")
+        return found
+
+    def include(spec):
+        if not str(spec).startswith("package://"):
+            return saved[2](spec)
+        name, _, rest = str(spec)[len("package://"):].partition("/")
+        where = package(name)
+        if where is None or not os.path.isfile(os.path.join(where, rest)):
+            raise PackageNotFound(f"include '{spec}': " + (
+                f"no file '{rest}' in package '{name}' ({where})" if where else
+                f"package '{name}' not found (give its parent directory in package_dirs, or set ROS_PACKAGE_PATH)"))
+        return os.path.join(where, rest)
+
+    subst._eval_find, subst._eval_dict["find"], xacro.abs_filename_spec = find, find, include
+    try:
+        yield
+    finally:
+        subst._eval_find, xacro.abs_filename_spec = saved[0], saved[2]
+        if saved[1] is None:
+            subst._eval_dict.pop("find", None)
+        else:
+            subst._eval_dict["find"] = saved[1]
 
 
 class URDFWarning(UserWarning):

@@ -10,13 +10,13 @@ relative names are taken from the URDF's directory."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import ModelError, file_name, short_repr
+from ..checks import ModelError, file_name
 from ..model import RobotModel
+from .packages import find_in_package, package_roots, search_dirs
 from .urdf_as_found import read_urdf_root
 from .urdf_xml import Reader
 
@@ -40,34 +40,16 @@ def resolve_uri(uri: str, urdf_path: str, search_paths=()) -> str:
     if not uri.startswith("package://"):
         return uri if os.path.isabs(uri) else os.path.join(base, uri)
     name, _, rest = uri[len("package://"):].partition("/")
-    roots = _search_paths("resolve_uri", search_paths)
-    roots += [p for p in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if p]
-    d = base
-    while True:
-        roots.append(d)
-        parent = os.path.dirname(d)
-        if parent == d:
-            break
-        d = parent
-    for root in roots:
-        for candidate in (os.path.join(root, name, rest), os.path.join(root, rest) if os.path.basename(root) == name
-                          else None):
-            if candidate and os.path.isfile(candidate):
-                return candidate
-    raise ModelError(f"{urdf_path}: mesh '{uri}': package '{name}' not found (give its parent directory in "
-                     f"package_paths / search_paths, or set ROS_PACKAGE_PATH)")
+    found = find_in_package(name, rest, package_roots(_search_paths("resolve_uri", search_paths), urdf_path))
+    if found is None:
+        raise ModelError(f"{urdf_path}: mesh '{uri}': package '{name}' not found (give its parent directory in "
+                         f"package_paths / search_paths, or set ROS_PACKAGE_PATH)")
+    return found
 
 
 def _search_paths(func: str, value) -> list[str]:
     """The directories of a `search_paths` argument: one (a str or a path) or a list of them; None: none."""
-    if value is None:
-        return []
-    if isinstance(value, (str, bytes, os.PathLike)):
-        value = [value]
-    elif not isinstance(value, Iterable):
-        raise ModelError(f"{func}: search_paths: expected a directory or a list of directories, "
-                         f"got {short_repr(value)}")
-    return [file_name(f"{func}: search_paths", d) for d in value]
+    return search_dirs(f"{func}: search_paths", value)
 
 
 def collision_shapes(urdf_path, robot: RobotModel, search_paths=()) -> list[Shape]:
@@ -77,7 +59,7 @@ def collision_shapes(urdf_path, robot: RobotModel, search_paths=()) -> list[Shap
     if not isinstance(robot, RobotModel):
         raise ModelError(f"collision_shapes: robot: expected a RobotModel, got {type(robot).__name__}")
     search_paths = _search_paths("collision_shapes", search_paths)
-    root = read_urdf_root(path)
+    root = read_urdf_root(path, package_dirs=search_paths)        # (a xacro file: its packages too)
     rd = Reader(path)                                 # the same attribute parsing and errors as from_urdf
 
     def positive(elem, key, where):

@@ -16,13 +16,15 @@
   effort) and its friction and armature are 0, because the coordinate's already include them — so that
   `from_urdf` (``mimic="coupled"``) reads the same coordinates, limits and friction back.
 * Not in URDF, so not written: acceleration limits (q̈_max), gravity (URDF assumes −9.81 m/s² along z),
-  the rated payload. They are listed in a comment at the top of the file.
+  the rated payload, and a tool frame that is a body's own link rather than a frame (``wrist_3_link`` instead of
+  ``tool0``: `from_urdf` picks its default again). They are listed in a comment at the top of the file.
 
 Numbers are written with ``repr`` (17 significant digits), so they read back exactly."""
 
 from __future__ import annotations
 
 import os
+import secrets
 from xml.sax.saxutils import quoteattr
 
 import numpy as np
@@ -55,6 +57,9 @@ def to_urdf_text(robot: RobotModel) -> str:
         lost.append("gravity = [" + _vec(robot.gravity) + "]")
     if robot.rated_payload is not None:
         lost.append(f"rated_payload = {_f(robot.rated_payload)} kg")
+    if robot.tool_frame is not None and robot.tool_frame not in robot.frame_names:     # a body's own link
+        lost.append(f"tool_frame = {robot.tool_frame} (a link: from_urdf takes the last fixed frame of the last body "
+                    f"unless given tool_frame=...)")
     out = ['<?xml version="1.0"?>', "<!-- written by toppra-app (dynamics.urdf_export) -->"]
     if lost:
         out.append("<!-- not expressible in URDF: " + "; ".join(lost).replace("--", "- -") + " -->")
@@ -122,14 +127,48 @@ def _body_joint(robot: RobotModel, i: int):
 
 def to_urdf(robot: RobotModel, path) -> str:
     """Write `robot` to a new URDF file at `path` (an existing file is never overwritten); returns the path.
-    A name `from_urdf` would refuse (not printable: a newline, a control character) is refused first."""
+    A name `from_urdf` would refuse (not printable: a newline, a control character) is refused first.
+
+    Whole or not at all (design.md): the text goes to a temporary file next to `path`, which is then
+    hard-linked to `path` — an atomic step that fails if `path` exists meanwhile (where the file system has
+    no hard links, an exclusive create and copy that removes its own file on failure). Writing `path`
+    directly left a truncated file on a full disk or a file size limit, which the next call then refused to
+    replace."""
     path = file_name("to_urdf: path", path)
     text = to_urdf_text(robot)
+    exists = ModelError(f"to_urdf: {path} exists already (never overwritten); choose a new file name")
+    if os.path.lexists(path):
+        raise exists
+    tmp = os.path.join(os.path.dirname(os.path.abspath(path)), f".to_urdf-{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    created = False
     try:
-        with open(path, "x", encoding="utf-8") as fh:
+        with open(tmp, "x", encoding="utf-8") as fh:
+            created = True
             fh.write(text)
+        _link_or_copy(tmp, path)
     except FileExistsError:
-        raise ModelError(f"to_urdf: {path} exists already (never overwritten); choose a new file name") from None
+        raise exists from None
     except OSError as exc:
         raise ModelError(f"to_urdf: cannot write {path} ({exc.strerror or exc})") from None
+    finally:
+        if created:
+            os.unlink(tmp)
     return path
+
+
+def _link_or_copy(tmp: str, path: str) -> None:
+    """`tmp` becomes `path` only if `path` does not exist (FileExistsError otherwise)."""
+    try:
+        os.link(tmp, path)
+        return
+    except FileExistsError:
+        raise
+    except OSError:                                  # no hard links here (FAT, some FUSE): create exclusively
+        pass
+    with open(tmp, "rb") as src, open(path, "xb") as dst:
+        try:                                         # (the file is ours from here: on failure it is removed)
+            dst.write(src.read())
+        except BaseException:
+            dst.close()
+            os.unlink(path)
+            raise

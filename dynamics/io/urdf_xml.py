@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import math
+import re
+
 import numpy as np
 
 from ..checks import ModelError
@@ -32,11 +35,8 @@ class Reader:
         raw = self.attr(elem, key, where, default=None, required=default is None)
         if raw is None:
             return float(default)
-        try:
-            value = float(raw)
-        except ValueError:
-            raise self.error(where, f"<{elem.tag} {key}=\"{raw}\">: not a number") from None
-        if np.isnan(value):
+        value = _number(raw)
+        if value is None:
             raise self.error(where, f"<{elem.tag} {key}=\"{raw}\">: not a number")
         return value
 
@@ -44,11 +44,9 @@ class Reader:
         raw = elem.get(key)
         if raw is None:
             return np.array(default, dtype=float)
-        parts = raw.split()
-        try:
-            values = [float(p) for p in parts]
-        except ValueError:
-            raise self.error(where, f"<{elem.tag} {key}=\"{raw}\">: not a list of numbers") from None
+        values = [_number(p) for p in raw.split()]
+        if None in values:
+            raise self.error(where, f"<{elem.tag} {key}=\"{raw}\">: not a list of numbers")
         if len(values) != 3 or not np.isfinite(values).all():
             raise self.error(where, f"<{elem.tag} {key}=\"{raw}\">: expected 3 finite numbers")
         return np.array(values)
@@ -66,6 +64,20 @@ class Reader:
         if el is None:
             raise self.error(where, f"missing <{tag}>")
         return el
+
+
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?inf", re.IGNORECASE)
+
+
+def _number(text: str) -> float | None:
+    """A plain decimal number (ASCII digits, optional exponent; or ±inf, written out), or None. float() alone
+    read ``velocity="1_0"`` as 10 and other spellings C++ URDF parsers refuse, and ``1e400`` as inf — a limit
+    silently gone; NaN is no number either."""
+    text = text.strip()
+    if not _NUMBER.fullmatch(text):
+        return None
+    value = float(text)
+    return value if math.isfinite(value) or text.lower().lstrip("+-") == "inf" else None
 
 
 _Reader = Reader      # the former private name

@@ -51,10 +51,11 @@ def default_preferred_posture(robot: RobotModel, pick: np.ndarray) -> np.ndarray
     return np.clip(q, robot.q_min, robot.q_max)
 
 
-def _load_robot(source, r: Reader, base_dir: Path) -> tuple[str, RobotModel]:
-    """[cell] robot (built-in) or urdf (file, relative to the cell file) with locked_joints
-    (a table joint = position, rad or m), tool_frame, mimic ("coupled" or "independent", see
-    `dynamics.urdf_mimic`) and rated_payload (kg)."""
+def _load_robot(source, r: Reader, base_dir: Path, package_paths=()) -> tuple[str, RobotModel]:
+    """[cell] robot (built-in) or urdf (file, relative to the cell file; a xacro file's packages found in
+    `package_paths` too) with locked_joints (a table joint = position, rad or m), tool_frame, mimic ("coupled"
+    or "independent", see `dynamics.urdf_mimic`) and rated_payload (kg). A locked joint or tool frame the file
+    does not have is named as that key (the loader's `ModelError.argument`), not as ``urdf``."""
     from dynamics.robots import load_robot
     if r.has("urdf") and r.has("robot"):
         raise r.error("urdf", "give either 'robot' (a built-in name) or 'urdf' (a file), not both")
@@ -79,9 +80,10 @@ def _load_robot(source, r: Reader, base_dir: Path) -> tuple[str, RobotModel]:
             raise r.error("mimic", f"expected \"coupled\" or \"independent\", got {short_repr(mimic)}")
         try:
             name, robot = path.stem, RobotModel.from_urdf(str(path), locked_joints=dict(locked) or None, mimic=mimic,
-                                                          tool_frame=r.string("tool_frame") if r.has("tool_frame") else None)
+                                                          tool_frame=r.string("tool_frame") if r.has("tool_frame") else None,
+                                                          package_dirs=package_paths)
         except ValueError as exc:
-            raise r.error("urdf", str(exc)) from None
+            raise r.error(getattr(exc, "argument", None) or "urdf", str(exc)) from None
     else:
         name = r.string("robot", "iiwa7")
         try:
@@ -148,8 +150,8 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
 
     rc = Reader(source, table(source, doc, "cell"), "cell")
     rc.check_keys(SCHEMA["cell"])
-    robot_name, base, urdf_path = _load_robot(source, rc, base_dir)
     package_paths = _package_paths(rc, base_dir)
+    robot_name, base, urdf_path = _load_robot(source, rc, base_dir, package_paths)
     flange = rc.string("flange", base.tool_frame or base.link_names[-1])
     try:
         flange_body, T_body_flange = base.frame(flange)

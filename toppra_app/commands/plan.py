@@ -24,7 +24,7 @@ import numpy as np
 
 from toppra_app import interrupt
 from toppra_app.commands.robot_arg import (ROBOT_HELP, check_frame, check_has_limits, is_file_arg, load_robot_arg,
-                                          parse_locks, scaled_limits)
+                                          parse_locks, parse_xacro_args, scaled_limits)
 from toppra_app.commands.strict import add_strict, failures_of, strict_exit
 from toppra_app.errors import InfeasiblePathError, InputError
 from toppra_app.limits.rows import per_joint_positive
@@ -66,6 +66,9 @@ def add_parser(sub):
     p.add_argument("--lock", action="append", default=[], metavar="JOINT=VALUE",
                    help="URDF robot: hold a joint at a position (rad or m); repeat for several")
     p.add_argument("--tool-frame", default=None, metavar="FRAME", help="URDF robot: the tool frame (a link name)")
+    p.add_argument("--xacro-arg", action="append", default=[], metavar="NAME=VALUE",
+                   help="xacro robot: an argument of the file (xacro's name:=value, e.g. ur_type=ur10e); repeat for "
+                        "several")
     p.add_argument("--mimic", default=None, choices=("coupled", "independent"),
                    help="URDF robot: <mimic> joints follow their leader (coupled, the default: not in the waypoints) "
                         "or are joints of their own (independent)")
@@ -198,6 +201,7 @@ def _options(args, robot, locks: dict, velocity_scaling: float, acceleration_sca
     per joint in the positions' units, rad or m)."""
     urdf = is_file_arg(args.robot)
     return dict(robot_file=os.path.abspath(args.robot) if urdf else None, locked_joints=locks,
+                xacro_args=parse_xacro_args(args.xacro_arg, args.robot),
                 tool_frame=robot.tool_frame, mimic=(args.mimic or "coupled") if urdf else None,
                 velocity_scaling=velocity_scaling, acceleration_scaling=acceleration_scaling, degrees=bool(args.degrees),
                 waypoint_tolerance_given=None if tol is None else dict(value=tol, unit="deg" if args.degrees else
@@ -232,7 +236,8 @@ def run(args) -> int:
     vs, accs = _scaling(args.velocity_scaling, "--velocity-scaling"), _scaling(args.acceleration_scaling,
                                                                                  "--acceleration-scaling")
     locks = parse_locks(args.lock)
-    robot = load_robot_arg(args.robot, locks, args.tool_frame, args.mimic)
+    xacro_args = parse_xacro_args(args.xacro_arg, args.robot)
+    robot = load_robot_arg(args.robot, locks, args.tool_frame, args.mimic, xacro_args)
     robot = scaled_limits(robot, vs, accs)
     check_has_limits(robot, f"--robot {args.robot}")
     check_frame(robot, args.payload_frame)

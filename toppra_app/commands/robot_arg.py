@@ -1,5 +1,5 @@
 """`--robot` and its options at the command line (`toppra-app plan`): a built-in robot or a URDF / xacro file,
-`--lock`, `--tool-frame`, `--mimic`, the scaling factors and `--payload-frame`; each bad value is one line
+`--lock`, `--tool-frame`, `--mimic`, `--xacro-arg`, the scaling factors and `--payload-frame`; each bad value is one line
 naming the option as typed (exit code 2)."""
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ ROBOT_HELP = ("built-in robot (iiwa7, panda, ur5e, planar4; puma560 and charmie 
 
 
 def parse_locks(items) -> dict:
+    """{joint: position} of the --lock JOINT=VALUE items; VALUE a plain decimal number, as in the waypoint files
+    (float() alone took "1_0" for 10)."""
+    from toppra_app.waypoints import number
     out = {}
     for item in items:
         name, sep, value = item.partition("=")
-        try:
-            v = float(value)
-        except ValueError:
-            v = math.nan
-        if not sep or not name.strip() or not math.isfinite(v):
+        v = number(value.strip())
+        if not sep or not name.strip() or v is None or not math.isfinite(v):
             raise InputError(f"--lock: expected JOINT=VALUE with a finite number, got '{item}'")
         out[name.strip()] = v
     return out
@@ -41,7 +41,20 @@ def is_file_arg(name: str) -> bool:
     return name.lower().endswith((".urdf", ".xacro")) or os.path.sep in name
 
 
-def load_robot_arg(name: str, locks=None, tool_frame=None, mimic=None):
+def parse_xacro_args(items, robot: str) -> dict:
+    """{name: value} of the --xacro-arg NAME=VALUE items (xacro's name:=value), for a .xacro robot only."""
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise InputError(f"--xacro-arg: expected NAME=VALUE, got '{item}'")
+        out[name.strip()] = value
+    if out and not robot.lower().endswith(".xacro"):
+        raise InputError(f"--xacro-arg: only for a .xacro robot (--robot FILE.xacro), not '{robot}'")
+    return out
+
+
+def load_robot_arg(name: str, locks=None, tool_frame=None, mimic=None, xacro_args=None):
     """The robot `--robot NAME` names: a URDF or xacro file (`is_file_arg`), else a built-in robot; a
     directory, another file or an unknown name is one line naming --robot."""
     import dynamics
@@ -52,7 +65,7 @@ def load_robot_arg(name: str, locks=None, tool_frame=None, mimic=None):
             raise InputError(f"--robot: {why} '{name}'")
         if os.path.isdir(name):
             raise InputError(f"--robot {name}: is a directory; {_expected()}")
-        return _from_urdf(name, locks, tool_frame, mimic)
+        return _from_urdf(name, locks, tool_frame, mimic, xacro_args)
     from dynamics.robots import load_robot
     try:
         robot = load_robot(name)
@@ -66,20 +79,22 @@ def load_robot_arg(name: str, locks=None, tool_frame=None, mimic=None):
     return robot
 
 
-def _from_urdf(path: str, locks, tool_frame, mimic):
+def _from_urdf(path: str, locks, tool_frame, mimic, xacro_args=None):
     """`dynamics.RobotModel.from_urdf`; a `--tool-frame` that names no link of the robot, or a `--lock` of a
     joint it does not have (or at a position it cannot hold), is one line naming the option."""
     import dynamics
     from dynamics.model import ModelError
     load = dynamics.RobotModel.from_urdf
     try:
-        return load(path, locked_joints=locks or None, tool_frame=tool_frame, mimic=mimic or "coupled")
+        return load(path, locked_joints=locks or None, tool_frame=tool_frame, mimic=mimic or "coupled",
+                    xacro_args=xacro_args or None)
     except ModelError as exc:
         if exc.argument == "locked_joints":                # the loader's argument behind --lock
             raise InputError(f"--lock: {exc}") from None
         if exc.argument != "tool_frame":
             raise
-        names, shown = _frames(load(path, locked_joints=locks or None, mimic=mimic or "coupled"))
+        names, shown = _frames(load(path, locked_joints=locks or None, mimic=mimic or "coupled",
+                                    xacro_args=xacro_args or None))
         raise InputError(f"--tool-frame {tool_frame}: no such link on a moving body of {path} (its links: "
                          f"{shown})") from None
 

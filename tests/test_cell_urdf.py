@@ -1,0 +1,50 @@
+"""A cell file's URDF robot ([cell] urdf, locked_joints, tool_frame, package_paths): a locked joint or a tool frame
+the file does not have is one line naming that key, and a xacro robot finds its packages in package_paths."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scenarios.palletizing import DEFAULT_CELL, load_cell
+from toppra_app.cli import main
+from toppra_app.errors import InputError
+
+
+def _panda_cell(tmp_path, panda_urdf, extra):
+    text = DEFAULT_CELL.read_text().replace('robot = "iiwa7"', f'urdf = "{panda_urdf}"\n{extra}')
+    path = tmp_path / "my cell.toml"
+    path.write_text(text.replace('flange = "flange"', 'flange = "panda_hand"'))
+    return path
+
+
+@pytest.mark.parametrize("extra, key, why", [
+    ("locked_joints = { panda_finger_joint9 = 0.02 }", "locked_joints", "locked joint 'panda_finger_joint9' not found"),
+    ("locked_joints = { panda_finger_joint1 = 0.5 }", "locked_joints",
+     r"locked joint 'panda_finger_joint1': position 0.5 is outside its range \[0, 0.04\]"),
+    ('tool_frame = "panda_hnd"', "tool_frame", "tool_frame 'panda_hnd': no such link on a moving body"),
+])
+def test_a_urdf_option_the_file_does_not_have_names_its_key(tmp_path, panda_urdf, capsys, extra, key, why):
+    """These were reported as `cell.urdf: …` — the file's key, not the one that is wrong."""
+    path = _panda_cell(tmp_path, panda_urdf, extra)
+    with pytest.raises(InputError, match=rf"my cell\.toml: cell\.{key}: .*{why}"):
+        load_cell(path, check_reach=False)
+    assert main(["palletize", str(path), "--out", str(tmp_path / "out"), "--no-plots"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"cell.{key}: " in err and "\n" not in err and not (tmp_path / "out").exists()
+
+
+def test_a_xacro_robot_finds_its_packages_in_package_paths(tmp_path, monkeypatch):
+    """[cell] package_paths (relative to the cell file) serve a xacro robot's $(find NAME) too, not only the meshes."""
+    pytest.importorskip("xacro")
+    from test_urdf_packages import _description_packages
+    monkeypatch.delenv("ROS_PACKAGE_PATH", raising=False)
+    main_file, vendor = _description_packages(tmp_path)
+    text = DEFAULT_CELL.read_text().replace('robot = "iiwa7"', f'urdf = "{main_file}"\npackage_paths = ["vendor"]')
+    path = tmp_path / "cell.toml"
+    path.write_text(text.replace('flange = "flange"', 'flange = "b"'))
+    robot = load_cell(path, check_reach=False).base_robot
+    assert robot.n == 2 and np.array_equal(robot.masses, [2.0, 1.0])
+    path.write_text(path.read_text().replace('package_paths = ["vendor"]', ""))
+    with pytest.raises(InputError, match=r"cell\.urdf: .*package 'gripper_description' not found"):
+        load_cell(path, check_reach=False)
