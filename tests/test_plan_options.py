@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from toppra_app.cli import main
+from toppra_app.errors import InputError
 
 ROWS = "0,0.3,0,-1.2,0,0.8,0\n1.2,0.6,0.2,-0.9,0.1,1.0,0.5\n"
 
@@ -118,6 +119,19 @@ def test_a_lock_value_is_a_plain_decimal_number(tmp_path, wp, capsys, panda_urdf
     assert plan(wp, tmp_path / "o", "--robot", panda_urdf, "--lock", lock) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"toppra-app plan: error: --lock: expected JOINT=VALUE with a finite number, got '{lock}'", err
+
+
+def test_a_joint_locked_twice_at_two_positions_is_refused(tmp_path, wp, capsys, panda_urdf):
+    """`--lock j=0.01 --lock j=0.02` kept the last value without a word (an audit); the same value twice is fine."""
+    j = "panda_finger_joint1"
+    assert plan(wp, tmp_path / "o", "--robot", panda_urdf, "--lock", f"{j}=0.01", "--lock", f"{j}=0.02") == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"toppra-app plan: error: --lock: joint '{j}' given twice, at 0.01 and 0.02", err
+    assert not (tmp_path / "o").exists()
+    from toppra_app.commands.robot_arg import parse_locks, parse_xacro_args
+    assert parse_locks([f"{j}=0.01", f"{j} = 0.01"]) == {j: 0.01}
+    with pytest.raises(InputError, match="--xacro-arg: 'a' given twice, as '1' and '2'"):
+        parse_xacro_args(["a=1", "a=2"], "r.xacro")
 
 
 def test_the_built_in_robots_are_the_same_in_help_and_messages(capsys):

@@ -28,6 +28,8 @@ def parse_locks(items) -> dict:
         v = number(value.strip())
         if not sep or not name.strip() or v is None or not math.isfinite(v):
             raise InputError(f"--lock: expected JOINT=VALUE with a finite number, got '{item}'")
+        if name.strip() in out and out[name.strip()] != v:       # (the last one was kept, without a word)
+            raise InputError(f"--lock: joint '{name.strip()}' given twice, at {out[name.strip()]:g} and {v:g}")
         out[name.strip()] = v
     return out
 
@@ -48,6 +50,8 @@ def parse_xacro_args(items, robot: str) -> dict:
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
             raise InputError(f"--xacro-arg: expected NAME=VALUE, got '{item}'")
+        if name.strip() in out and out[name.strip()] != value:
+            raise InputError(f"--xacro-arg: '{name.strip()}' given twice, as '{out[name.strip()]}' and '{value}'")
         out[name.strip()] = value
     if out and not robot.lower().endswith(".xacro"):
         raise InputError(f"--xacro-arg: only for a .xacro robot (--robot FILE.xacro), not '{robot}'")
