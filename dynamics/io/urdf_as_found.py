@@ -151,4 +151,4 @@ def warn_corrections(path: str, notes: dict) -> None:
     if notes["unlimited"]:
         said.append("limit 0 read as no limit for " + ", ".join(notes["unlimited"]))
     if said:
-        warnings.warn(f"{path}: " + "; ".join(said) + " (strict=True refuses)", URDFWarning, stacklevel=3)
+        warnings.warn(f"{path}: " + "; ".join(said) + " (from_urdf(..., strict=True) refuses it)", URDFWarning, stacklevel=3)
