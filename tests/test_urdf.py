@@ -320,8 +320,12 @@ def test_unrealisable_inertia_loads_with_a_warning_unless_strict(tmp_path):
             f'</link>' + joint("j1", "base", "a"))
     path = tmp_path / "r.urdf"
     path.write_text(f'<robot name="r">{body}</robot>')
-    with pytest.warns(URDFWarning, match=r"kept as given at link\(s\) a"):
+    with pytest.warns(URDFWarning, match=r"kept as given at link\(s\) a") as caught:
         robot = from_urdf(str(path))
+    from dynamics import RobotModel
+    with pytest.warns(URDFWarning) as aliased:      # (pointed at dynamics/_aliases.py, the alias's own line)
+        RobotModel.from_urdf(str(path))
+    assert {w.filename for w in (*caught, *aliased)} == {__file__}
     assert np.allclose(robot.inertias[0], np.diag([0.01, 0.01, 0.05])) and not robot.realisable_inertias
     with pytest.raises(ModelError, match=r"link 'a' <inertial>: .*triangle inequality"):
         from_urdf(str(path), strict=True)
