@@ -1,0 +1,62 @@
+"""Cell files a user writes, read by the real loader with the reach check on (the hostile-input tests read
+them with ``check_reach=False``): absurd lengths, wrong types and names that would break the one-line
+messages. Every case ends in one `InputError` line naming the file and the field, within seconds."""
+
+from __future__ import annotations
+
+import copy
+import time
+import warnings
+
+import pytest
+
+from scenarios.palletizing import load_cell
+from toppra_app.errors import InputError
+from test_hostile_inputs import BASE, dump_toml
+
+
+def _load(tmp_path, mutate):
+    doc = copy.deepcopy(BASE)
+    mutate(doc)
+    f = tmp_path / "cell.toml"
+    f.write_text(dump_toml(doc))
+    return f
+
+
+def _set(table, key, value):
+    def mutate(doc):
+        t = doc
+        for k in table.split("."):
+            t = t.setdefault(k, {})
+        t[key] = value
+    return mutate
+
+
+@pytest.mark.parametrize("table, key, value", [
+    ("gripper", "tcp_offset", [0.0, 0.0, 1e6]),       # "Singular matrix", no file or field
+    ("gripper", "tcp_offset", [1e300, 0.0, 0.0]),     # "closest nan mm" after overflow warnings
+    ("gripper", "com", [0.0, 0.0, 1e300]),            # "payload: mass and inertia must be finite numbers"
+    ("gripper", "size", [1e200, 1e200, 1e200]),       # the same
+    ("pick", "position", [1e308, 0.0, 0.0]),          # a 600-character pose in the message
+    ("pallet", "position", [0.55, 0.05, -1e300]),
+    ("pallet", "size", [1e300, 1e300]),
+    ("boxes.heavy", "size", [1e200, 1e200, 1e200]),   # a 981-character message
+    ("motion", "rot_weight", 1e308),                  # OverflowError traceback
+])
+def test_absurd_lengths_end_in_one_short_line_naming_the_field(tmp_path, table, key, value):
+    f = _load(tmp_path, _set(table, key, value))
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)          # no overflow on the way to the message
+        with pytest.raises(InputError) as info:
+            load_cell(f)
+    msg = str(info.value)
+    assert msg.startswith(f"{f}: {table}.{key}: ") and "\n" not in msg and len(msg) < 300, msg
+    assert time.perf_counter() - t0 < 5
+
+
+def test_a_pallet_far_away_but_within_the_bound_is_out_of_reach(tmp_path):
+    """The bound (100 m) is not the reach: a pallet 50 m away is read and reported out of reach as before."""
+    f = _load(tmp_path, _set("pallet", "position", [50.0, 0.0, 0.05]))
+    with pytest.raises(InputError, match=r"pallet\.position: box 1 \(L1R1C1\), loaded move, place: .* out of reach"):
+        load_cell(f)
