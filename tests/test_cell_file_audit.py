@@ -60,3 +60,13 @@ def test_a_pallet_far_away_but_within_the_bound_is_out_of_reach(tmp_path):
     f = _load(tmp_path, _set("pallet", "position", [50.0, 0.0, 0.05]))
     with pytest.raises(InputError, match=r"pallet\.position: box 1 \(L1R1C1\), loaded move, place: .* out of reach"):
         load_cell(f)
+
+
+@pytest.mark.parametrize("table, key", [("gripper", "inertia"), ("boxes.heavy", "inertia")])
+@pytest.mark.parametrize("value", [["0.01", "0.01", "0.01"], [True, 0.01, 0.01],
+                                   [[0.01, 0, 0], [0, "0.01", 0], [0, 0, 0.01]], [[0.01, 0, 0], 0.01, 0.01]])
+def test_an_inertia_of_strings_or_booleans_is_a_wrong_type(tmp_path, table, key, value):
+    """numpy read "0.01" and true as numbers: the inertia was taken as if the file had said 0.01 and 1."""
+    f = _load(tmp_path, _set(table, key, value))
+    with pytest.raises(InputError, match=rf"^{f}: {table}\.{key}: expected 3 numbers or a 3×3 matrix, got "):
+        load_cell(f, check_reach=False)

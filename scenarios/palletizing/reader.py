@@ -107,6 +107,10 @@ class Reader:
         if key not in self.table:
             return default
         v = self.table[key]
+        rows = v if isinstance(v, list) and v and all(isinstance(x, list) for x in v) else [v]
+        if not all(isinstance(row, list) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in row)
+                   for row in rows):      # numpy reads "1" and true as numbers: a wrong type was taken silently
+            raise self.error(key, f"expected 3 numbers or a 3×3 matrix, got {short_repr(v)}")
         try:
             arr = np.array(v, dtype=float)
         except (TypeError, ValueError):
