@@ -70,3 +70,13 @@ def test_an_inertia_of_strings_or_booleans_is_a_wrong_type(tmp_path, table, key,
     f = _load(tmp_path, _set(table, key, value))
     with pytest.raises(InputError, match=rf"^{f}: {table}\.{key}: expected 3 numbers or a 3×3 matrix, got "):
         load_cell(f, check_reach=False)
+
+
+@pytest.mark.parametrize("key", ["torque_rate_max", "jerk_max", "qdd_max"])
+def test_controller_lists_of_the_wrong_length_name_the_file_when_read(tmp_path, key):
+    """[controller] qdd_max = [5, 5, 5, 5, 5, 5] on the 7-joint iiwa was read, and `palletize` failed after
+    planning had started, in a line without the file ("controller.qdd_max: expected a number or 7 values");
+    torque_rate_max / jerk_max were checked when read but named no file either."""
+    f = _load(tmp_path, _set("controller", key, [5.0] * 6))
+    with pytest.raises(InputError, match=rf"^{f}: controller\.{key}: expected a number or 7 values .*got 6 values$"):
+        load_cell(f, check_reach=False)
