@@ -10,7 +10,7 @@ import warnings
 
 import pytest
 
-from scenarios.palletizing import load_cell
+from scenarios.palletizing import DEFAULT_CELL, load_cell
 from toppra_app.errors import InputError
 from test_hostile_inputs import BASE, dump_toml
 
@@ -80,3 +80,20 @@ def test_controller_lists_of_the_wrong_length_name_the_file_when_read(tmp_path, 
     f = _load(tmp_path, _set("controller", key, [5.0] * 6))
     with pytest.raises(InputError, match=rf"^{f}: controller\.{key}: expected a number or 7 values .*got 6 values$"):
         load_cell(f, check_reach=False)
+
+
+def test_names_with_a_newline_or_an_escape_code_are_refused_in_one_line(tmp_path):
+    """[boxes."li\\nght"] made every message naming the box two lines (its mass over the rating: "boxes.li" /
+    "ght.mass: ..."); [cell] name = "line3\\n\\x1b[31mred" was printed as two lines and a colour code."""
+    f = tmp_path / "box.toml"
+    f.write_text(DEFAULT_CELL.read_text().replace("[boxes.light]", '[boxes."li\\nght"]')
+                 .replace('"light"]', '"li\\nght"]').replace("mass = 2.0", "mass = 20.0"))
+    with pytest.raises(InputError) as info:
+        load_cell(f, check_reach=False)
+    assert str(info.value) == f"{f}: boxes: a box type's name must be one line of printable text, got 'li\\nght'"
+    for key, old, value in (("name", '"iiwa7 small-box palletizing"', r'"line3\n\u001b[31mred"'),
+                            ("flange", '"flange"', r'"flange\r"'), ("robot", '"iiwa7"', r'"iiwa7\t"')):
+        f.write_text(DEFAULT_CELL.read_text().replace(f"{key} = {old}", f"{key} = {value}", 1))
+        with pytest.raises(InputError, match=rf"^{f}: cell\.{key}: expected one line of printable text, got '") as info:
+            load_cell(f, check_reach=False)
+        assert "\n" not in str(info.value)

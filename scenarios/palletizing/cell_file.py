@@ -22,6 +22,8 @@ from .reader import BOX_KEYS, MAX_LENGTH, SCHEMA, Reader, table
 
 
 def _box_type(source, name, table) -> BoxType:
+    if not name.isprintable():      # [boxes."a\nb"]: every message naming the box took two lines
+        raise InputError(f"{source}: boxes: a box type's name must be one line of printable text, got {short_repr(name)}")
     if not isinstance(table, dict):
         raise InputError(f"{source}: boxes.{name}: expected a table")
     r = Reader(source, table, f"boxes.{name}")

@@ -100,6 +100,8 @@ class Reader:
         v = self.table[key]
         if not isinstance(v, str) or not v:
             raise self.error(key, f"expected a non-empty string, got {short_repr(v)}")
+        if not v.isprintable():     # a newline or an escape code broke the one-line messages and the terminal
+            raise self.error(key, f"expected one line of printable text, got {short_repr(v)}")
         return v
 
     def inertia(self, key, mass, default):
