@@ -8,6 +8,7 @@ import copy
 import time
 import warnings
 
+import numpy as np
 import pytest
 
 from scenarios.palletizing import DEFAULT_CELL, load_cell
@@ -97,3 +98,42 @@ def test_names_with_a_newline_or_an_escape_code_are_refused_in_one_line(tmp_path
         with pytest.raises(InputError, match=rf"^{f}: cell\.{key}: expected one line of printable text, got '") as info:
             load_cell(f, check_reach=False)
         assert "\n" not in str(info.value)
+
+
+def _box_inertia(tmp_path, inertia, com=(0.0, 0.0, 0.0), size=(0.2, 0.15, 0.1), mass=5.0):
+    def mutate(doc):
+        doc["boxes"]["heavy"].update(size=list(size), mass=mass, com_offset=list(com), inertia=inertia)
+    return load_cell(_load(tmp_path, mutate), check_reach=False)
+
+
+def test_a_box_inertia_no_body_inside_the_box_can_have_is_refused(tmp_path):
+    """[1, 1, 1] kg·m² for a 5 kg box of 0.2 × 0.15 × 0.1 m was planned as given (a body inside the box has at
+    most m (b² + c²)/4 = 0.0406 kg·m² about x)."""
+    with pytest.raises(InputError, match=r"boxes\.heavy\.inertia: too large for 5 kg inside the box of size "
+                                         r"\[0\.2, 0\.15, 0\.1\] m .*along the box's x axis"):
+        _box_inertia(tmp_path, [1.0, 1.0, 1.0])
+    with pytest.raises(InputError, match=r"boxes\.heavy\.inertia: .*along the box's z axis"):   # a full matrix
+        _box_inertia(tmp_path, [[0.03, 0, 0], [0, 0.03, 0], [0, 0, 0.04]], size=(0.2, 0.2, 0.05))
+
+
+@pytest.mark.parametrize("corner", [(1, 1, 1), (-1, 1, -1)])
+def test_the_largest_inertia_inside_the_box_is_still_accepted(tmp_path, corner):
+    """The bound is exact: the mass split between two opposite corners (second moments m (s/2 − c)(s/2 + c) along
+    every axis, here with its COM off-centre) is a body inside the box, and is read."""
+    size, m = np.array([0.2, 0.15, 0.1]), 5.0
+    p1, w1 = 0.5 * size * np.array(corner), 0.7                 # 0.7 m at one corner, 0.3 m at the opposite one
+    com = w1 * p1 - (1 - w1) * p1
+    d1, d2 = p1 - com, -p1 - com
+    second = m * (w1 * np.outer(d1, d1) + (1 - w1) * np.outer(d2, d2))
+    inertia = np.trace(second) * np.eye(3) - second
+    cell = _box_inertia(tmp_path, inertia.tolist(), com=com.tolist())
+    np.testing.assert_allclose(cell.boxes["heavy"].inertia, inertia)
+    with pytest.raises(InputError, match=r"boxes\.heavy\.inertia: too large"):
+        _box_inertia(tmp_path, (inertia * 1.001).tolist(), com=com.tolist())
+
+
+def test_the_default_uniform_inertia_with_its_com_at_a_face_is_still_read(tmp_path):
+    """The check is of a given inertia: the documented default (a uniform box about the COM) stays as it was."""
+    def mutate(doc):
+        doc["boxes"]["heavy"]["com_offset"] = [0.1, 0.0, 0.0]
+    load_cell(_load(tmp_path, mutate), check_reach=False)

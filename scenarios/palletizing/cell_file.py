@@ -36,6 +36,18 @@ def _box_type(source, name, table) -> BoxType:
     a, b, c = size
     uniform = mass / 12.0 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b])
     inertia = r.inertia("inertia", mass, uniform)
+    # A given inertia: the contents lie inside the box, so along each box axis the mass's second moment about the
+    # COM is at most m (s/2 − c)(s/2 + c) (Bhatia–Davis: a spread on [−s/2, s/2] with mean c). [1, 1, 1] kg·m² for
+    # a 5 kg box of 0.2 m (at most 0.04) was planned as given; a unit slip (kg·cm²) is 1e4 times too large. (The
+    # default, a uniform box about an offset COM, is the documented approximation and not checked.)
+    spread = 0.5 * np.trace(inertia) - np.diag(inertia)
+    most = mass * (0.25 * size ** 2 - com ** 2)
+    over = np.flatnonzero(spread > most * (1 + 1e-9) + 1e-12 * mass * float(size @ size)) if r.has("inertia") else ()
+    if len(over):
+        k = int(over[0])
+        raise r.error("inertia", f"too large for {mass:g} kg inside the box of size {size.tolist()} m (COM offset "
+                      f"{com.tolist()}): along the box's {'xyz'[k]} axis the second moment about the COM would be "
+                      f"{spread[k]:.4g} kg·m², at most {most[k]:.4g} (inertia in kg·m², about the COM)")
     return BoxType(name, size, mass, com, inertia)
 
 
