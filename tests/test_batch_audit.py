@@ -225,3 +225,26 @@ def test_the_animated_cell_names_its_axes_with_units():
         assert [scene[a]["title"]["text"] for a in ("xaxis", "yaxis", "zaxis")] == ["x [m]", "y [m]", "z [m]"]
         if ranges:
             assert scene["zaxis"]["range"] == [0.0, 2.0] and scene["aspectmode"] == "data"
+
+
+def _log_on_worker(message):
+    import logging
+    logging.getLogger("distributed.worker").error(message)
+
+
+def test_local_workers_do_not_print_the_heartbeat_failure_of_a_closing_cluster(capfd):
+    """A Ctrl-C while the workers were busy in the warm-up (their event loop held by the imports) ended with the
+    batch's one line and then a worker's 38-line "Failed to communicate with scheduler during heartbeat" traceback
+    (3 of ~20 runs interrupted 3.5-4.6 s in): the local workers drop that record, and only that one."""
+    pytest.importorskip("dask.distributed")
+    from scenarios.batch.run import close_dask, dask_client
+    failed = "Failed to communicate with scheduler during heartbeat"       # distributed.worker's message
+    client, cluster = dask_client(1, None)
+    try:
+        client.run(_log_on_worker, f"{failed}.")
+        client.run(_log_on_worker, "another worker error")
+    finally:
+        close_dask(client, cluster)
+    err = capfd.readouterr().err
+    assert "another worker error" in err            # the worker's stderr is captured, its other errors kept
+    assert failed not in err
