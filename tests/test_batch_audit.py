@@ -248,3 +248,49 @@ def test_local_workers_do_not_print_the_heartbeat_failure_of_a_closing_cluster(c
     err = capfd.readouterr().err
     assert "another worker error" in err            # the worker's stderr is captured, its other errors kept
     assert failed not in err
+
+
+UR5E_CELL = """[cell]
+robot = "ur5e"
+[gripper]
+mass = 0.8
+com = [0.0, 0.0, 0.05]
+size = [0.1, 0.1, 0.1]
+tcp_offset = [0.0, 0.0, 0.12]
+[pick]
+position = [0.05, -0.5, 0.05]
+yaw_deg = 90.0
+[pallet]
+position = [0.45, 0.15, -0.05]
+size = [0.5, 0.4]
+yaw_deg = 15.0
+[pattern]
+columns = 2
+gap = 0.02
+[motion]
+approach_height = 0.1
+[boxes.a]
+size = [0.22, 0.16, 0.12]
+mass = 4.0
+"""
+
+
+def test_a_move_checks_the_same_obstacles_whether_or_not_its_process_planned_the_boxes_before(tmp_path):
+    """batch --jobs 1 and --serial wrote different min_distance_m for box 2 of a UR cell (0.01909218865388279 against
+    0.019092188664781025 m): box 1's place pose is taken turned by the box's symmetry (yaw + π), and the placed
+    box became an obstacle at that yaw only in a process that had planned it (serially: the same cell object);
+    a worker's copy still had the pattern's yaw. The same box, rounded differently."""
+    import pickle
+    from scenarios.palletizing import load_cell, pick_posture
+    from scenarios.batch.tasks import plan_box_task
+    f = tmp_path / "ur.toml"
+    f.write_text(UR5E_CELL)
+    cell = load_cell(f, check_reach=False)         # as batch's client reads it
+    pick_posture(cell)
+    blob = pickle.dumps(cell)
+    serial = pickle.loads(blob)
+    plan_box_task("ur", serial, 0, False, 1e-3, False)
+    assert serial.slots[0].yaw != pickle.loads(blob).slots[0].yaw      # box 1's place was turned (the case)
+    after = plan_box_task("ur", serial, 1, False, 1e-3, False).rows
+    alone = plan_box_task("ur", pickle.loads(blob), 1, False, 1e-3, False).rows
+    assert [r["min_distance_m"] for r in after] == [r["min_distance_m"] for r in alone]
