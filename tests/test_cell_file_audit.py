@@ -137,3 +137,21 @@ def test_the_default_uniform_inertia_with_its_com_at_a_face_is_still_read(tmp_pa
     def mutate(doc):
         doc["boxes"]["heavy"]["com_offset"] = [0.1, 0.0, 0.0]
     load_cell(_load(tmp_path, mutate), check_reach=False)
+
+
+def test_a_box_too_heavy_for_the_torque_limits_names_the_file_the_box_and_the_move(tmp_path):
+    """A URDF robot without a rating (or a rating set high) takes any box; the planner then finds the path
+    infeasible. The line named "box L1R1C1, loaded move" but not the cell file, unlike the IK and collision errors."""
+    from scenarios.palletizing import plan_box
+    from toppra_app.errors import InfeasiblePathError
+
+    def mutate(doc):
+        doc["cell"]["rated_payload"] = 1000.0
+        doc["boxes"]["heavy"]["mass"] = 400.0
+    f = _load(tmp_path, mutate)
+    cell = load_cell(f)
+    with pytest.raises(InfeasiblePathError) as info:
+        plan_box(cell, 0, 0)
+    msg = str(info.value)
+    assert msg.startswith(f"{f}: box 1 (L1R1C1), loaded move: gravity alone exceeds the torque limit"), msg
+    assert "\n" not in msg
