@@ -294,3 +294,25 @@ def test_a_move_checks_the_same_obstacles_whether_or_not_its_process_planned_the
     after = plan_box_task("ur", serial, 1, False, 1e-3, False).rows
     alone = plan_box_task("ur", pickle.loads(blob), 1, False, 1e-3, False).rows
     assert [r["min_distance_m"] for r in after] == [r["min_distance_m"] for r in alone]
+
+
+def test_the_scratch_directory_of_a_killed_batch_is_removed_by_the_next(tmp_path):
+    """A --jobs batch killed with SIGKILL (an OOM kill) left its $TMPDIR/toppra-app-dask-* scratch directory for
+    good (atexit never ran): 7 after a session of kill -9 tests. The next batch removes those of dead processes;
+    a running batch's, other names and a file are kept."""
+    from scenarios.batch.scratch import remove_stale_scratch
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f"toppra-app-dask-{dead.pid}-ab_12cd9"
+    (stale / "dask-scratch-space" / "worker-x").mkdir(parents=True)
+    (stale / "dask-scratch-space" / "global.lock").write_text("")
+    running = tmp_path / f"toppra-app-dask-{os.getpid()}-zz99yy00"
+    running.mkdir()
+    kept = [running, tmp_path / "toppra-app-dask-x1y2z3w4", tmp_path / f"toppra-app-dask-{dead.pid}",
+            tmp_path / f"other-{dead.pid}-ab_12cd9"]
+    for d in kept[1:]:
+        d.mkdir()
+    (tmp_path / f"toppra-app-dask-{dead.pid}-file0000").write_text("not a directory")
+    assert remove_stale_scratch(str(tmp_path)) == [stale.name]
+    assert not stale.exists() and all(d.is_dir() for d in kept)
+    assert (tmp_path / f"toppra-app-dask-{dead.pid}-file0000").read_text() == "not a directory"

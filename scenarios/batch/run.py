@@ -8,15 +8,12 @@ deterministic planner (compiled problems are reused per worker process, which ch
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import csv
 import logging
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 import time
 import warnings
@@ -26,6 +23,7 @@ from toppra_app import interrupt
 from toppra_app.errors import InputError
 
 from .manifest import BatchSpec
+from .scratch import scratch_directory
 from .tasks import BoxOutcome, failed_outcome, plan_box_task
 
 
@@ -256,14 +254,6 @@ def close_dask(client, cluster) -> None:
             client.close()
         if cluster is not None:
             cluster.close()
-
-
-def scratch_directory() -> str:
-    """A fresh directory for the local workers' scratch space, removed when this process exits (Dask's default,
-    $TMPDIR/dask-scratch-space, stayed behind after every run)."""
-    path = tempfile.mkdtemp(prefix="toppra-app-dask-")
-    atexit.register(shutil.rmtree, path, ignore_errors=True)
-    return path
 
 
 def warm_up() -> None:
