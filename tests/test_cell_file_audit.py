@@ -155,3 +155,14 @@ def test_a_box_too_heavy_for_the_torque_limits_names_the_file_the_box_and_the_mo
     msg = str(info.value)
     assert msg.startswith(f"{f}: box 1 (L1R1C1), loaded move: gravity alone exceeds the torque limit"), msg
     assert "\n" not in msg
+
+
+@pytest.mark.parametrize("box", ["9", "0", "-3"])
+def test_payload_sweep_names_the_box_flag(tmp_path, capsys, box):
+    """`payload-sweep --box 9` on an 8-box cell said "box: expected a box number between 1 and 8, got 9" — not
+    the flag."""
+    from toppra_app.cli import main
+    assert main(["payload-sweep", "--box", box, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"toppra-app payload-sweep: error: --box: expected a box number between 1 and 8, got {box}"
+    assert not (tmp_path / "out").exists()
