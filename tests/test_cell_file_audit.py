@@ -166,3 +166,47 @@ def test_payload_sweep_names_the_box_flag(tmp_path, capsys, box):
     err = capsys.readouterr().err.strip()
     assert err == f"toppra-app payload-sweep: error: --box: expected a box number between 1 and 8, got {box}"
     assert not (tmp_path / "out").exists()
+
+
+XARM_CELL = """[cell]
+urdf = "{urdf}"
+rated_payload = 3.5
+[gripper]
+mass = 0.4
+tcp_offset = [0.0, 0.0, 0.1]
+[pick]
+position = [0.1, -0.45, 0.1]
+yaw_deg = 90.0
+[pallet]
+position = [0.38, 0.12, 0.05]
+size = [0.32, 0.32]
+[pattern]
+rows = 2
+gap = 0.01
+[boxes.small]
+size = [0.15, 0.1, 0.08]
+mass = 2.5
+"""
+
+
+def test_a_posture_on_a_joint_limit_does_not_make_the_path_leave_it(tmp_path):
+    """xArm 7 (example-robot-data): the pick posture's IK put joint6 exactly on its lower limit (-1.69297 rad) and
+    the tracking held the next samples there; the joint spline through them dipped 2e-5 rad below and the planner
+    refused the reachable cell ("path leaves the position range of joint joint6 ... a waypoint is out of range or
+    the spline overshoots"). The postures and the tracked samples now stay 1e-3 rad inside the limits."""
+    from fixtures import erd_path
+    from scenarios.palletizing import move_geometry, plan_box
+    urdf = erd_path("robots/xarm_description/urdf/xarm7.urdf")
+    if urdf is None:
+        pytest.skip("example-robot-data xarm7.urdf not installed")
+    f = tmp_path / "xarm.toml"
+    f.write_text(XARM_CELL.format(urdf=urdf))
+    cell = load_cell(f)
+    lo, hi = cell.robot.q_min, cell.robot.q_max
+    result = plan_box(cell, 0, 0, nominal=False)               # raised InfeasiblePathError before
+    for b in range(len(cell.slots)):
+        q = move_geometry(cell, cell.slots[b]).q
+        assert (q >= lo + 1e-3 * (1 - 1e-9)).all() and (q <= hi - 1e-3 * (1 - 1e-9)).all()   # (LIMIT_MARGIN)
+    s = np.linspace(result.moves[0].path.s_start, result.moves[0].path.s_end, 20001)
+    qs = result.moves[0].path.q(s)
+    assert (qs >= lo).all() and (qs <= hi).all()
