@@ -60,6 +60,7 @@ def run(args) -> int:
 
     from scenarios import report as rp
     from toppra_app.output import atomic_directory, check_output
+    from toppra_app.errors import InputError
     from scenarios.palletizing import load_cell
     from scenarios.payload_change import sweep_payloads
 
@@ -68,6 +69,8 @@ def run(args) -> int:
     target = check_output(args.out, inputs, args.force,      # before any work: a bad --out fails at once
                           writes=["summary.json", "sweep.csv"])
     cell = load_cell(args.cell)
+    if not 1 <= args.box <= len(cell.slots):           # (the library's line said "box:", not the flag)
+        raise InputError(f"--box: expected a box number between 1 and {len(cell.slots)}, got {args.box}")
     masses = _floats(args.masses, "--masses", 0.0, 1e6)
     offsets = _floats(args.offsets, "--offsets", -MAX_OFFSET, MAX_OFFSET)
     bar = rp.ProgressBar("re-planning")

@@ -18,15 +18,17 @@ from .cell import BoxType, Cell, DEFAULT_CELL, TCP_FRAME, read_only, read_only_i
 from .moves import check_reachable
 from .pattern import check_slots, make_slots
 from .cell_options import read_collision, read_controller, read_friction, read_limits, read_thermal
-from .reader import BOX_KEYS, SCHEMA, Reader, table
+from .reader import BOX_KEYS, MAX_LENGTH, SCHEMA, Reader, table
 
 
 def _box_type(source, name, table) -> BoxType:
+    if not name.isprintable():      # [boxes."a\nb"]: every message naming the box took two lines
+        raise InputError(f"{source}: boxes: a box type's name must be one line of printable text, got {short_repr(name)}")
     if not isinstance(table, dict):
         raise InputError(f"{source}: boxes.{name}: expected a table")
     r = Reader(source, table, f"boxes.{name}")
     r.check_keys(BOX_KEYS)
-    size = r.vector("size", 3, positive=True)
+    size = r.vector("size", 3, positive=True, bound=MAX_LENGTH)
     mass = r.number("mass", positive=True)
     com = r.vector("com_offset", 3, default=np.zeros(3))
     if np.any(np.abs(com) > 0.5 * size + 1e-12):
@@ -34,6 +36,18 @@ def _box_type(source, name, table) -> BoxType:
     a, b, c = size
     uniform = mass / 12.0 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b])
     inertia = r.inertia("inertia", mass, uniform)
+    # A given inertia: the contents lie inside the box, so along each box axis the mass's second moment about the
+    # COM is at most m (s/2 − c)(s/2 + c) (Bhatia–Davis: a spread on [−s/2, s/2] with mean c). [1, 1, 1] kg·m² for
+    # a 5 kg box of 0.2 m (at most 0.04) was planned as given; a unit slip (kg·cm²) is 1e4 times too large. (The
+    # default, a uniform box about an offset COM, is the documented approximation and not checked.)
+    spread = 0.5 * np.trace(inertia) - np.diag(inertia)
+    most = mass * (0.25 * size ** 2 - com ** 2)
+    over = np.flatnonzero(spread > most * (1 + 1e-9) + 1e-12 * mass * float(size @ size)) if r.has("inertia") else ()
+    if len(over):
+        k = int(over[0])
+        raise r.error("inertia", f"too large for {mass:g} kg inside the box of size {size.tolist()} m (COM offset "
+                      f"{com.tolist()}): along the box's {'xyz'[k]} axis the second moment about the COM would be "
+                      f"{spread[k]:.4g} kg·m², at most {most[k]:.4g} (inertia in kg·m², about the COM)")
     return BoxType(name, size, mass, com, inertia)
 
 
@@ -161,15 +175,15 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
     rg = Reader(source, table(source, doc, "gripper", required=False), "gripper")
     rg.check_keys(SCHEMA["gripper"])
     g_mass = rg.number("mass", 0.0, lo=0.0)
-    g_com = rg.vector("com", 3, default=np.zeros(3))
-    g_size = rg.vector("size", 3, default=np.full(3, 0.05), positive=True)    # validated even for mass 0
+    g_com = rg.vector("com", 3, default=np.zeros(3), bound=MAX_LENGTH)
+    g_size = rg.vector("size", 3, default=np.full(3, 0.05), positive=True, bound=MAX_LENGTH)    # validated even for mass 0
     if g_mass > 0:
         g_inertia = rg.inertia("inertia", g_mass, RigidBodyInertia.box(g_mass, g_size).inertia)
     else:
         g_inertia = rg.inertia("inertia", g_mass, np.zeros((3, 3)))
     gripper = RigidBodyInertia(g_mass, g_com, g_inertia)
     tcp = np.eye(4)
-    tcp[:3, 3] = rg.vector("tcp_offset", 3, default=np.zeros(3))
+    tcp[:3, 3] = rg.vector("tcp_offset", 3, default=np.zeros(3), bound=MAX_LENGTH)
     rated = base.rated_payload
     if rated is not None and g_mass > rated:
         raise rg.error("mass", f"gripper of {g_mass:g} kg exceeds the rated payload {rated:g} kg of {robot_name}")
@@ -185,14 +199,14 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
 
     rp = Reader(source, table(source, doc, "pick"), "pick")
     rp.check_keys(SCHEMA["pick"])
-    pick = tool_down_pose(rp.vector("position", 3), math.radians(rp.number("yaw_deg", 0.0, lo=-360.0, hi=360.0)))
+    pick = tool_down_pose(rp.vector("position", 3, bound=MAX_LENGTH), math.radians(rp.number("yaw_deg", 0.0, lo=-360.0, hi=360.0)))
 
     rl = Reader(source, table(source, doc, "pallet"), "pallet")
     rl.check_keys(SCHEMA["pallet"])
     pallet_pose = np.eye(4)
     pallet_pose[:3, :3] = rot_z(math.radians(rl.number("yaw_deg", 0.0, lo=-360.0, hi=360.0)))
-    pallet_pose[:3, 3] = rl.vector("position", 3)
-    pallet_size = rl.vector("size", 2, positive=True)
+    pallet_pose[:3, 3] = rl.vector("position", 3, bound=MAX_LENGTH)
+    pallet_size = rl.vector("size", 2, positive=True, bound=MAX_LENGTH)
 
     boxes_doc = table(source, doc, "boxes")
     if not boxes_doc:
@@ -245,7 +259,7 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
         transfer=rm.string("transfer", "arc"),
         samples=rm.number("samples", 80, lo=10, hi=2000, integer=True),
         grid=_grid(rm), gap_target=rm.number("gap_target", None, positive=True, hi=1.0) if "gap_target" in rm.table else None,
-        rot_weight=rm.number("rot_weight", 0.2, positive=True),
+        rot_weight=rm.number("rot_weight", 0.2, positive=True, hi=MAX_DISTANCE),   # (1e308: its square overflowed)
         energy_weight=rm.number("energy_weight", 0.0, lo=0.0, hi=MAX_WEIGHT),
         q_preferred=np.zeros(robot.n),
     )

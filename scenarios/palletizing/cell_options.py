@@ -119,5 +119,9 @@ def read_controller(source, doc, cell: Cell) -> None:
     if cell.torque_rate_max is not None or cell.jerk_max is not None:
         raise rc.error(None, "give torque_rate_max / jerk_max in [controller], not also in [limits]")
     profile = ControllerProfile.from_mapping(dict(rc.table), where=f"{source}: controller")
-    profile.limits_for(cell.robot)                       # per-joint counts
+    try:                  # per-joint counts, qdd_max too (it was checked only when the first move was planned)
+        profile.limits_for(cell.robot)
+        profile.apply(cell.robot)
+    except InputError as exc:                            # "controller.KEY: ...": named as the cell's other errors
+        raise InputError(f"{source}: {exc}") from None
     cell.controller = profile

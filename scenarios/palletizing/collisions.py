@@ -79,7 +79,7 @@ def obstacles(cell, box: int, kind: str):
     placed = range(box) if kind == "loaded" else range(box + 1)
     for k in placed:
         s = cell.slots[k]
-        out.append((f"box {k + 1} ({s.label})", _box_object(s.box.size, yaw_pose(s.centre, s.yaw)), s.centre,
+        out.append((f"box {k + 1} ({s.label})", _box_object(s.box.size, yaw_pose(s.centre, s.box_yaw)), s.centre,
                     0.5 * np.linalg.norm(s.box.size), s.centre[2] + 0.5 * s.box.size[2]))
     return out
 

@@ -19,6 +19,18 @@ from .cell import BoxType, Cell, Slot, TCP_FRAME, tool_down_pose, wrap_angle
 
 RANDOM_STARTS = 8          # deterministic random starts tried when the current and home postures fail
 RANDOM_SEED = 12           # of those starts (the same cell always gives the same postures)
+LIMIT_MARGIN = 1e-3        # rad (m): pick and place postures and the tracked samples stay this far inside the
+#                            joint limits. On a limit (xArm 7: joint6 of the pick posture at -1.69297 rad, the next
+#                            samples held there) the joint spline through them dipped 2e-5 rad beyond it and the
+#                            planner refused the reachable cell ("path leaves the position range")
+
+
+def _pose_limits(cell: Cell) -> dict:
+    """The joint limits for the pick and place postures and the tracking, shrunk by `LIMIT_MARGIN` (at most a
+    quarter of a joint's range)."""
+    lo, hi = np.asarray(cell.robot.q_min, float), np.asarray(cell.robot.q_max, float)
+    m = np.minimum(LIMIT_MARGIN, 0.25 * np.where(np.isfinite(hi - lo), hi - lo, np.inf))
+    return dict(q_min=lo + m, q_max=hi - m)
 
 
 class IKFailure(InputError):
@@ -54,23 +66,27 @@ def _unreachable(cell: Cell, field: str, who: str, pose, ms, hint: str) -> IKFai
                      f"{starts} starts); {hint}")
 
 
-def _solve_pose(cell: Cell, targets, current, first_stage=None):
+def _solve_pose(cell: Cell, targets, current, first_stage=None, margin: bool = True):
     """Every target from the current posture; if none is reached, from the home (preferred) posture; then
     from `RANDOM_STARTS` deterministic random starts — the reached posture nearest to the current one.
-    ``first_stage``: the solves from the current posture, when already made (`_from_current`)."""
+    ``first_stage``: the solves from the current posture, when already made (`_from_current`). With ``margin`` the
+    postures keep `LIMIT_MARGIN` inside the joint limits (`_pose_limits`); without, the robot's whole range (how
+    close the robot can come to a pose, `_left_reach`)."""
     stages = [[current]]
     if not np.array_equal(current, cell.q_preferred):
         stages.append([cell.q_preferred])
     stages.append(random_seeds(cell.robot, RANDOM_STARTS, seed=RANDOM_SEED))
     return solve_ik_multistart(cell.robot, targets, stages, TCP_FRAME, reference=current,
-                               rot_weight=cell.rot_weight, first_stage=first_stage)
+                               rot_weight=cell.rot_weight, first_stage=first_stage,
+                               **(_pose_limits(cell) if margin else {}))
 
 
 def _from_current(cell: Cell, targets, current) -> list:
     """`_solve_pose`'s first stage — every target from the current posture — for many targets at once
     (`dynamics.ik.batch.solve_ik_batch`: the same results, the sweeps side by side)."""
     from dynamics.ik.batch import solve_ik_batch
-    return solve_ik_batch(cell.robot, targets, [current] * len(targets), TCP_FRAME, rot_weight=cell.rot_weight)
+    return solve_ik_batch(cell.robot, targets, [current] * len(targets), TCP_FRAME, rot_weight=cell.rot_weight,
+                          **_pose_limits(cell))
 
 
 def pick_posture(cell: Cell) -> np.ndarray:
@@ -165,7 +181,8 @@ def move_geometries(cell: Cell, slots) -> list[MoveGeometry]:
     slots = [place_posture(cell, s)[0] for s in slots]
     carts = [cartesian_path(cell, s) for s in slots]
     tracks = track_paths(cell.robot, [c.poses for c in carts], pick_posture(cell), TCP_FRAME,
-                         rot_weight=cell.rot_weight, predict=True, penalty=True, stop_at_failure=True)
+                         rot_weight=cell.rot_weight, predict=True, penalty=True, stop_at_failure=True,
+                         **_pose_limits(cell))
     dt = (time.perf_counter() - t0) / max(len(slots), 1)
     out = []
     for slot, cart, tr in zip(slots, carts, tracks):
@@ -182,7 +199,7 @@ def _left_reach(cell: Cell, slot, cart, tr) -> IKFailure:
     the pose is also solved from the previous sample's posture, the home posture and random starts
     (`_solve_pose`) and the nearer attempt (least √h, eq. 10) is named."""
     k = int(np.flatnonzero(~tr.success)[0])
-    ms = _solve_pose(cell, [cart.poses[k]], tr.q[k - 1] if k else pick_posture(cell))
+    ms = _solve_pose(cell, [cart.poses[k]], tr.q[k - 1] if k else pick_posture(cell), margin=False)   # the robot's reach
     L2 = float(cell.rot_weight) ** 2
     pe, re = min((tr.pos_err[k], tr.rot_err[k]), (ms.closest.pos_err, ms.closest.rot_err),
                  key=lambda e: e[0] ** 2 + L2 * e[1] ** 2)

@@ -33,7 +33,7 @@ def make_slots(cell: Cell) -> list[Slot]:
                 top = centre + cell.pallet_pose[:3, :3] @ np.array([0.0, 0.0, 0.5 * H])
                 yaw = _place_yaw(cell, wrap_angle(pallet_yaw + turn), top)
                 slots.append(Slot(len(slots), layer, row, col, box, yaw, centre,
-                                  (float(half[0]), float(half[1])), tool_down_pose(top, yaw)))
+                                  (float(half[0]), float(half[1])), tool_down_pose(top, yaw), yaw))
     return slots
 
 

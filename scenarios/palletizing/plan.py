@@ -41,12 +41,13 @@ def select_boxes(cell: Cell, quick: bool = False, boxes=None) -> list[int]:
 
 
 @contextlib.contextmanager
-def _move_context(slot: Slot, move: str):
-    """Planner errors name the box and the move they happened in (same exception class)."""
+def _move_context(cell: Cell, slot: Slot, move: str):
+    """Planner errors name the cell file, the box and the move they happened in (same exception class), as the
+    IK and collision errors do (they named neither the file nor the box number: "box L1R1C1, loaded move: ...")."""
     try:
         yield
     except InfeasiblePathError as exc:
-        raise type(exc)(f"box {slot.label}, {move}: {exc}") from None
+        raise type(exc)(f"{cell.source}: box {slot.index + 1} ({slot.label}), {move}: {exc}") from None
 
 
 @dataclass
@@ -97,7 +98,7 @@ def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, 
     load = slot.box.payload(cell.grasp_turn)
     path = JointPath.from_waypoints(geo.q, s=geo.cart.u)
     t0 = time.perf_counter()
-    with _move_context(slot, "loaded move"):
+    with _move_context(cell, slot, "loaded move"):
         planner = TimeOptimalPlanner(cell.robot, path, grid=cell.grid, gap_target=cell.gap_target, **opts)
         plan = planner.plan(payload=load)
     dt_plan = time.perf_counter() - t0
@@ -109,7 +110,7 @@ def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, 
     check = nominal_plan = None
     if nominal:
         t0 = time.perf_counter()
-        with _move_context(slot, "loaded move planned without the box"):
+        with _move_context(cell, slot, "loaded move planned without the box"):
             nominal_plan = planner.plan(payload=None)
         dt_replan = time.perf_counter() - t0
         t_plan += dt_replan
@@ -125,7 +126,7 @@ def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, 
     rcart = CartesianPath(geo.cart.poses[::-1].copy(), 1.0 - geo.cart.u[::-1], geo.cart.length, geo.cart.waypoints[::-1])
     rpath = JointPath.from_waypoints(geo.q[::-1], s=rcart.u)
     t0 = time.perf_counter()
-    with _move_context(slot, "return move"):
+    with _move_context(cell, slot, "return move"):
         if nominal_plan is not None and nominal_plan.reversible:
             rplan = nominal_plan.reversed(rpath)
         else:

@@ -32,6 +32,8 @@ SCHEMA = {
 }
 BOX_KEYS = {"size", "mass", "com_offset", "inertia"}
 COLLABORATIVE_KEYS = {"energy_max", "contact_mass"}
+MAX_LENGTH = 100.0    # m: a position or size in a cell file (a work cell is metres across; at 1e300 m the IK's
+#                       squares overflowed: "Singular matrix" with no file or field, "closest nan mm", 600-digit poses)
 
 
 class Reader:
@@ -72,7 +74,8 @@ class Reader:
             raise self.error(key, f"must be <= {hi}, got {v}")
         return int(v) if integer else float(v)
 
-    def vector(self, key, n, default=None, *, positive=False):
+    def vector(self, key, n, default=None, *, positive=False, bound=None):
+        """A list of n finite numbers (> 0 with ``positive``; within ±``bound`` m when given)."""
         if key not in self.table:
             if default is None:
                 raise self.error(key, "required")
@@ -85,6 +88,8 @@ class Reader:
             raise self.error(key, f"values must be finite numbers, got {v}")
         if positive and not (arr > 0).all():
             raise self.error(key, f"values must be > 0, got {v}")
+        if bound is not None and (np.abs(arr) > bound).any():
+            raise self.error(key, f"values must be within ±{bound:g} m, got {short_repr(v)}")
         return arr
 
     def string(self, key, default=None):
@@ -95,6 +100,8 @@ class Reader:
         v = self.table[key]
         if not isinstance(v, str) or not v:
             raise self.error(key, f"expected a non-empty string, got {short_repr(v)}")
+        if not v.isprintable():     # a newline or an escape code broke the one-line messages and the terminal
+            raise self.error(key, f"expected one line of printable text, got {short_repr(v)}")
         return v
 
     def inertia(self, key, mass, default):
@@ -102,6 +109,10 @@ class Reader:
         if key not in self.table:
             return default
         v = self.table[key]
+        rows = v if isinstance(v, list) and v and all(isinstance(x, list) for x in v) else [v]
+        if not all(isinstance(row, list) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in row)
+                   for row in rows):      # numpy reads "1" and true as numbers: a wrong type was taken silently
+            raise self.error(key, f"expected 3 numbers or a 3×3 matrix, got {short_repr(v)}")
         try:
             arr = np.array(v, dtype=float)
         except (TypeError, ValueError):
