@@ -55,6 +55,20 @@ def _short(values):
     return f"{values[0]:g}" if len(set(values)) == 1 else "[" + ", ".join(f"{v:g}" for v in values) + "]"
 
 
+def _profile(d):
+    """A [controller] profile in a few words (None: none); the label said "cell options ()" for a cell with only
+    a [controller] table."""
+    if not d:
+        return None
+    words = [f"torque headroom {d['torque_headroom']:g}", f"speed headroom {d['velocity_headroom']:g}"]
+    for key, text in (("qdd_max", "q̈ ≤ {} rad/s²"), ("torque_rate_max", "torque rate ≤ {} N·m/s"),
+                      ("jerk_max", "jerk ≤ {} rad/s³")):
+        if d.get(key) is not None:
+            v = d[key]
+            words.append(text.format(_short(list(v)) if isinstance(v, (list, tuple)) else f"{v:g}"))
+    return ", ".join(words)
+
+
 def run(args) -> int:
     from scenarios.commands import check_dt
     from scenarios import report as rp
@@ -255,7 +269,8 @@ def _print_summary(report, summary) -> None:
                                                            ("time–energy weight {:g}", cl["energy_weight"] or None),
                                                            ("torque rate ≤ {} N·m/s", _short(cl["torque_rate_max"])),
                                                            ("jerk ≤ {} rad/s³", _short(cl["jerk_max"])),
-                                                           ("{}joint friction", "" if cl["friction"] else None))
+                                                           ("{}joint friction", "" if cl["friction"] else None),
+                                                           ("controller profile: {}", _profile(cl.get("controller"))))
                           if v is not None)
         print(f"cell options ({which}): pallet {cl['total_time_s']:.3f} s instead of "
               f"{cl['total_time_without_s']:.3f} s (+{cl['cycle_time_increase_percent']:.1f} %, "

@@ -120,7 +120,8 @@ class PalletReport:
                     dict(coulomb=cell.robot.coulomb.tolist(), viscous=cell.robot.viscous.tolist()))
         out = dict(tool_speed_max=cell.tool_speed_max, collision_energy_max=cell.energy_max,
                    contact_mass=cell.contact_mass, energy_weight=cell.energy_weight, friction=friction,
-                   frame=TCP_FRAME, **rates)
+                   frame=TCP_FRAME, controller=None if cell.controller is None else cell.controller.as_dict(),
+                   **rates)
         for m in self.moves:
             for kind, w in (getattr(m.plan, "rate_check", None) or {}).items():
                 out[f"worst_sampled_{kind}_ratio"] = max(out.get(f"worst_sampled_{kind}_ratio", 0.0), float(w.ratio))
