@@ -157,8 +157,8 @@ class Cell:
         profile's rate rows plan those moves in 0.1–0.2 s, within the limits, 1–2 % shorter."""
         from toppra_app.controller import ControllerProfile
         as_limit = lambda v: None if v is None else tuple(float(x) for x in v)   # noqa: E731
-        return ControllerProfile(torque_headroom=1.0, velocity_headroom=1.0, torque_rate_max=as_limit(self.torque_rate_max),
-                                 jerk_max=as_limit(self.jerk_max))
+        return ControllerProfile(torque_headroom=1.0, velocity_headroom=1.0,
+                                 torque_rate_max=as_limit(self.torque_rate_max), jerk_max=as_limit(self.jerk_max))
 
 
 
