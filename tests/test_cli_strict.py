@@ -237,8 +237,12 @@ def test_palletize_thermal_cycle_over_a_limit(tmp_path, capsys, coarse_thermal_c
         mp.setattr(thermal, "MAX_REPAIRS", 0)
         mp.setattr(thermal, "MIN_CYCLE_INTERVALS", 2)
         rc = main(["palletize", str(coarse_thermal_cell), *PALLETIZE, "--out", str(out)] + (["--strict"] if strict else []))
-    err = capsys.readouterr().err
+    got = capsys.readouterr()
+    err = got.err
     assert rc == (STRICT_EXIT if strict else 0)
+    # the terminal summary has the cycle too (it was only in summary.json)
+    assert re.search(r"\nthermal \(box 1's cycle, RMS torque rating\): cycle [0-9.]+ s instead of [0-9.]+ s \(\+[0-9.]+ %, "
+                     r"idle [0-9.]+ s\), RMS [0-9.]+ % of the rating \(joint \d\); NOT within its limits", got.out), got.out
     move = kept[0].plans[1]
     qd = move.sample(1e-3).qd
     assert (np.abs(qd) / load_cell(str(coarse_thermal_cell)).robot.qd_max).max() > 1.03       # the oracle

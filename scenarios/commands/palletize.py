@@ -55,6 +55,20 @@ def _short(values):
     return f"{values[0]:g}" if len(set(values)) == 1 else "[" + ", ".join(f"{v:g}" for v in values) + "]"
 
 
+def _thermal_line(th: dict) -> str:
+    """The [thermal] cycle in one line: its time against the time-optimal cycle's, the worst rated joint's RMS
+    torque against its rating, the idle time it needed, and whether it keeps every limit."""
+    head = f"thermal (box {th['box']}'s cycle, RMS torque rating): "
+    if "cycle_time_s" not in th:
+        return head + th.get("note", "not planned")
+    ratios = [r for r in th["rms_ratio"] if r is not None]
+    k = int(max(range(len(th["rms_ratio"])), key=lambda i: -1.0 if th["rms_ratio"][i] is None else th["rms_ratio"][i]))
+    worst = f"RMS {100 * max(ratios):.1f} % of the rating (joint {k + 1})" if ratios else "no joint rated"
+    return (head + f"cycle {th['cycle_time_s']:.3f} s instead of {th['unconstrained_cycle_time_s']:.3f} s "
+            f"({th['cycle_time_increase_percent']:+.1f} %, idle {th['idle_time_s']:.3f} s), {worst}"
+            + ("" if th["within_limits"] else "; NOT within its limits (summary.json: thermal)"))
+
+
 def _profile(d):
     """A [controller] profile in a few words (None: none); the label said "cell options ()" for a cell with only
     a [controller] table."""
@@ -278,6 +292,9 @@ def _print_summary(report, summary) -> None:
         if "energy_without_s" in cl:
             print(f"  ∫τᵀRτ dt (R = 1/τ_max²) over the pallet: {cl['energy_s']:.3f} s instead of "
                   f"{cl['energy_without_s']:.3f} s ({100 * (cl['energy_s'] / cl['energy_without_s'] - 1):+.1f} %)")
+    th = summary.get("thermal")
+    if th is not None:                           # [thermal] (it was only in summary.json)
+        print(_thermal_line(th))
     ik = summary["ik"]
     pi = ik["pose_ik"]
     print(f"IK: {ik['sweeps']} recursive sweeps (Nicolato & Madrid) over {ik['samples']} path samples, "
