@@ -316,3 +316,19 @@ def test_the_scratch_directory_of_a_killed_batch_is_removed_by_the_next(tmp_path
     assert remove_stale_scratch(str(tmp_path)) == [stale.name]
     assert not stale.exists() and all(d.is_dir() for d in kept)
     assert (tmp_path / f"toppra-app-dask-{dead.pid}-file0000").read_text() == "not a directory"
+
+
+def test_more_boxes_than_a_batch_may_hold_are_refused_while_the_cells_load(tmp_path, capsys, monkeypatch):
+    """`MAX_VARIANTS` cells of `MAX_BOXES` boxes each passed every check and would have held ~150 GB of cells before
+    planning (an audit). More than `MAX_BATCH_BOXES` boxes in all are refused in one line naming the manifest, as soon
+    as the cells read hold them (here the bound lowered to 3: two 2-box cells), before anything is planned."""
+    import scenarios.batch.run as batch_run
+    monkeypatch.setattr(batch_run, "MAX_BATCH_BOXES", 3)
+    manifest = write_manifest(tmp_path, boxes="[1, 2]", masses="[2.0, 6.0]")
+    out = tmp_path / "out"
+    assert main(["batch", str(manifest), "--out", str(out), "--serial"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"{manifest}: more than 3 boxes to plan in one batch (at cell " in err and "\n" not in err, err
+    assert not out.exists()                                     # (nothing written)
+    monkeypatch.setattr(batch_run, "MAX_BATCH_BOXES", 4)
+    assert main(["batch", str(manifest), "--out", str(out), "--serial", "--no-report"]) == 0

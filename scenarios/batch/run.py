@@ -34,11 +34,17 @@ class Task:
     box: int
 
 
+MAX_BATCH_BOXES = 1_000_000   # boxes to plan in one batch: the loaded cells are held until the end, ~0.75 kB a
+#                               box (a 2000-box cell ~1.5 MB) besides ~28 kB a cell, so `MAX_VARIANTS` cells of
+#                               `MAX_BOXES` each passed every check and would have held ~150 GB (an audit); ~0.75 GB
+
+
 def load_cells(spec: BatchSpec):
     """Validate every cell (one line naming file and field on the first bad one) and solve its pick
-    posture. Returns ([(CellSpec, Cell)], [BoxOutcome of cells whose pick pose is out of reach])."""
+    posture. Returns ([(CellSpec, Cell)], [BoxOutcome of cells whose pick pose is out of reach]). More than
+    `MAX_BATCH_BOXES` boxes to plan in all is refused as soon as the cells read so far hold them."""
     from scenarios.palletizing import IKFailure, cell_from_document, pick_posture, select_boxes
-    loaded, failed = [], []
+    loaded, failed, total = [], [], 0
     for cs in spec.cells:
         cell = cell_from_document(cs.document, cs.source, cs.base_dir, cs.default_name, check_reach=False)
         if isinstance(spec.boxes, tuple):
@@ -47,6 +53,10 @@ def load_cells(spec: BatchSpec):
                 raise InputError(f"{cs.source}: batch.boxes: box {bad[0]} does not exist (the pallet has "
                                  f"{len(cell.slots)} boxes)")
         boxes = list(spec.boxes) if isinstance(spec.boxes, tuple) else select_boxes(cell, spec.boxes == "quick")
+        total += len(boxes)
+        if total > MAX_BATCH_BOXES:
+            raise InputError(f"{spec.sources[0]}: more than {MAX_BATCH_BOXES} boxes to plan in one batch (at cell "
+                             f"{cs.id}); split it into several batches, or plan fewer boxes (batch.boxes)")
         if cell.tau_rms is not None and not any(c.source == cs.source for c, _, _ in loaded):   # (once a file)
             warnings.warn(f"{cs.source}: [thermal]: batch plans the moves, not the RMS-limited cycle; run "
                           f"`toppra-app palletize` on this cell for it", RuntimeWarning, stacklevel=2)
