@@ -445,3 +445,15 @@ def test_turned_grasp_turns_the_payload(cell):
     np.testing.assert_allclose(b.com[:2], -a.com[:2], atol=1e-15)
     assert b.com[2] == pytest.approx(a.com[2]) and b.mass == a.mass
     np.testing.assert_allclose(np.diag(b.inertia), np.diag(a.inertia), atol=1e-15)
+
+
+def test_the_empty_gripper_line_says_when_the_payload_aware_plan_takes_the_same_time():
+    """With a jerk limit both plans took 1.175 s, and the line read "takes 1.175 s instead of 1.175 s"."""
+    from scenarios.commands.palletize import _nominal_line
+    w = dict(box=1, payload_kg=5.0, joint="iiwa_joint_2", executed_torque_ratio=0.992, torque_over_limit_percent=0.0,
+             payload_plan_duration_s=1.1751, nominal_plan_duration_s=1.1749)
+    assert _nominal_line(w).endswith("peaks at 99.2 % of its limit (the payload-aware plan takes the same 1.175 s and "
+                                     "stays within the limits)")
+    w.update(executed_torque_ratio=2.021, torque_over_limit_percent=102.1, payload_plan_duration_s=1.05,
+             nominal_plan_duration_s=1.019)
+    assert "exceeds its limit by 102.1 % (the payload-aware plan takes 1.050 s instead of 1.019 s and" in _nominal_line(w)
