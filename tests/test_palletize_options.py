@@ -1,0 +1,73 @@
+"""Palletizing cells with rate limits, a controller profile or a thermal rating: how their moves are planned and
+how the terminal summary names them (split from test_palletize.py, which stays under 400 lines)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scenarios.palletizing import load_cell, plan_pallet
+
+from test_palletize import DEFAULT_TEXT, write_cell
+
+
+def test_limits_rates_are_planned_as_a_controller_profile_and_kept(tmp_path):
+    """[limits] torque_rate_max / jerk_max took the sequential scheme: 5–51 s a move on the built-in cell at 800 N·m/s
+    and 3000 rad/s³, with "solved only inaccurately" warnings. They are now a controller profile with these limits
+    and no headroom (the sequential scheme only with an energy weight, which alone it combines with rates); the
+    1 ms samples, with the steps from and to rest, keep both limits (τ by Pinocchio's RNEA, not the plan's own)."""
+    import warnings
+
+    import pinocchio as pin
+    from benchmarks.peers import to_pinocchio
+    text = DEFAULT_TEXT.replace("# [limits]", "[limits]\ntorque_rate_max = 800.0\njerk_max = 3000.0\n# [limits]", 1)
+    cell = load_cell(write_cell(tmp_path, text))
+    opts = cell.planner_options()
+    profile = opts["controller"]
+    assert "torque_rate_max" not in opts and "jerk_max" not in opts
+    assert profile.torque_headroom == 1.0 and profile.velocity_headroom == 1.0 and profile.smooth_ends
+    assert profile.torque_rate_max == (800.0,) * 7 and profile.jerk_max == (3000.0,) * 7
+    weighed = load_cell(write_cell(tmp_path, text.replace("# energy_weight = 1.0", "energy_weight = 1.0", 1)))
+    assert weighed.energy_weight == 1.0 and "controller" not in weighed.planner_options()
+    assert weighed.planner_options()["torque_rate_max"].tolist() == [800.0] * 7
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                         # (no "solved only inaccurately")
+        report = plan_pallet(cell, boxes=[0])
+    summary = report.summary()["cell_options"]
+    assert summary["torque_rate_max"] == [800.0] * 7 and summary["worst_sampled_torque_rate_ratio"] <= 1.001
+    for m in report.moves:
+        smp = m.plan.sample(1e-3)
+        assert not m.plan.robot.coulomb.any() and not m.plan.robot.viscous.any()     # (the cell's iiwa: RNEA is τ)
+        model = to_pinocchio(m.plan.robot)
+        data = model.createData()
+        tau = np.array([pin.rnea(model, data, q, qd, qdd) for q, qd, qdd in zip(smp.q, smp.qd, smp.qdd)])
+        hold = [pin.rnea(model, data, q, 0 * q, 0 * q) for q in (smp.q[0], smp.q[-1])]
+        tau = np.vstack([hold[0], tau, hold[1]])                # the steps from and to rest
+        qdd = np.vstack([0 * smp.qdd[0], smp.qdd, 0 * smp.qdd[0]])
+        assert np.abs(np.diff(tau, axis=0)).max() / 1e-3 <= 800.0 * 1.001
+        assert np.abs(np.diff(qdd, axis=0)).max() / 1e-3 <= 3000.0 * 1.001
+        assert m.duration >= m.unlimited_duration * (1 - 1e-6) and m.plan.worst_ratio <= 1.001
+
+
+def test_a_controller_table_is_named_in_the_summary_and_the_terminal_line(tmp_path):
+    """A cell with only a [controller] table printed "cell options (): pallet ..." and its summary did not say which
+    profile the moves were planned with."""
+    from scenarios.commands.palletize import _profile
+    text = DEFAULT_TEXT + "\n[controller]\ntorque_headroom = 0.9\ntorque_rate_max = [800, 800, 800, 800, 800, 800, 700]\n"
+    cell = load_cell(write_cell(tmp_path, text))
+    got = plan_pallet(cell, boxes=[0]).summary()["cell_options"]["controller"]
+    assert got["torque_headroom"] == 0.9 and list(got["torque_rate_max"]) == [800.0] * 6 + [700.0]
+    assert _profile(got) == ("torque headroom 0.9, speed headroom 0.95, torque rate ≤ [800, 800, 800, 800, 800, "
+                             "800, 700] N·m/s")
+    assert _profile(None) is None
+
+
+def test_the_empty_gripper_line_says_when_the_payload_aware_plan_takes_the_same_time():
+    """With a jerk limit both plans took 1.175 s, and the line read "takes 1.175 s instead of 1.175 s"."""
+    from scenarios.commands.palletize import _nominal_line
+    w = dict(box=1, payload_kg=5.0, joint="iiwa_joint_2", executed_torque_ratio=0.992, torque_over_limit_percent=0.0,
+             payload_plan_duration_s=1.1751, nominal_plan_duration_s=1.1749)
+    assert _nominal_line(w).endswith("peaks at 99.2 % of its limit (the payload-aware plan takes the same 1.175 s and "
+                                     "stays within the limits)")
+    w.update(executed_torque_ratio=2.021, torque_over_limit_percent=102.1, payload_plan_duration_s=1.05,
+             nominal_plan_duration_s=1.019)
+    assert "exceeds its limit by 102.1 % (the payload-aware plan takes 1.050 s instead of 1.019 s and" in _nominal_line(w)
