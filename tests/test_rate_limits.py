@@ -139,3 +139,23 @@ def test_rest_to_rest_ramp_is_the_jerk_limited_motion(D, k, g0):
     assert ramp.max() == pytest.approx(k * k * (D / (2.0 * k)) ** (4.0 / 3.0), rel=1e-6)   # (k τ²)² at D/2
     # only one end at rest: the ramp from it alone (C5), unchanged
     assert b_at(0.7 * D, (True, False)) == pytest.approx(0.25 * k * k * (6.0 * 0.7 * D / k) ** (4.0 / 3.0), rel=1e-12)
+
+
+def test_an_inaccurate_rate_limited_solve_points_to_the_controller_profile(monkeypatch):
+    """The sequential scheme's "solved only inaccurately" warning now says that a controller profile plans the same
+    rates in a fraction of the time (a palletizing cell's [limits] rates: 5–51 s a move and nine such warnings
+    with the scheme, 0.1–0.2 s and none as a profile); with an energy weight it stays as it was (only the scheme
+    combines the two)."""
+    from toppra_app.planning import sequential
+    seen = []
+    real = sequential.solve_with_chain
+
+    def spy(*args, what="", **kw):
+        seen.append(what)
+        return real(*args, what=what, **kw)
+    monkeypatch.setattr(sequential, "solve_with_chain", spy)
+    TimeOptimalPlanner(robot(), path("straight"), jerk_max=1e12).plan()
+    assert seen and all("a controller profile with these rates and headroom 1 plans them" in w for w in seen)
+    seen.clear()
+    TimeOptimalPlanner(robot(), path("straight"), jerk_max=1e12, energy_weight=0.5).plan()
+    assert seen and all(w == "the speed profile with the energy objective / rate limits" for w in seen)

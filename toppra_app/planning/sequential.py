@@ -56,7 +56,10 @@ def _solve_and_check(planner, robot, problem, values, timings, b_unit: float = 1
     `size`, `notes`, `clarabel`: `solve_with_chain`'s time-limit size, list for the inaccurate-solution warning
     and Clarabel options.
     Returns (status, solver name, law, check, {kind: exceeded (N, n)}, number of exceeded entries)."""
-    status, b, solver, wall, compile_s = _solve(problem, values, planner.solver, size, notes, clarabel)
+    alone = planner.rates is not None and not planner.energy_weight > 0    # (a cell's [limits] rates: a profile)
+    what = ("the speed profile with the rate limits (a controller profile with these rates and headroom 1 plans "
+            "them in a fraction of the time: docs/controller.md)" if alone else None)
+    status, b, solver, wall, compile_s = _solve(problem, values, planner.solver, size, notes, clarabel, what)
     b = b if b is None else b * b_unit
     timings["solve"] += wall - compile_s
     timings["compile"] += compile_s
@@ -67,11 +70,10 @@ def _solve_and_check(planner, robot, problem, values, timings, b_unit: float = 1
     return status, solver, law, check, over, n_over
 
 
-def _solve(problem, values, solver, size=None, notes=None, clarabel=None):
+def _solve(problem, values, solver, size=None, notes=None, clarabel=None, what=None):
     status, b, name, wall, compile_s = solve_with_chain(
         lambda n, opts: problem.solve(values, solver=n, **opts), solver, normalised=False, size=size, inaccurate=notes,
-        clarabel=clarabel,
-        what="the speed profile with the energy objective / rate limits")
+        clarabel=clarabel, what=what or "the speed profile with the energy objective / rate limits")
     if status == "infeasible":
         raise InfeasiblePathError("no speed profile satisfies the limits together with the rate limits / energy "
                                   "objective on this grid (solver status: infeasible)")
