@@ -271,16 +271,21 @@ def split_grid(theta: np.ndarray, bad: np.ndarray, knots=None) -> np.ndarray:
     bad = np.asarray(bad, bool).copy()
     bad[1:] |= bad[:-1].copy()
     bad[:-1] |= bad[1:].copy()
-    at_knots = np.zeros(0)
-    has = np.zeros(bad.size, bool)                       # bad intervals with a knot inside
-    if knots is not None:
-        knots = np.asarray(knots, dtype=float)
-        j = np.searchsorted(theta, knots, side="right") - 1
-        inner = (j >= 0) & (j < bad.size) & ~np.isin(knots, theta)
-        inner[inner] = bad[j[inner]]
-        at_knots = knots[inner]
-        has[j[inner]] = True
+    at_knots, has = _knots_inside(theta, bad, knots)
     return to_size(np.union1d(theta, np.concatenate([0.5 * (theta[:-1] + theta[1:])[bad & ~has], at_knots])))
+
+
+def _knots_inside(theta: np.ndarray, cut: np.ndarray, knots) -> tuple[np.ndarray, np.ndarray]:
+    """(the path's `knots` strictly inside the intervals `cut` (N,) bool, (N,) bool: the intervals holding one)."""
+    has = np.zeros(cut.size, bool)
+    if knots is None:
+        return np.zeros(0), has
+    knots = np.asarray(knots, dtype=float)
+    j = np.searchsorted(theta, knots, side="right") - 1
+    inner = (j >= 0) & (j < cut.size) & ~np.isin(knots, theta)
+    inner[inner] = cut[j[inner]]
+    has[j[inner]] = True
+    return knots[inner], has
 
 
 def split_into(theta: np.ndarray, pieces: np.ndarray, knots=None) -> np.ndarray:
@@ -288,17 +293,12 @@ def split_into(theta: np.ndarray, pieces: np.ndarray, knots=None) -> np.ndarray:
     those knots first (as `split_grid`), then its longest parts halved — filled to the next of `SIZES`: several
     halvings at once (`refine.pieces_for_gap`)."""
     pieces = np.asarray(pieces, int)
-    knots = np.zeros(0) if knots is None else np.asarray(knots, dtype=float)
-    j = np.searchsorted(theta, knots, side="right") - 1
-    inner = (j >= 0) & (j < pieces.size) & ~np.isin(knots, theta)
-    inner[inner] = pieces[j[inner]] > 1
-    has = np.zeros(pieces.size, bool)
-    has[j[inner]] = True
+    at_knots, has = _knots_inside(theta, pieces > 1, knots)
     k = np.where(has, 1, pieces)                         # equal parts where no knot is inside
     first = np.repeat(np.arange(k.size), k - 1)
     step = np.arange(first.size) - np.repeat(np.cumsum(k - 1) - (k - 1), k - 1) + 1
     new = np.union1d(theta, theta[first] + np.diff(theta)[first] * step / k[first])
-    new = np.union1d(new, knots[inner])
+    new = np.union1d(new, at_knots)
     for i in np.flatnonzero(has):                        # at the knots, then the longest parts halved
         while np.sum((new > theta[i]) & (new <= theta[i + 1])) < pieces[i]:
             m = np.flatnonzero((new[:-1] >= theta[i]) & (new[1:] <= theta[i + 1]))
