@@ -195,13 +195,14 @@ def write_outputs(directory: str, plan, sample, source: str, plots: bool = True,
     return files
 
 
-def _options(args, robot, locks: dict, velocity_scaling: float, acceleration_scaling: float, tol) -> dict:
+def _options(args, robot, locks: dict, xacro_args: dict, velocity_scaling: float, acceleration_scaling: float,
+             tol) -> dict:
     """What the command line asked for, for summary.json: the robot file, its options, the scaling factors, the
     waypoints' unit and --waypoint-tolerance as given, with its unit (the summary's `waypoint_tolerance` is
     per joint in the positions' units, rad or m)."""
     urdf = is_file_arg(args.robot)
     return dict(robot_file=os.path.abspath(args.robot) if urdf else None, locked_joints=locks,
-                xacro_args=parse_xacro_args(args.xacro_arg, args.robot),
+                xacro_args=xacro_args,
                 tool_frame=robot.tool_frame, mimic=(args.mimic or "coupled") if urdf else None,
                 velocity_scaling=velocity_scaling, acceleration_scaling=acceleration_scaling, degrees=bool(args.degrees),
                 waypoint_tolerance_given=None if tol is None else dict(value=tol, unit="deg" if args.degrees else
@@ -271,7 +272,7 @@ def run(args) -> int:
     with atomic_directory(out, inputs, args.force, target) as tmp:
         files = write_outputs(str(tmp), plan, sample, args.waypoints, plots=not args.no_plots, formats=formats,
                               report=not args.no_report,
-                              options=_options(args, robot, locks, vs, accs, tol))
+                              options=_options(args, robot, locks, xacro_args, vs, accs, tol))
     worst = ", ".join(f"{k} {100 * w.ratio:.2f} %" for k, w in plan.worst.items() if w.joint >= 0)
     fitted = "" if tol is None else (f" (a path on {len(path.knots) - 1} knot intervals within {tol:g}"
                                      f"{' deg' if args.degrees else ''} of them)")
