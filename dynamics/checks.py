@@ -4,6 +4,7 @@
 * File names given by users: `file_name` (a printable str).
 * Field conversion for the model's constructor: `readonly`, `floats`, `vector`, `array`.
 * Batched inputs of the algorithms: `as_batch`, `same_batch` (a configuration (n,) or a batch (N, n)).
+* Warnings at the user's line: `stacklevel_outside`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ if TYPE_CHECKING:                     # only for annotations: checks must not im
     from .model import RobotModel
 
 __all__ = ["ModelError", "PayloadError", "short_repr", "file_name", "readonly", "floats", "vector", "array",
-           "as_batch", "same_batch", "finite_result"]
+           "as_batch", "same_batch", "finite_result", "stacklevel_outside"]
 
 
 class ModelError(ValueError):
@@ -150,3 +151,16 @@ def finite_result(names: str, what: str, out: np.ndarray, *inputs) -> np.ndarray
         return out
     sizes = ", ".join(f"{k} up to {np.abs(x).max(initial=0.0):.3g}" for k, x in zip(names.split(", "), inputs))
     raise ModelError(f"{names}: values too large: {what} overflows to non-finite values ({sizes})")
+
+
+def stacklevel_outside(directory: str | None = None) -> int:
+    """`warnings.warn`'s stacklevel, for a warning of the function calling this, that points at the first frame
+    outside `directory` (a package's folder; default this one, dynamics/): the user's line however the warning was
+    reached — `from_urdf` directly, `RobotModel.from_urdf` (a frame more) or a command line; the planner's
+    warnings from inside toppra_app (`toppra_app.planning.diagnose`)."""
+    import sys
+    inside = os.path.abspath(directory or os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frame, level = sys._getframe(1), 1             # (level 1: the function that warns)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(inside):
+        frame, level = frame.f_back, level + 1
+    return level

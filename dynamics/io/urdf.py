@@ -36,14 +36,14 @@ import os
 
 import numpy as np
 
-from ..checks import ModelError
+from ..checks import ModelError, stacklevel_outside
 from ..inertial_parameters import check_inertial, merge_inertials
 from ..mimic import Coupling
 from ..model import PRISMATIC, REVOLUTE, RobotModel
 from ..spatial import axis_angle, homogeneous
 from . import urdf_args, urdf_mimic
 from .packages import search_dirs
-from .urdf_as_found import URDFWarning, lenient_inertia, read_urdf_root, user_level, warn_corrections
+from .urdf_as_found import URDFWarning, lenient_inertia, read_urdf_root, warn_corrections
 from .urdf_xml import Reader
 
 __all__ = ["from_urdf", "merge_inertials", "URDFWarning", "read_urdf_root"]
@@ -275,7 +275,7 @@ def _warn_immobile(path: str, joints: dict, held: dict) -> None:
              if j["type"] in ("revolute", "prismatic") and n not in held and j["lower"] == j["upper"]]
     if stuck:
         warnings.warn(f"{path}: <limit lower> equals upper for joint(s) {', '.join(stuck)}: the joint cannot move (give "
-                      f"its range, or lock it there)", URDFWarning, stacklevel=user_level())
+                      f"its range, or lock it there)", URDFWarning, stacklevel=stacklevel_outside())
 
 
 # ------------------------------------------------------------------ step 4: the root

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..checks import ModelError
+from ..checks import ModelError, stacklevel_outside
 from ..inertial_parameters import check_inertial
 from .packages import find_in_package, package_roots
 
@@ -110,19 +110,6 @@ def _package_lookups(xacro, dirs: list[str], path: str):
             subst._eval_dict["find"] = saved[1]
 
 
-def user_level() -> int:
-    """`warnings.warn`'s stacklevel for the caller of the function calling this: the first frame outside this
-    package (`dynamics`), however it was reached — `from_urdf` directly, `RobotModel.from_urdf` (one frame
-    more) or the command line; a fixed level pointed the aliased call's warnings at dynamics/_aliases.py."""
-    import os
-    import sys
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-    frame, level = sys._getframe(1), 1             # (level 1: the function that warns)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
 class URDFWarning(UserWarning):
     """A URDF was loaded with a correction or an assumption (named in the message); strict=True refuses it."""
 
@@ -165,4 +152,4 @@ def warn_corrections(path: str, notes: dict) -> None:
         said.append("limit 0 read as no limit for " + ", ".join(notes["unlimited"]))
     if said:
         warnings.warn(f"{path}: " + "; ".join(said) + " (from_urdf(..., strict=True) refuses it)", URDFWarning,
-                      stacklevel=user_level())
+                      stacklevel=stacklevel_outside())

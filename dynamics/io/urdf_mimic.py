@@ -31,8 +31,8 @@ import warnings
 
 import numpy as np
 
-from ..checks import ModelError
-from .urdf_as_found import URDFWarning, user_level
+from ..checks import ModelError, stacklevel_outside
+from .urdf_as_found import URDFWarning
 
 MODES = ("coupled", "independent")
 
@@ -141,5 +141,5 @@ def coordinates(path: str, body_joints: list[dict], follows: dict):
     if pinned:
         warnings.warn(f"{path}: the limits of mimic joints leave a single position to " + ", ".join(pinned)
                       + " (the coordinate cannot move; lock it there, or load with mimic=\"independent\")",
-                      URDFWarning, stacklevel=user_level())
+                      URDFWarning, stacklevel=stacklevel_outside())
     return coords, coord, mult, off

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import threading
 import warnings
 
 import numpy as np
+
+from dynamics.checks import stacklevel_outside
 
 from ..errors import InfeasiblePathError
 from ..socp.solvers import SolverError, solve_with_chain
@@ -261,7 +262,4 @@ def _warn(message: str, category) -> None:
     if held is not None:
         held.append((message, category))
         return
-    frame, level = sys._getframe(1), 2                 # (level 1: this function)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame, level = frame.f_back, level + 1
-    warnings.warn(message, category, stacklevel=level)
+    warnings.warn(message, category, stacklevel=stacklevel_outside(_PACKAGE))
