@@ -72,9 +72,10 @@ def _thermal_line(th: dict) -> str:
     head = f"thermal (box {th['box']}'s cycle, RMS torque rating): "
     if "cycle_time_s" not in th:
         return head + th.get("note", "not planned")
-    ratios = [r for r in th["rms_ratio"] if r is not None]
-    k = int(max(range(len(th["rms_ratio"])), key=lambda i: -1.0 if th["rms_ratio"][i] is None else th["rms_ratio"][i]))
-    worst = f"RMS {100 * max(ratios):.1f} % of the rating (joint {k + 1})" if ratios else "no joint rated"
+    ratios = th["rms_ratio"]                                   # (None for a joint without a rating)
+    rated = [k for k, r in enumerate(ratios) if r is not None]
+    k = max(rated, key=ratios.__getitem__, default=None)
+    worst = "no joint rated" if k is None else f"RMS {100 * ratios[k]:.1f} % of the rating (joint {k + 1})"
     return (head + f"cycle {th['cycle_time_s']:.3f} s instead of {th['unconstrained_cycle_time_s']:.3f} s "
             f"({th['cycle_time_increase_percent']:+.1f} %, idle {th['idle_time_s']:.3f} s), {worst}"
             + ("" if th["within_limits"] else "; NOT within its limits (summary.json: thermal)"))

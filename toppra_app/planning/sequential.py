@@ -56,7 +56,7 @@ def _solve_and_check(planner, robot, problem, values, timings, b_unit: float = 1
     `size`, `notes`, `clarabel`: `solve_with_chain`'s time-limit size, list for the inaccurate-solution warning
     and Clarabel options.
     Returns (status, solver name, law, check, {kind: exceeded (N, n)}, number of exceeded entries)."""
-    alone = planner.rates is not None and not planner.energy_weight > 0    # (a cell's [limits] rates: a profile)
+    alone = planner.rates is not None and not planner.energy_weight > 0    # (rates without an energy term)
     what = ("the speed profile with the rate limits (a controller profile with these rates and headroom 1 plans "
             "them in a fraction of the time: docs/controller.md)" if alone else None)
     status, b, solver, wall, compile_s = _solve(problem, values, planner.solver, size, notes, clarabel, what)
