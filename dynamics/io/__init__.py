@@ -1,6 +1,6 @@
 """Robot models in and out: DH tables (`dh`), URDF files (`urdf`, `urdf_args`, `urdf_xml`, `urdf_as_found`,
-`urdf_mimic`, `urdf_collision`, `urdf_export`, and `packages`: where `package://` and `$(find)` point), the
-built-in robots (`robots`) and CHARMIE (`charmie`).
+`urdf_mimic`, `urdf_collision`, `urdf_export`, and `packages`: where `package://` and `$(find)` point; `new_file`:
+written whole or not at all), the built-in robots (`robots`) and CHARMIE (`charmie`).
 
 Each parser is a free function returning a `dynamics.model.RobotModel`; none of them is imported by the
 model (the aliases ``RobotModel.from_urdf`` … are attached in `dynamics._aliases`). The modules'

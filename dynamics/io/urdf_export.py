@@ -32,6 +32,7 @@ import numpy as np
 from ..checks import ModelError, file_name
 from ..model import PRISMATIC, RobotModel
 from ..spatial import rpy_from_matrix
+from .new_file import link_new
 
 
 def _f(x) -> str:
@@ -145,7 +146,7 @@ def to_urdf(robot: RobotModel, path) -> str:
         with open(tmp, "x", encoding="utf-8") as fh:
             created = True
             fh.write(text)
-        _link_or_copy(tmp, path)
+        link_new(tmp, path)
     except FileExistsError:
         raise exists from None
     except OSError as exc:
@@ -154,21 +155,3 @@ def to_urdf(robot: RobotModel, path) -> str:
         if created:
             os.unlink(tmp)
     return path
-
-
-def _link_or_copy(tmp: str, path: str) -> None:
-    """`tmp` becomes `path` only if `path` does not exist (FileExistsError otherwise)."""
-    try:
-        os.link(tmp, path)
-        return
-    except FileExistsError:
-        raise
-    except OSError:                                  # no hard links here (FAT, some FUSE): create exclusively
-        pass
-    with open(tmp, "rb") as src, open(path, "xb") as dst:
-        try:                                         # (the file is ours from here: on failure it is removed)
-            dst.write(src.read())
-        except BaseException:
-            dst.close()
-            os.unlink(path)
-            raise

@@ -48,32 +48,16 @@ def _temporary(path: str) -> str:
 
 def _publish(flag: str, tmp: str, path: str) -> None:
     """`tmp` becomes `path` only if `path` still does not exist (a hard link fails if it does; where the
-    file system has none, an exclusive create and copy)."""
+    file system has none, an exclusive create and copy: `dynamics.io.new_file.link_new`)."""
+    from dynamics.io.new_file import link_new
     from toppra_app.output import OutputError
     try:
-        _link_or_copy(tmp, path)
+        link_new(tmp, path)
     except FileExistsError:
         raise OutputError(f"{flag} {path}: appeared during the run; not overwritten (the numbers are printed "
                           f"above)") from None
     except OSError as exc:
         raise OutputError(f"{flag} {path}: cannot write ({exc.strerror or exc})") from None
-
-
-def _link_or_copy(tmp: str, path: str) -> None:
-    try:
-        os.link(tmp, path)
-    except FileExistsError:
-        raise
-    except OSError:                                     # no hard links here (FAT, some FUSE): create exclusively
-        with open(tmp, "rb") as src, open(path, "xb") as dst:
-            try:                                        # (the file is ours from here: a full disk or a Ctrl-C
-                dst.write(src.read())                   # in the copy removes it, no partial file is left)
-                dst.flush()
-                os.fsync(dst.fileno())
-            except BaseException:
-                dst.close()
-                os.unlink(path)
-                raise
 
 
 def run(args) -> int:
