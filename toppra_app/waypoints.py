@@ -33,6 +33,7 @@ MAX_COLUMNS = 64
 PARAM_COLUMNS = ("s", "theta", "θ")
 
 _NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
+_EOL = re.compile(r"\r\n|\r|\n")
 _NAME = re.compile(r"^[^\W\d][\w .:/()\[\]-]*$")
 
 
@@ -41,10 +42,20 @@ def number(text: str) -> float | None:
     return float(text) if _NUMBER.match(text) else None
 
 
+def _lines(text: str):
+    """The lines of `text` one at a time, split at \\n, \\r and \\r\\n as the CSV reader splits its rows (`splitlines`
+    built a list of every line of a file of up to `MAX_BYTES` only for `_delimiter` to look at the first)."""
+    start = 0
+    for end in _EOL.finditer(text):
+        yield text[start:end.start()]
+        start = end.end()
+    yield text[start:]
+
+
 def _delimiter(text: str) -> str:
     """',' — or ';' or a tab where the first row that is not empty or a comment has no comma but one of those
     (a spreadsheet's export in a locale with a decimal comma, or a tab-separated copy)."""
-    first = next((ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")), "")
+    first = next((ln for ln in _lines(text) if ln.strip() and not ln.lstrip().startswith("#")), "")
     if "," in first:
         return ","
     return next((d for d in (";", "\t") if d in first), ",")
