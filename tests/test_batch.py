@@ -356,3 +356,12 @@ def test_a_thermal_rating_is_not_dropped_without_a_word(tmp_path, capsys):
     err = capsys.readouterr().err
     lines = [x for x in err.splitlines() if "[thermal]" in x]
     assert len(lines) == 1 and f"{cell}: [thermal]: batch plans the moves, not the RMS-limited cycle" in lines[0]
+    # a sweep of the file: still one line (it came once per variant, each naming its own; and the check for an
+    # earlier one went over every cell loaded before it)
+    # earlier one went over every cell loaded before it); another file, Python showing a warning once a process
+    swept = tmp_path / "swept.toml"
+    swept.write_text(cell.read_text())
+    m.write_text(f'[batch]\ncells = ["{swept.as_posix()}"]\nboxes = [1]\n[sweep]\n"boxes.heavy.mass" = [2.0, 3.0, 4.0]\n')
+    assert main(["batch", str(m), "--out", str(tmp_path / "out2"), "--serial", "--no-report"]) == 0
+    lines = [x for x in capsys.readouterr().err.splitlines() if "[thermal]" in x]
+    assert len(lines) == 1 and f"{swept}: [thermal]: batch plans the moves, not the RMS-limited cycle" in lines[0]

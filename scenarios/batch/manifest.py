@@ -45,7 +45,8 @@ class CellSpec:
     came from and the swept values that made it."""
     id: str
     document: dict
-    source: str
+    source: str                  # the cell file, and for a sweep variant its id and swept values
+    file: str                    # the cell file alone
     base_dir: str
     default_name: str
     overrides: tuple             # ((dotted key, value), ...)
@@ -190,4 +191,5 @@ def _spec(doc: dict, source: str, overrides: tuple, suffix: str = "") -> CellSpe
     stem = Path(source).stem
     swept = ", ".join(f"{k} = {short_repr(v, 30)}" for k, v in overrides)
     return CellSpec(id=stem + suffix, document=doc, source=source + (f" [{stem + suffix}: {swept}]" if swept else ""),
+                    file=source,
                     base_dir=str(Path(source).parent), default_name=stem, overrides=overrides)

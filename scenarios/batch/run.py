@@ -44,7 +44,7 @@ def load_cells(spec: BatchSpec):
     posture. Returns ([(CellSpec, Cell)], [BoxOutcome of cells whose pick pose is out of reach]). More than
     `MAX_BATCH_BOXES` boxes to plan in all is refused as soon as the cells read so far hold them."""
     from scenarios.palletizing import IKFailure, cell_from_document, pick_posture, select_boxes
-    loaded, failed, total = [], [], 0
+    loaded, failed, total, warned = [], [], 0, set()
     for cs in spec.cells:
         cell = cell_from_document(cs.document, cs.source, cs.base_dir, cs.default_name, check_reach=False)
         if isinstance(spec.boxes, tuple):
@@ -57,8 +57,9 @@ def load_cells(spec: BatchSpec):
         if total > MAX_BATCH_BOXES:
             raise InputError(f"{spec.sources[0]}: more than {MAX_BATCH_BOXES} boxes to plan in one batch (at cell "
                              f"{cs.id}); split it into several batches, or plan fewer boxes (batch.boxes)")
-        if cell.tau_rms is not None and not any(c.source == cs.source for c, _, _ in loaded):   # (once a file)
-            warnings.warn(f"{cs.source}: [thermal]: batch plans the moves, not the RMS-limited cycle; run "
+        if cell.tau_rms is not None and cs.file not in warned:                # (once a file, not once a variant)
+            warned.add(cs.file)
+            warnings.warn(f"{cs.file}: [thermal]: batch plans the moves, not the RMS-limited cycle; run "
                           f"`toppra-app palletize` on this cell for it", RuntimeWarning, stacklevel=2)
         try:
             pick_posture(cell)
