@@ -42,13 +42,14 @@ def rpy_matrix(roll: float, pitch: float, yaw: float) -> np.ndarray:
 def rpy_from_matrix(R: np.ndarray) -> tuple[float, float, float]:
     """(roll, pitch, yaw) with R = Rz(yaw) Ry(pitch) Rx(roll) (URDF's convention), accurate to rounding for
     every rotation: pitch = atan2(−R₂₀, cos pitch) with cos pitch = ‖(R₀₀, R₁₀)‖, yaw from that first column
-    (0 in the gimbal lock, pitch = ±90°, where only roll ∓ yaw is defined), and roll from what is left,
+    (also in the gimbal lock, pitch = ±90°, where only roll ∓ yaw is defined and the column is rounding: a
+    yaw set to 0 below c = 1e-15 lost the column's 5e-16 entries), and roll from what is left,
     (Rz(yaw) Ry(pitch))ᵀ R = Rx(roll). (asin(−R₂₀), snapped to the gimbal lock within 1e-12 of ±1, lost up to
     1e-6 rad near ±90°: `to_urdf` moved Baxter's elbow frames, pitch 4.9e-12 short of 90°, by 4.9e-12.)"""
     R = np.asarray(R, dtype=float)
     c = math.hypot(R[0, 0], R[1, 0])
     pitch = math.atan2(-R[2, 0], c)
-    yaw = math.atan2(R[1, 0], R[0, 0]) if c > 1e-15 else 0.0     # (below: the column is rounding only)
+    yaw = math.atan2(R[1, 0], R[0, 0])      # any yaw where c is rounding only: roll takes up the rest
     rest = (rotz(yaw) @ roty(pitch)).T @ R                       # Rx(roll), to rounding
     return math.atan2(rest[2, 1], rest[1, 1]), pitch, yaw
 
