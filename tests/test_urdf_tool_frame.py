@@ -49,3 +49,30 @@ def test_the_tool_does_not_depend_on_the_mimic_mode(rel):
     q = np.zeros(free.n)
     qc = np.zeros(coupled.n)
     assert np.abs(dyn.frame_pose(free, q, free.tool_frame) - dyn.frame_pose(coupled, qc, coupled.tool_frame)).max() < 1e-12
+
+
+@pytest.mark.parametrize("rel", ["kinova_description/robots/kinova.urdf",
+                                 "anymal_b_simple_description/robots/anymal-kinova.urdf"])
+def test_the_kinova_tool_is_its_end_effector_not_a_finger_tip(rel):
+    """The Kinova's last link carries j2s6s200_end_effector and two fixed fingers with their tips; the default
+    was the last of them, j2s6s200_link_finger_tip_2 (issue 12), 4 cm off the axis. It is placed where
+    Pinocchio places that frame."""
+    pin = pytest.importorskip("pinocchio")
+    path = erd_path(f"robots/{rel}")
+    if path is None:
+        pytest.skip("example-robot-data not installed")
+    robot = from_urdf(path)
+    assert robot.tool_frame == "j2s6s200_end_effector"
+    model = pin.buildModelFromUrdf(path)
+    data = model.createData()
+    q = np.random.default_rng(5).uniform(-1.0, 1.0, robot.n)
+    qp = pin.neutral(model)
+    for name, value in zip(robot.joint_names, q):
+        joint = model.joints[model.getJointId(name)]
+        if joint.nq == 2:                                     # continuous joints: (cos, sin) in Pinocchio
+            qp[joint.idx_q:joint.idx_q + 2] = np.cos(value), np.sin(value)
+        else:
+            qp[joint.idx_q] = value
+    pin.framesForwardKinematics(model, data, qp)
+    expected = data.oMf[model.getFrameId("j2s6s200_end_effector")].homogeneous
+    assert np.abs(dyn.frame_pose(robot, q, robot.tool_frame) - expected).max() < 1e-12
