@@ -141,11 +141,13 @@ def test_rest_to_rest_ramp_is_the_jerk_limited_motion(D, k, g0):
     assert b_at(0.7 * D, (True, False)) == pytest.approx(0.25 * k * k * (6.0 * 0.7 * D / k) ** (4.0 / 3.0), rel=1e-12)
 
 
-def test_an_inaccurate_rate_limited_solve_points_to_the_controller_profile(monkeypatch):
-    """The sequential scheme's "solved only inaccurately" warning now says that a controller profile plans the same
-    rates in a fraction of the time (a palletizing cell's [limits] rates: 5–51 s a move and nine such warnings
-    with the scheme, 0.1–0.2 s and none as a profile); with an energy weight it stays as it was (only the scheme
-    combines the two)."""
+def test_rates_alone_plan_as_a_controller_profile(monkeypatch):
+    """torque_rate_max / jerk_max without an energy term plan as a controller profile with headroom 1 and those
+    limits (sampled every rate_dt, steps from and to rest): the sequential scheme took 2.2 s on this path with one
+    "solved only inaccurately" warning and 1.0009 × the rate; the profile takes ~0.1 s, within it, no warning.
+    With an energy weight the sequential scheme plans them (only it combines the two)."""
+    import warnings
+    from toppra_app import ControllerProfile
     from toppra_app.planning import sequential
     seen = []
     real = sequential.solve_with_chain
@@ -154,8 +156,24 @@ def test_an_inaccurate_rate_limited_solve_points_to_the_controller_profile(monke
         seen.append(what)
         return real(*args, what=what, **kw)
     monkeypatch.setattr(sequential, "solve_with_chain", spy)
-    TimeOptimalPlanner(robot(), path("straight"), jerk_max=1e12).plan()
-    assert seen and all("a controller profile with these rates and headroom 1 plans them" in w for w in seen)
-    seen.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = TimeOptimalPlanner(robot(), path("straight"), torque_rate_max=TAU_RATE, jerk_max=JERK).plan()
+    assert not seen and p.planner.controller == ControllerProfile(
+        torque_headroom=1.0, velocity_headroom=1.0, torque_rate_max=(TAU_RATE,) * 7, jerk_max=tuple(JERK))
+    profile = TimeOptimalPlanner(robot(), path("straight"), controller=p.planner.controller).plan()
+    assert p.duration == profile.duration and p.within_limits
+    r = sampled_ratios(p, TAU_RATE, JERK)
+    assert r["torque_rate"] <= TOL and r["jerk"] <= TOL
     TimeOptimalPlanner(robot(), path("straight"), jerk_max=1e12, energy_weight=0.5).plan()
     assert seen and all(w == "the speed profile with the energy objective / rate limits" for w in seen)
+
+
+def test_rates_alone_take_the_linear_time_law():
+    """As a profile the options also plan θ̈ linear and continuous (`time_law="linear"`, refused before: the
+    sequential scheme is θ̈ constant): no steps of q̈ at grid points, so the jerk-limited motion is shorter and
+    keeps the sampled jerk."""
+    constant = TimeOptimalPlanner(robot(), path("straight"), jerk_max=JERK).plan()
+    linear = TimeOptimalPlanner(robot(), path("straight"), jerk_max=JERK, time_law="linear").plan()
+    assert linear.duration < constant.duration and linear.within_limits
+    assert sampled_ratios(linear, jerk=JERK)["jerk"] <= TOL

@@ -63,14 +63,17 @@ def choice(value, name: str, choices) -> str:
     return value
 
 
-def controlled_robot(robot, controller, torque_rate_max, jerk_max):
-    """(profile, robot): the controller profile (docs/controller.md) or None, and the robot the plan is for —
-    `robot` itself, or with the profile's headroom and acceleration limits applied."""
+def controlled_robot(robot, controller, torque_rate_max, jerk_max, rate_dt, energy_weight, max_rate_iterations):
+    """(profile, robot, torque_rate_max, jerk_max): the controller profile (docs/controller.md) or None, the
+    robot the plan is for — `robot` itself, or with the profile's headroom and acceleration limits applied —
+    and the rate options left for the sequential scheme (`rates_as_profile`)."""
     if not isinstance(robot, RobotModel):
         raise InputError(f"robot: expected a dynamics.RobotModel (e.g. dynamics.load_robot('iiwa7')), got "
                          f"{type(robot).__name__}")
+    controller, torque_rate_max, jerk_max = rates_as_profile(robot, controller, torque_rate_max, jerk_max, rate_dt,
+                                                             energy_weight, max_rate_iterations)
     if controller is None:
-        return None, robot
+        return None, robot, torque_rate_max, jerk_max
     from ..controller import ControllerProfile
     profile = ControllerProfile.from_mapping(controller)
     profile.limits_for(robot)                                # per-joint counts checked here
@@ -78,7 +81,34 @@ def controlled_robot(robot, controller, torque_rate_max, jerk_max):
     if torque_rate_max is not None or jerk_max is not None:
         raise InputError("controller: give torque_rate_max / jerk_max in the controller profile, not as "
                          "planner options as well")
-    return profile, robot
+    return profile, robot, None, None
+
+
+def rates_as_profile(robot, controller, torque_rate_max, jerk_max, rate_dt, energy_weight, max_rate_iterations):
+    """(controller, torque_rate_max, jerk_max): the planner options `torque_rate_max` / `jerk_max` given without
+    a controller profile become one with headroom 1 — the same limits on the samples every `rate_dt`, the steps
+    from and to rest included (docs/planner_limits.md) — and leave the options None. They stay options for
+    the sequential scheme (`planning.sequential`) with an energy term, which the profile does not combine with
+    rates, or with a `rate_dt` or limit outside the profile's ranges (a period over 1 s, a rate below 1e-6).
+    On the Panda's benchmark paths the sequential scheme took 0.3–2.2 s (straight at 1000 N·m/s: one
+    'inaccurate' solve, 1.0009 × the rate), the profile 0.06–0.11 s, within the limits, durations −0.04 …
+    +0.7 %. `max_rate_iterations` caps the profile's passes (at most its default, 4). Bad values are named here
+    as the options (`rate_limits`)."""
+    from ..controller import ControllerProfile
+    unchanged = controller, torque_rate_max, jerk_max
+    if controller is not None or (torque_rate_max is None and jerk_max is None):
+        return unchanged
+    rates = rate_limits(robot, torque_rate_max, jerk_max, rate_dt)
+    passes = min(whole(max_rate_iterations, "max_rate_iterations", 1, 1000), ControllerProfile.max_passes)
+    if isinstance(energy_weight, bool) or not isinstance(energy_weight, (int, float, np.integer, np.floating)) \
+            or energy_weight != 0:
+        return unchanged                                    # (a bad energy_weight is named by `energy_terms`)
+    as_limit = lambda kind: tuple(rates.limits[kind].tolist()) if kind in rates.limits else None   # noqa: E731
+    try:
+        return ControllerProfile(torque_headroom=1.0, velocity_headroom=1.0, dt=rates.dt_c, max_passes=passes,
+                                 torque_rate_max=as_limit("torque_rate"), jerk_max=as_limit("jerk")), None, None
+    except InputError:
+        return unchanged
 
 
 def joint_path(path, robot):
@@ -141,7 +171,7 @@ def linear_law(time_law, controller, energy_weight: float, rates, intervals: int
     linear = law == "linear" or (controller is not None and controller.time_law == "linear")
     if linear and (energy_weight > 0 or rates is not None):
         raise InputError("time_law: 'linear' plans for time with the controller profile's rates; it cannot be "
-                         "combined with energy_weight or the torque_rate_max / jerk_max planner options")
+                         "combined with energy_weight (nor with torque_rate_max / jerk_max and rate_dt over 1 s)")
     if linear and rated and intervals is not None and intervals > LINEAR_MAX_INTERVALS:
         raise InputError(f"time_law: with the controller's rate limits 'linear' plans on grids of up to "
                          f"{LINEAR_MAX_INTERVALS} intervals (its solves turn inaccurate on finer ones), got grid "

@@ -64,8 +64,8 @@ SLACK_TOL = 1e-7                   # a pass's re-weighted solve only, planner.md
 
 class TimeOptimalPlanner:
     """Plans on one path; `plan(payload=..., sd_start=..., sd_end=...)` may be called repeatedly and from
-    several threads. Its options are listed in `planning.options` (and docs/planner.md, "Usage");
-    energy-weighted objectives and torque-rate / jerk limits plan through `planning.sequential`."""
+    several threads. Its options are listed in `planning.options` (and docs/planner.md, "Usage"); energy-weighted
+    objectives (with torque-rate / jerk limits: `options.rates_as_profile`) plan through `planning.sequential`."""
 
     def __init__(self, robot, path, grid=None, *, scheme: str = "interpolation", substeps: int = DEFAULT_SUBSTEPS,
                  tol: float = DEFAULT_TOL, max_rounds: int = 8, solver: str = "CLARABEL",
@@ -79,7 +79,8 @@ class TimeOptimalPlanner:
         self._options = {k: v for k, v in locals().items() if k not in ("self", "robot", "path", "grid")}
         # checked in this order (`options`): the first bad option is the one reported
         self.drive_robot, self.grid_arg = robot, grid            # as given (`finer`, `sequential`)
-        self.controller, robot = controlled_robot(robot, controller, torque_rate_max, jerk_max)
+        self.controller, robot, torque_rate_max, jerk_max = controlled_robot(
+            robot, controller, torque_rate_max, jerk_max, rate_dt, energy_weight, max_rate_iterations)
         path = joint_path(path, robot)
         scheme = choice(scheme, "scheme", st.SCHEMES)
         self.substeps, self.max_rounds = whole(substeps, "substeps", 1, 1000), whole(max_rounds, "max_rounds", 0, 1000)
@@ -294,7 +295,6 @@ class TimeOptimalPlanner:
         plan = TimeOptimalPlan(robot=robot, path=self.path, law=law, check=check, torques=check.grid_torques,
                                status=status, solver=solver_used, timings=timings, iterations=iterations,
                                reused_problem=timings["compile"] == 0.0, planner=self, payload=payload, sd_end=sd_end,
-                               sd_start=sd_start, refinements=refinements, energy_weight=self.energy_weight,
-                               energy_R=self.energy_R, rate_check=rate_check, rate_info=rate_info, gap_estimate=estimate,
-                               tol=self.tol)
+                               sd_start=sd_start, refinements=refinements, energy_weight=self.energy_weight, tol=self.tol,
+                               energy_R=self.energy_R, rate_check=rate_check, rate_info=rate_info, gap_estimate=estimate)
         return kept_better(self, plan, payload, sd_start, sd_end, start)   # with a weight: the plain one if J is less

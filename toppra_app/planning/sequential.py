@@ -4,9 +4,10 @@ every number baked in (`socp.general.GeneralProblem`, compiled per solve):
 
 * energy: one solve of the energy-weighted problem, then the between-grid check and tightening as for
   the time-optimal plan (viscous friction: tangent at the time-optimal profile, conservative);
-* rates: starting from the time-optimal profile, re-solve with the rate rows linearised around the last
-  solution, check the controller-rate samples and the usual limits, and tighten where exceeded, until
-  nothing exceeds `tol` and the duration stops moving (`max_rate_iterations` solves at most).
+* rates with an energy term (rates alone plan as a controller profile, `options.rates_as_profile`): starting
+  from the time-optimal profile, re-solve with the rate rows linearised around the last solution, check the
+  controller-rate samples and the usual limits, and tighten where exceeded, until nothing exceeds `tol` and
+  the duration stops moving (`max_rate_iterations` solves at most).
 """
 
 from __future__ import annotations
@@ -56,10 +57,7 @@ def _solve_and_check(planner, robot, problem, values, timings, b_unit: float = 1
     `size`, `notes`, `clarabel`: `solve_with_chain`'s time-limit size, list for the inaccurate-solution warning
     and Clarabel options.
     Returns (status, solver name, law, check, {kind: exceeded (N, n)}, number of exceeded entries)."""
-    alone = planner.rates is not None and not planner.energy_weight > 0    # (rates without an energy term)
-    what = ("the speed profile with the rate limits (a controller profile with these rates and headroom 1 plans "
-            "them in a fraction of the time: docs/controller.md)" if alone else None)
-    status, b, solver, wall, compile_s = _solve(problem, values, planner.solver, size, notes, clarabel, what)
+    status, b, solver, wall, compile_s = _solve(problem, values, planner.solver, size, notes, clarabel)
     b = b if b is None else b * b_unit
     timings["solve"] += wall - compile_s
     timings["compile"] += compile_s
@@ -70,10 +68,10 @@ def _solve_and_check(planner, robot, problem, values, timings, b_unit: float = 1
     return status, solver, law, check, over, n_over
 
 
-def _solve(problem, values, solver, size=None, notes=None, clarabel=None, what=None):
+def _solve(problem, values, solver, size=None, notes=None, clarabel=None):
     status, b, name, wall, compile_s = solve_with_chain(
         lambda n, opts: problem.solve(values, solver=n, **opts), solver, normalised=False, size=size, inaccurate=notes,
-        clarabel=clarabel, what=what or "the speed profile with the energy objective / rate limits")
+        clarabel=clarabel, what="the speed profile with the energy objective / rate limits")
     if status == "infeasible":
         raise InfeasiblePathError("no speed profile satisfies the limits together with the rate limits / energy "
                                   "objective on this grid (solver status: infeasible)")
