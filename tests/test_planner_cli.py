@@ -78,6 +78,9 @@ def test_plan_replaces_its_own_output_directory_only(tmp_path):
     ("0.4rad,0,0,-1.5,0,1.5,0\n0.5,0,0,-1.5,0,1.5,0\n0.6,0,0,-1.5,0,1.5,0\n", "'0.4rad' is not a plain number"),
     ("0.1_5,0,0,-1.5,0,1.5,0\n0.5,0,0,-1.5,0,1.5,0\n", "'0.1_5' is not a plain number"),
     ("0x1A,0,0,-1.5,0,1.5,0\n0.5,0,0,-1.5,0,1.5,0\n", "'0x1A' is not a plain number"),
+    # full-width and Arabic-Indic digits: float() reads them, \d in the number pattern matched them
+    ("\uff10.\uff15,0,0,-1.5,0,1.5,0\n0.5,0,0,-1.5,0,1.5,0\n", "'\uff10.\uff15' is not a plain number"),
+    ("0,0,0,-1.5,0,1.5,0\n\u0660.\u0665,0,0,-1.5,0,1.5,0\n", "row 2, field 'q1'"),
     ("0,0,0,-1.5,0,1.5,0\n0.5,0,inf,-1.5,0,1.5,0\n", "'inf' is not a plain number"),
     ("a,b,c,d,e,f,a\n0,0,0,-1.5,0,1.5,0\n0.5,0,0,-1.5,0,1.5,0\n", "the column name 'a' appears twice"),
     ("a,b,c,d,e,f,1 g\n0,0,0,-1.5,0,1.5,0\n0.5,0,0,-1.5,0,1.5,0\n", "row 1: '1 g' is neither a number nor a column name"),
