@@ -1,9 +1,9 @@
 """Validation of the planner's options, one line naming the option and what is wrong, and the constants the
 planner's steps share.
 
-`whole`, `number` and `choice` check scalars; `controlled_robot`, `joint_path`, `limit_list`, `energy_terms`
-and `rate_limits` turn the robot, path and limit options of `TimeOptimalPlanner` into what it plans with, in
-the order the planner checks them (the first bad option is the one reported).
+`whole`, `number` and `choice` check scalars; `controlled_robot` (with `rates_as_profile`), `joint_path`,
+`limit_list`, `energy_terms` and `rate_limits` turn the robot, path and limit options of `TimeOptimalPlanner`
+into what it plans with, in the order the planner checks them (the first bad option is the one reported).
 
 The options of `TimeOptimalPlanner`: `grid` – "adaptive"/None (`grid.DEFAULT_INTERVALS` intervals placed by a
 reachability profile), a number of intervals (placed the same way) or the grid points; `scheme` –
@@ -24,7 +24,8 @@ dense waypoint paths (every station on) and the controller profile with θ̈ lin
 dense paths the tangent was no faster once they refine (and much slower with rate passes: ur5e/dense-0's
 controller plan took 680 s); with the controller's continuous linear law the tangent left zero-speed
 intervals next to rest.
-Energy-weighted objectives and torque-rate / jerk limits plan through `planning.sequential`.
+Energy-weighted objectives, with torque-rate / jerk limits too, plan through `planning.sequential`; the
+rates alone plan as a controller profile (`rates_as_profile`).
 """
 
 from __future__ import annotations
