@@ -189,6 +189,12 @@ def test_xacro_arguments_at_the_command_line(tmp_path, capsys):
     assert runs[None]["xacro_args"] == {} and runs["0.5"]["xacro_args"] == {"vmax": "0.5"}
     assert runs["0.5"]["duration"] > 1.5 * runs[None]["duration"]                  # half the velocity limit
     capsys.readouterr()
+    assert main(["plan", str(tmp_path / "w.csv"), "--robot", str(robot), "--out", str(tmp_path / "typo"),
+                 "--xacro-arg", "vmx=0.5"]) == 2                                  # a misspelt name: not ignored
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--xacro-arg" in err and "'vmx'" in err and "its arguments: vmax" in err, err
+    assert not (tmp_path / "typo").exists()
+    capsys.readouterr()
     for args, why in ((["--robot", "iiwa7", "--xacro-arg", "vmax=1"], "only for a .xacro robot (--robot FILE.xacro), "
                                                                         "not 'iiwa7'"),
                       (["--robot", str(robot), "--xacro-arg", "vmax"], "expected NAME=VALUE, got 'vmax'")):

@@ -379,3 +379,18 @@ def test_xacro_problems_are_one_line(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "xacro", None)                      # not installed
     with pytest.raises(ModelError, match=r"needs the xacro package: pip install xacro"):
         from_urdf(str(path))
+
+
+def test_a_xacro_argument_the_file_does_not_have_is_refused(tmp_path):
+    """xacro ignores an argument its file neither declares nor uses: a misspelt `reahc` planned the default reach
+    without a word. Refused in one line naming it and the file's arguments; declared and used ones pass."""
+    pytest.importorskip("xacro")
+    path = tmp_path / "two.urdf.xacro"
+    path.write_text(XACRO)
+    with pytest.raises(ModelError, match=r"two\.urdf\.xacro: xacro argument 'reahc' is neither declared .*\(its arguments: "
+                                         r"reach\)") as exc:
+        from_urdf(str(path), xacro_args={"reahc": 0.5})
+    assert exc.value.argument == "xacro_args" and "\n" not in str(exc.value)
+    used_only = tmp_path / "used.urdf.xacro"              # $(arg) without a declaration: given, so it counts
+    used_only.write_text(XACRO.replace('<xacro:arg name="reach" default="0.4"/>', ""))
+    assert from_urdf(str(used_only), xacro_args={"reach": 0.5}).placement_translations[1][2] == pytest.approx(0.5)

@@ -41,9 +41,10 @@ def _expand_xacro(path: str, args: dict | None, package_dirs=()) -> str:
                          f"`xacro {os.path.basename(path)} > robot.urdf`)") from None
     if not os.path.isfile(path):
         raise FileNotFoundError(path)
+    mappings = _SeenArgs({str(k): str(v) for k, v in (args or {}).items()})
     try:
         with _XACRO_LOCK, _package_lookups(xacro, list(package_dirs), path):
-            return xacro.process_file(path, mappings={str(k): str(v) for k, v in (args or {}).items()}).toxml()
+            text = xacro.process_file(path, mappings=mappings).toxml()
     except Exception as exc:                                    # noqa: BLE001 - xacro raises many kinds
         inner = exc
         while getattr(inner, "exc", None) is not None and not isinstance(inner, PackageNotFound):
@@ -51,6 +52,35 @@ def _expand_xacro(path: str, args: dict | None, package_dirs=()) -> str:
         exc = inner if isinstance(inner, PackageNotFound) else exc    # (xacro wraps ours, repeating its message)
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise ModelError(f"{path}: xacro could not expand it: {first}") from None
+    unknown = sorted(set(mappings) - mappings.seen)
+    if unknown:
+        known = sorted(mappings.seen)
+        raise ModelError(f"{path}: xacro argument '{unknown[0]}' is neither declared (<xacro:arg>) nor used by the file "
+                         f"or its includes, so it would change nothing (its arguments: "
+                         f"{', '.join(known) if known else 'none'})", argument="xacro_args")
+    return text
+
+
+class _SeenArgs(dict):
+    """xacro's table of arguments (its `mappings`, which it reads in place), noting each name the file looks up:
+    an <xacro:arg> declaration asks whether it is given, $(arg NAME), xacro.arg() and $(eval) read it. A name
+    given but never looked up is misspelt or not the file's: xacro ignores it, and the default was planned."""
+
+    def __init__(self, given):
+        super().__init__(given)
+        self.seen = set()
+
+    def __contains__(self, name):
+        self.seen.add(name)
+        return super().__contains__(name)
+
+    def __getitem__(self, name):
+        self.seen.add(name)
+        return super().__getitem__(name)
+
+    def get(self, name, default=None):
+        self.seen.add(name)
+        return super().get(name, default)
 
 
 class PackageNotFound(LookupError):

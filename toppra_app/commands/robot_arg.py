@@ -93,8 +93,8 @@ def _from_urdf(path: str, locks, tool_frame, mimic, xacro_args=None):
         return load(path, locked_joints=locks or None, tool_frame=tool_frame, mimic=mimic or "coupled",
                     xacro_args=xacro_args or None)
     except ModelError as exc:
-        if exc.argument == "locked_joints":                # the loader's argument behind --lock
-            raise InputError(f"--lock: {exc}") from None
+        if exc.argument in ("locked_joints", "xacro_args"):   # the loader's arguments behind --lock, --xacro-arg
+            raise InputError(f"{'--lock' if exc.argument == 'locked_joints' else '--xacro-arg'}: {exc}") from None
         if exc.argument != "tool_frame":
             raise
         names, shown = _frames(load(path, locked_joints=locks or None, mimic=mimic or "coupled",
