@@ -90,3 +90,66 @@ def test_duplicate_waypoints_keep_the_last_s():
         warnings.simplefilter("ignore")
         p = JointPath.from_waypoints([W3[0], W3[1], W3[1]], s=[0.0, 0.5, 2.0])
     assert (p.s_start, p.s_end) == (0.0, 2.0) and np.allclose(p.q(2.0), W3[1], atol=0, rtol=0)
+
+
+# ------------------------------------------------------------------------------ TimeOptimalPlanner options
+@pytest.mark.parametrize("option", ["prune", "relocate", "allow_overload", "check_position_limits"])
+@pytest.mark.parametrize("value", ["no", None, 0.5, [1, 2], np.zeros(7)])
+def test_switches_take_true_or_false_only(option, value):
+    """bool() took "no" (True), None (False) and a list; an array failed with numpy's "truth value ... ambiguous"
+    (docs/planner.md: a bad value of any option is an InputError naming it)."""
+    with pytest.raises(InputError) as info:
+        TimeOptimalPlanner(iiwa(), line(), **{option: value})
+    one_line(info, option)
+
+
+def test_switches_still_switch():
+    assert TimeOptimalPlanner(iiwa(), line(), prune=np.bool_(False), relocate=False).relocate is False
+
+
+@pytest.mark.parametrize("frame", ["iiwa_link_77", 7, True])
+def test_payload_frame_is_checked_when_the_planner_is_made(frame):
+    """A misspelt payload_frame was taken silently; the first plan with a payload then said "frame 'x': ...", not
+    naming the option."""
+    with pytest.raises(InputError) as info:
+        TimeOptimalPlanner(iiwa(), line(), payload_frame=frame)
+    one_line(info, "payload_frame")
+
+
+def test_payload_frame_puts_the_payload_there():
+    """A 2 kg point mass at the flange's origin (the default tool frame) and at iiwa_link_7's: different plans,
+    the first the same as payload=2.0 with no frame given."""
+    at_flange = TimeOptimalPlanner(iiwa(), line(), payload_frame="flange").plan(payload=2.0).duration
+    assert at_flange == TimeOptimalPlanner(iiwa(), line()).plan(payload=2.0).duration
+    assert TimeOptimalPlanner(iiwa(), line(), payload_frame="iiwa_link_7").plan(payload=2.0).duration != at_flange
+
+
+@pytest.mark.parametrize("limits", [3, "torque", [1, 2], {"a": 1}, np.ones(3)])
+def test_limits_must_be_a_list_of_limits(limits):
+    """A number or a string failed with "'int' object is not iterable", a list of numbers with an AttributeError."""
+    with pytest.raises(InputError) as info:
+        TimeOptimalPlanner(iiwa(), line(), limits=limits)
+    one_line(info, "limits")
+
+
+@pytest.mark.parametrize("rate_dt", [-1, 0, "x", None, np.nan])
+def test_rate_dt_is_checked_without_rate_limits_too(rate_dt):
+    with pytest.raises(InputError) as info:
+        TimeOptimalPlanner(iiwa(), line(), rate_dt=rate_dt)
+    one_line(info, "rate_dt")
+
+
+def test_start_must_be_a_time_law_of_the_path():
+    """start="x" failed with an AttributeError ('str' object has no attribute 'b_at') where the robot has viscous
+    friction, and any value was ignored where it has none."""
+    viscous = iiwa().replace(viscous=np.full(7, 0.5))
+    planner = TimeOptimalPlanner(viscous, line())
+    for start in ("x", 5, JointPath.from_waypoints(W3, s=[0, 1, 2])):
+        with pytest.raises(InputError) as info:
+            planner.plan(start=start)
+        one_line(info, "start")
+    other = TimeOptimalPlanner(iiwa(), JointPath.from_waypoints(W3, s=[0, 1, 2])).plan()
+    with pytest.raises(InputError):
+        planner.plan(start=other.law)                 # a law on θ ∈ [0, 2], this path's θ ∈ [0, 1]
+    first = planner.plan()
+    assert planner.plan(start=first.law).duration == pytest.approx(first.duration, rel=1e-6)
