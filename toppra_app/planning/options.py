@@ -126,7 +126,8 @@ def rates_as_profile(robot, controller, torque_rate_max, jerk_max, rate_dt, ener
     a controller profile become one with headroom 1 — the same limits on the samples every `rate_dt`, the steps
     from and to rest included (docs/planner_limits.md) — and leave the options None. They stay options for
     the sequential scheme (`planning.sequential`) with an energy term, which the profile does not combine with
-    rates, or with a `rate_dt` or limit outside the profile's ranges (a period over 1 s, a rate below 1e-6).
+    rates, or with a `rate_dt` or limit outside the profile's ranges (a period over 1 s, a rate below 1e-6 or above
+    `controller.LARGEST_RATE`, 1e9, at which the profile's solves turn inaccurate or fail).
     On the Panda's benchmark paths the sequential scheme took 0.3–2.2 s (straight at 1000 N·m/s: one
     'inaccurate' solve, 1.0009 × the rate), the profile 0.06–0.11 s, within the limits, durations −0.04 …
     +0.7 %. `max_rate_iterations` caps the profile's passes (at most its default, 4). Bad values are named here
