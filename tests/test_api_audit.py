@@ -167,3 +167,56 @@ def test_a_huge_rate_limit_plans_as_no_limit_or_is_named(value):
         with pytest.raises(InputError) as info:
             TimeOptimalPlanner(iiwa(), line(), controller={kind: value})
         one_line(info, f"controller.{kind}")
+
+
+# ------------------------------------------------------------------------------ limits too small to plan with
+@pytest.mark.parametrize("limits", [dict(qd_max=1e-100), dict(qdd_max=1e-160), dict(qd_max=1e-300)])
+def test_limits_that_give_an_endless_motion_are_refused(limits):
+    """qd_max = 1e-100 planned a motion of 0.0 s "within its limits" (θ̇² ~ 1e-200 underflowed in the time law),
+    qdd_max = 1e-160 one of 1.3e80 s where 2 √(1.2 / a) = 2.2e80 s, and qd_max = 1e-300 spent minutes splitting."""
+    with pytest.raises(InputError) as info:
+        TimeOptimalPlanner(iiwa().with_limits(**limits), line()).plan()
+    one_line(info, "robot 'iiwa7'")
+
+
+@pytest.mark.parametrize("a", [1.0, 1e-6, 1e-20])
+def test_a_slow_motion_still_takes_the_analytic_time(a):
+    """Acceleration limits alone on a straight line: bang-bang on the joint with the longest way (1.2 rad),
+    T = 2 √(1.2 / a); the plan may be shorter only by its tolerance (1e-3 over the limit)."""
+    robot = iiwa().with_limits(tau_max=np.inf, qd_max=np.inf, qdd_max=a)
+    T = 2.0 * np.sqrt(1.2 / a)
+    assert T * (1 - 1e-3) <= TimeOptimalPlanner(robot, line()).plan().duration <= T * (1 + 1e-6)
+
+
+# ------------------------------------------------------------------------------ toppra, finite differences
+def test_velocity_and_acceleration_limits_against_toppra():
+    """toppra 0.6 (TOPPRA, JointVelocityConstraint, JointAccelerationConstraint) on the same spline: ours is no
+    longer than toppra's on 1000 intervals and not shorter than it by more than its discretisation; no limit over
+    by more than the tolerance on 0.1 ms samples."""
+    ta = pytest.importorskip("toppra")
+    from toppra import algorithm, constraint
+    rng = np.random.default_rng(3)
+    W, ss = rng.uniform(-1, 1, (5, 7)), np.linspace(0, 1, 5)
+    vlim, alim = rng.uniform(0.5, 2, 7), rng.uniform(1, 5, 7)
+    robot = iiwa().with_limits(tau_max=np.inf, qd_max=vlim, qdd_max=alim)
+    plan = plan_time_optimal(robot, JointPath.from_waypoints(W, s=ss))
+    cons = [constraint.JointVelocityConstraint(np.c_[-vlim, vlim]),
+            constraint.JointAccelerationConstraint(np.c_[-alim, alim])]
+    ref = algorithm.TOPPRA(cons, ta.SplineInterpolator(ss, W), gridpoints=np.linspace(0, 1, 1001),
+                           parametrizer="ParametrizeConstAccel").compute_trajectory(0, 0).duration
+    assert ref * (1 - 3e-3) <= plan.duration <= ref
+    smp = plan.sample(1e-4)
+    assert np.max(np.abs(smp.qd) / vlim) <= 1 + 1e-3 and np.max(np.abs(smp.qdd) / alim) <= 1 + 1e-3
+
+
+def test_eval_agrees_with_finite_differences_sample_and_clips_outside():
+    plan = plan_time_optimal(iiwa(), JointPath.from_waypoints(W3))
+    T, h = plan.duration, 1e-6
+    t = np.linspace(0.01, T - 0.01, 41)
+    assert np.abs((plan.eval(t + h) - plan.eval(t - h)) / (2 * h) - plan.evald(t)).max() < 1e-6
+    assert np.abs((plan.evald(t + h) - plan.evald(t - h)) / (2 * h) - plan.evaldd(t)).max() < 1e-4
+    smp = plan.sample(1e-3)
+    assert np.array_equal(plan.eval(smp.t), smp.q) and np.array_equal(plan.evald(list(smp.t)), smp.qd)
+    assert np.allclose(plan.evaldd(smp.t), smp.qdd, rtol=0, atol=1e-12 * np.abs(smp.qdd).max())   # (q″ θ̇ θ̇ rounding)
+    assert smp.t[-1] == T and np.array_equal(plan.eval(-1.0), plan.eval(0)) and np.allclose(plan.eval(T + 5), W3[-1], rtol=0, atol=1e-12)
+    assert np.array_equal(plan.evald(np.float32(0.25)), plan.evald(float(np.float32(0.25))))
