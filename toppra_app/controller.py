@@ -38,6 +38,10 @@ def _fraction(value, name: str) -> float:
 
 
 SMALLEST = 1e-6                    # the smallest acceleration, torque-rate or jerk limit a profile takes
+LARGEST_RATE = 1e9                 # the largest finite torque-rate or jerk limit: from ~1e12 its rows, scaled by it,
+                                   # left the solve 'optimal_inaccurate' (iiwa7 straight, jerk, θ̈ linear), at 1e20
+                                   # Clarabel failed (SCS ran out of time, 3.6 s) and at 1e200 cvxpy's 'Problem data
+                                   # contains NaN or Inf' leaked; inf (no limit) is the value for "no limit"
 
 
 def _per_joint(value, name: str):
@@ -57,6 +61,9 @@ def _per_joint(value, name: str):
                          f"(inf = no limit), got {short_repr(value)}")
     if (v < SMALLEST).any():               # (1e-300 planned a motion 1.6e305× over it, printing 300-digit numbers)
         raise InputError(f"controller.{name}: expected at least {SMALLEST:g} (or inf = no limit), got "
+                         f"{short_repr(value)}")
+    if name != "qdd_max" and (np.isfinite(v) & (v > LARGEST_RATE)).any():
+        raise InputError(f"controller.{name}: expected at most {LARGEST_RATE:g} (or inf = no limit), got "
                          f"{short_repr(value)}")
     if np.isinf(v).all():                  # no limit on any joint: none at all (rate rows of no joint failed)
         return None

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.interpolate import CubicHermiteSpline, CubicSpline, PPoly
 
-from .errors import InputError
+from .errors import InputError, short_repr
 from .limits.rows import per_joint_positive
 from .waypoint_fit import fit_within
 
@@ -101,12 +101,7 @@ class JointPath:
         waypoints give a straight line. Raises `InputError` (a ValueError) naming the field for NaN, too few
         waypoints, a non-increasing ``s`` or a tolerance that is not positive and finite.
         """
-        try:
-            if isinstance(waypoints, (str, bytes, dict)) or np.iscomplexobj(waypoints):
-                raise TypeError
-            W = np.array(waypoints, dtype=float)
-        except (TypeError, ValueError):
-            raise InputError("waypoints: expected an (m, n) array of real numbers") from None
+        W = _reals(waypoints, "waypoints", "an (m, n) array of real numbers")
         if W.ndim == 1:
             W = W[:, None]
         if W.ndim != 2 or W.shape[1] == 0:
@@ -121,17 +116,18 @@ class JointPath:
         if s is None:
             S = None
         else:
-            try:
-                if isinstance(s, (str, bytes, dict)) or np.iscomplexobj(s):
-                    raise TypeError
-                S = np.array(s, dtype=float).reshape(-1)
-            except (TypeError, ValueError):
-                raise InputError("s: expected one number per waypoint") from None
+            S = _reals(s, "s", "one number per waypoint")
+            if S.ndim > 1:                  # (a 2-D s was flattened: [[0, 1], [2, 3]] taken for four values)
+                raise InputError(f"s: expected a 1-D array, one number per waypoint, got shape {S.shape}")
+            S = S.reshape(-1)
             if S.shape[0] != W.shape[0]:
                 raise InputError(f"s: expected {W.shape[0]} values (one per waypoint), got {S.shape[0]}")
             if not np.isfinite(S).all():
                 raise InputError(f"s: value {int(np.flatnonzero(~np.isfinite(S))[0])} is not a finite number")
-            steps = np.diff(S)
+            with np.errstate(over="ignore"):
+                steps, span = np.diff(S), S[-1] - S[0]
+            if not (np.isfinite(steps).all() and np.isfinite(span)):   # (scipy's "dydx" error, blamed on bc_type)
+                raise InputError(f"s: the span from {S[0]:g} to {S[-1]:g} overflows a double; use a smaller scale")
             if (steps <= 0).any():
                 k = int(np.flatnonzero(steps <= 0)[0])
                 raise InputError(f"s: must be strictly increasing, but s[{k + 1}] = {S[k + 1]} <= s[{k}] = {S[k]}")
@@ -150,8 +146,9 @@ class JointPath:
             W = W[keep]
             if S is not None:
                 # keep the s of the last of each run at the end, so the path still spans [s0, s_end]
+                last = S[-1]
                 S = S[keep]
-                S[-1] = float(np.array(s, dtype=float).reshape(-1)[-1])
+                S[-1] = last
             if W.shape[0] < 2:
                 raise InputError("waypoints: all waypoints are identical, the path has zero length")
         if S is None:
@@ -174,10 +171,20 @@ class JointPath:
                               f"waypoint {i}, joint {j} by {d:.3g}); interpolating them", WaypointFitWarning,
                               stacklevel=2)
             try:
-                spline = _parabola(S, W) if W.shape[0] == 3 and isinstance(bc_type, str) and \
-                    bc_type == "not-a-knot" else CubicSpline(S, W, axis=0, bc_type=bc_type)
+                with np.errstate(all="ignore"):     # (an s the spline overflows on is named below)
+                    spline = _parabola(S, W) if W.shape[0] == 3 and isinstance(bc_type, str) and \
+                        bc_type == "not-a-knot" else CubicSpline(S, W, axis=0, bc_type=bc_type)
             except ValueError as exc:
                 raise InputError(f"bc_type: {exc}") from None
+            except TypeError:               # (bc_type=None, 5, an object: scipy's TypeError leaked)
+                raise InputError(f"bc_type: expected 'not-a-knot', 'clamped', 'natural', 'periodic' or a pair "
+                                 f"((order, value), (order, value)) as scipy's CubicSpline, got {short_repr(bc_type)}") \
+                    from None
+        with np.errstate(all="ignore"):         # (else "path: ... non-finite joint positions", naming no argument)
+            finite = np.isfinite(spline.c).all() and np.isfinite(spline(np.linspace(S[0], S[-1], 16))).all()
+        if not finite:
+            raise InputError(f"s: on [{S[0]:g}, {S[-1]:g}] with steps down to {np.diff(S).min():g} the cubic "
+                             f"spline overflows a double; rescale s (any scale of s plans the same motion)")
         return cls(spline, waypoints=W, knots=S)
 
     # ------------------------------------------------------------------ evaluation
@@ -241,6 +248,21 @@ def _parabola(S: np.ndarray, W: np.ndarray) -> CubicHermiteSpline:
     return CubicHermiteSpline(S, W, np.linalg.solve(A, rhs), axis=0)
 
 
+def _reals(value, name: str, what: str) -> np.ndarray:
+    """`value` as a float array, refused in one line naming `name` unless its elements are real numbers: as the
+    planner's checks (`checks`, `limits.rows.per_joint_positive`), not booleans (True read as 1), text ("0.5" read
+    as 0.5, also inside a list), complex or objects."""
+    if isinstance(value, dict):
+        raise InputError(f"{name}: expected {what}, got a dict")
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError):                    # ragged lists
+        raw = None
+    if raw is None or raw.dtype.kind not in "iuf":
+        raise InputError(f"{name}: expected {what}, got {short_repr(value)}")
+    return raw.astype(float)
+
+
 def _short(tol: np.ndarray) -> str:
     return f"{tol[0]:g}" if np.all(tol == tol[0]) else "[" + ", ".join(f"{x:g}" for x in tol) + "]"
 
@@ -249,6 +271,9 @@ def as_joint_path(path) -> JointPath:
     """A `JointPath` from a JointPath, a scipy spline, or an (m, n) waypoint array."""
     if isinstance(path, JointPath):
         return path
+    if path is None or isinstance(path, (str, bytes, dict)):   # (named "waypoints", not the argument given)
+        raise InputError(f"path: expected a JointPath, a scipy spline or an (m, n) waypoint array, got "
+                         f"{short_repr(path)}")
     if callable(path):
         return JointPath(path)
     return JointPath.from_waypoints(path)

@@ -22,7 +22,7 @@ import numpy as np
 
 from dynamics.checks import stacklevel_outside
 
-from ..errors import InfeasiblePathError
+from ..errors import InfeasiblePathError, InputError
 from ..socp.solvers import SolverError, solve_with_chain
 from ..verify import estimate_of, swing_room
 from . import cache
@@ -31,6 +31,7 @@ WARN_ABOVE = 0.05                  # warn where `plan.gap_estimate` still exceed
                                    # (`planner.REFINE_ABOVE`; it over-states the gap, up to ~15×)
 SWING_WARN = 3e-3                  # θ̈ linear: ... or the swing estimate this (`verify.swing_room`; suite ≤ 8e-4;
                                    # 7.8e-3 and 3.4e-3 on friction-limited iiwa paths 0.31 % and 0.11 % slower)
+MAX_TIME_SCALE = 1e15              # s: the longest motion a plan represents (`check_time_scale`)
 SENSITIVE_MARGIN = 10.0            # warn where holding the robot at a rest end leaves less torque (× tol)
 _HELD = threading.local()          # `held_back`: this thread's plan warnings held back, or None
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # toppra_app/: not the user's code
@@ -47,6 +48,22 @@ def check_positions(robot, theta, q) -> None:
             f"path leaves the position range of joint {robot.joint_names[k]} (#{k}) at θ = {theta[i]:.6g}: "
             f"q = {q[i, k]:.6g} rad, limit {lim:.6g} rad (a waypoint is out of range or the spline "
             f"overshoots between waypoints)")
+
+
+def check_time_scale(robot, theta, law) -> None:
+    """Refuse limits so small that the motion would take more than `MAX_TIME_SCALE` (the path's length over its top
+    speed θ̇ on the coarse rest-to-rest profile `law`): such θ̇² lose their digits in the time law, whose times are
+    in seconds. qd_max = 1e-100 on the iiwa planned 0.0 s "within its limits", qdd_max = 1e-160 1.3e80 s instead
+    of 2.2e80 s, qd_max = 1e-200 spent minutes splitting the grid. Usually a unit mistake."""
+    if law is None:
+        return
+    top, L = float(np.max(law.b)), float(theta[-1] - theta[0])
+    with np.errstate(divide="ignore"):
+        scale = L / np.sqrt(top) if top > 0 else np.inf
+    if scale > MAX_TIME_SCALE:
+        raise InputError(f"robot '{robot.name}': its limits (tau_max, qd_max, qdd_max and any Cartesian ones) allow "
+                         f"this path only at path speeds θ̇ up to {np.sqrt(top):.3g}, a motion of ~{scale:.3g} s, "
+                         f"longer than the {MAX_TIME_SCALE:.0e} s a plan represents; check the limits' units")
 
 
 def check_holdable(robot, theta, d, dq=None) -> None:

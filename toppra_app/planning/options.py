@@ -64,6 +64,43 @@ def choice(value, name: str, choices) -> str:
     return value
 
 
+def flag(value, name: str) -> bool:
+    """True or False (numpy's too); anything else refused: `bool()` took "no", None, 0.5 and a list for a choice and
+    failed on an array with numpy's "truth value ... is ambiguous" (docs/planner.md: a bad option is named)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(f"{name}: expected True or False, got {short_repr(value)}")
+    return bool(value)
+
+
+def frame_option(robot, value, name: str):
+    """None or the name of a frame of `robot` (`RobotModel.frame`): checked when the planner is made, not only when
+    a payload is merged (a misspelt payload_frame was taken silently, and then named "frame 'x'" by the first plan
+    with a payload)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InputError(f"{name}: expected a frame name (a link or frame of robot '{robot.name}'), got "
+                         f"{short_repr(value)}")
+    try:
+        robot.frame(value)
+    except ValueError as exc:
+        raise InputError(f"{name}: {exc}") from None
+    return value
+
+
+def start_law(start, path):
+    """None or a `TimeLaw` on the path's parameter interval (`TimeOptimalPlanner.plan`'s `start`): anything else
+    failed with an AttributeError where viscous friction used it, and was ignored without."""
+    from ..trajectory import TimeLaw
+    if start is None:
+        return None
+    ends = (path.s_start, path.s_end)
+    if not isinstance(start, TimeLaw) or not np.allclose(start.theta[[0, -1]], ends, rtol=1e-12, atol=0):
+        raise InputError(f"start: expected None or the TimeLaw of a plan of this path (plan.law, θ from "
+                         f"{ends[0]:g} to {ends[1]:g}), got {short_repr(start)}")
+    return start
+
+
 def controlled_robot(robot, controller, torque_rate_max, jerk_max, rate_dt, energy_weight, max_rate_iterations):
     """(profile, robot, torque_rate_max, jerk_max): the controller profile (docs/controller.md) or None, the
     robot the plan is for — `robot` itself, or with the profile's headroom and acceleration limits applied —
@@ -90,7 +127,8 @@ def rates_as_profile(robot, controller, torque_rate_max, jerk_max, rate_dt, ener
     a controller profile become one with headroom 1 — the same limits on the samples every `rate_dt`, the steps
     from and to rest included (docs/planner_limits.md) — and leave the options None. They stay options for
     the sequential scheme (`planning.sequential`) with an energy term, which the profile does not combine with
-    rates, or with a `rate_dt` or limit outside the profile's ranges (a period over 1 s, a rate below 1e-6).
+    rates, or with a `rate_dt` or limit outside the profile's ranges (a period over 1 s, a rate below 1e-6 or above
+    `controller.LARGEST_RATE`, 1e9, at which the profile's solves turn inaccurate or fail).
     On the Panda's benchmark paths the sequential scheme took 0.3–2.2 s (straight at 1000 N·m/s: one
     'inaccurate' solve, 1.0009 × the rate), the profile 0.06–0.11 s, within the limits, durations −0.04 …
     +0.7 %. `max_rate_iterations` caps the profile's passes (at most its default, 4). Bad values are named here
@@ -124,6 +162,12 @@ def joint_path(path, robot):
 def limit_list(robot, limits, tool_speed_max, collision_energy_max, cartesian_frame, contact_mass) -> list:
     """`limits` (default: the joint torque, velocity and acceleration limits) and the Cartesian ones
     (`limits.cartesian.cartesian_limits`); refused when nothing bounds the path speed."""
+    from ..limits.rows import Limit
+    # (a number, a string or a list of other things failed with a TypeError or AttributeError)
+    if limits is not None and (isinstance(limits, (str, bytes, dict)) or not np.iterable(limits)
+                               or not all(isinstance(lim, Limit) for lim in limits)):
+        raise InputError(f"limits: expected a list of limits (e.g. toppra_app.limits.default_limits() + "
+                         f"[CartesianSpeedLimit(1.0)]), got {short_repr(limits)}")
     out = list(limits) if limits is not None else [JointTorqueLimit(), JointVelocityLimit(), JointAccelerationLimit()]
     from ..limits.cartesian import cartesian_limits
     out += cartesian_limits(robot, tool_speed_max, collision_energy_max, cartesian_frame, contact_mass)
@@ -146,8 +190,10 @@ def energy_terms(robot, energy_weight, energy_R, controller) -> tuple[float, np.
 
 
 def rate_limits(robot, torque_rate_max, jerk_max, rate_dt):
-    """The torque-rate / jerk limits (`limits.rates.RateLimits`), or None without either."""
+    """The torque-rate / jerk limits (`limits.rates.RateLimits`), or None without either; `rate_dt` is checked either
+    way (rate_dt=-1 or "x" was taken silently without rate limits)."""
     from ..limits.rates import RateLimits
+    checks.real(rate_dt, "rate_dt", 0.0, None, bounds="(]", unit=" of seconds")
     return RateLimits(robot, torque_rate_max, jerk_max, rate_dt) if (
         torque_rate_max is not None or jerk_max is not None) else None
 

@@ -42,8 +42,8 @@ from .finer import (LIMIT_SPLITS, in_one, plan_constant, plan_finer, split_for_g
                     split_when_done)
 from .grid import MAX_INTERVALS, intervals_for, parse_grid, user_intervals
 from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, LINEAR_MAX_INTERVALS, REFINE_MAX_INTERVALS, choice,
-                      controlled_robot, energy_terms, estimates_gap, joint_path, limit_list, linear_law, number,
-                      rate_limits, whole)
+                      controlled_robot, energy_terms, estimates_gap, flag, frame_option, joint_path, limit_list,
+                      linear_law, number, rate_limits, start_law, whole)
 from .prepare import DENSE_REFINE_MAX, at_stations, limit_blocks, reference_b, set_up, tangent_points
 from .result import TimeOptimalPlan, timed
 from .sequential import kept_better, plan_sequential
@@ -90,7 +90,8 @@ class TimeOptimalPlanner:
         self.max_viscous_iterations = whole(max_viscous_iterations, "max_viscous_iterations", 0, 100)
         solver_chain(solver)                                    # validates the name
         self.robot, self.path, self.scheme, self.tol, self.solver = robot, path, scheme, number(tol, "tol", 0, 1), solver
-        self.prune, self.payload_frame, self.allow_overload = bool(prune), payload_frame, bool(allow_overload)
+        self.prune, self.allow_overload = flag(prune, "prune"), flag(allow_overload, "allow_overload")
+        self.payload_frame = frame_option(robot, payload_frame, "payload_frame")
         self.tangent = choice(time_objective, "time_objective", OBJECTIVES) == "tangent"
         self.limits = limit_list(robot, limits, tool_speed_max, collision_energy_max, cartesian_frame, contact_mass)
         # the time–energy objective and torque-rate / jerk limits (optional; `planning.sequential`)
@@ -98,15 +99,14 @@ class TimeOptimalPlanner:
         self.rates = rate_limits(robot, torque_rate_max, jerk_max, rate_dt)
         self.max_rate_iterations = whole(max_rate_iterations, "max_rate_iterations", 1, 1000)
         self.grid_mode, self.grid_spec = parse_grid(path, grid)
-        given = user_intervals(grid, self.grid_spec)          # None: the default grid, which may be refined
-        self.auto_grid = given is None
+        self.auto_grid = (given := user_intervals(grid, self.grid_spec)) is None   # None: the default grid (refinable)
         self.linear = linear_law(time_law, self.controller, self.energy_weight, self.rates, given,
-                                 scheme == "interpolation" and bool(relocate))
+                                 flag(relocate, "relocate") and scheme == "interpolation")
         self.rated = self.controller is not None and self.controller.has_rates   # θ̈ continuous with θ̈ linear
         if self.auto_grid and self.linear and not self.rated:
             self.grid_spec = intervals_for(path, linear=True)
         self.estimates_gap = estimates_gap(self.energy_weight, self.rates, self.controller)
-        self.check_position_limits, self.relocate = bool(check_position_limits), bool(relocate)
+        self.check_position_limits, self.relocate = flag(check_position_limits, "check_position_limits"), bool(relocate)
         self._lock, self._ready, self._finer = threading.Lock(), False, {}
 
     def _prepare(self) -> None:
@@ -130,7 +130,7 @@ class TimeOptimalPlanner:
         """Plan (rest-to-rest unless sd_start/sd_end, the path speeds θ̇ at the ends, are given); viscous friction
         first on its tangent at `start`, a `TimeLaw` on the path (a coarser grid's plan, `finer`), if given."""
         t_all, timings = time.perf_counter(), dict(coefficients=0.0, build=0.0, compile=0.0, solve=0.0, verify=0.0)
-        sd_start, sd_end = number(sd_start, "sd_start"), number(sd_end, "sd_end")
+        sd_start, sd_end, start = number(sd_start, "sd_start"), number(sd_end, "sd_end"), start_law(start, self.path)
         with timed(timings, "coefficients"):
             self._prepare()
             robot = self.payload_robot(payload)

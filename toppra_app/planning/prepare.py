@@ -217,6 +217,7 @@ def prepare(robot, path, limits, *, grid_mode: str, grid_spec, scheme: str, subs
     # (no law: stops inside the path or no profile; the grid is then placed by θ and arc length)
     blocks = [blk.at(None) for blk in limit_blocks(limits, data, b_ref, None)]
     law = rest_to_rest_law(blocks, coarse, b_ref)
+    diagnose.check_time_scale(robot, coarse, law)
     layers, riding = np.empty(0), np.empty(0)
     if grid_mode == "fixed":
         theta = coarse
