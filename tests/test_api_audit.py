@@ -43,13 +43,22 @@ def test_waypoints_must_be_real_numbers(waypoints):
     one_line(info, "waypoints")
 
 
-@pytest.mark.parametrize("waypoints, s", [(W3, ["0", "1", "2"]), (W3, [0, "1", 2]), (W3, [[0, 1, 2]]),
-                                          (W3, [[0], [1], [2]]), (W3[:2], [False, True]), (W3, [None, 1, 2])])
+@pytest.mark.parametrize("waypoints, s", [(W3, ["0", "1", "2"]), (W3, [0, "1", 2]), (W3, [[0, 1, 2], [3, 4, 5]]),
+                                          (W3[:2], [False, True]), (W3, [None, 1, 2])])
 def test_s_must_be_one_real_number_per_waypoint(waypoints, s):
     """Text and booleans were read as numbers, a 2-D s was flattened (s=[[0, 1], [2, 3]] taken as four values)."""
     with pytest.raises(InputError) as info:
         JointPath.from_waypoints(waypoints, s=s)
     one_line(info, "s")
+
+
+def test_s_as_a_column_or_a_row_is_one_value_per_waypoint():
+    """A column (np.loadtxt of one column, reshaped) or a single row is unambiguous: the same path as a 1-D s."""
+    flat = JointPath.from_waypoints(W3, s=[0.0, 1.0, 3.0])
+    for s in ([[0.0], [1.0], [3.0]], [[0.0, 1.0, 3.0]]):
+        path = JointPath.from_waypoints(W3, s=s)
+        at = np.array([0.5, 2.0])
+        assert np.array_equal(path.knots, flat.knots) and np.array_equal(path(at), flat(at))
 
 
 @pytest.mark.parametrize("s", [[0, 1e-300, 2e-300], [0, 1e300, 2e300], [-1e308, 0, 1e308]])

@@ -117,8 +117,8 @@ class JointPath:
             S = None
         else:
             S = _reals(s, "s", "one number per waypoint")
-            if S.ndim > 1:                  # (a 2-D s was flattened: [[0, 1], [2, 3]] taken for four values)
-                raise InputError(f"s: expected a 1-D array, one number per waypoint, got shape {S.shape}")
+            if sum(d > 1 for d in S.shape) > 1:     # (a 2-D s was flattened: [[0, 1], [2, 3]] taken for four
+                raise InputError(f"s: expected a 1-D array, one number per waypoint, got shape {S.shape}")  # values)
             S = S.reshape(-1)
             if S.shape[0] != W.shape[0]:
                 raise InputError(f"s: expected {W.shape[0]} values (one per waypoint), got {S.shape[0]}")
