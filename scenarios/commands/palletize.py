@@ -121,6 +121,7 @@ def run(args) -> int:
             summary["wall_time_s"] = time.perf_counter() - t0
             summary["time_spent"] = times
             summary["trajectory_dt_s"] = args.dt
+            summary.update(rp.provenance(report.cell.robot.joint_names))
             rp.write_json(tmp / "summary.json", summary)
     finally:
         helper.close()

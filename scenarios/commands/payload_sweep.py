@@ -97,6 +97,7 @@ def run(args) -> int:
         if not args.no_plots:
             rp.save_figure(rp.sweep_figure(sweep), tmp / "duration_vs_payload.png")
         summary["wall_time_s"] = time.perf_counter() - t0
+        summary.update(rp.provenance())
         rp.write_json(tmp / "summary.json", summary)
     print(f"wrote {args.out}/ (summary.json, sweep.csv{'' if args.no_plots else ', duration_vs_payload.png'})")
     return strict_exit("payload-sweep", [(f"the plan with {p.mass:g} kg at {p.com_offset:g} m", p.limit_report.ratio,
