@@ -275,7 +275,7 @@ def sweep_figure(sweep):
     ax = fig.subplots()
     D = sweep.table()
     for i, off in enumerate(sweep.offsets):
-        ax.plot(sweep.masses, D[i], "o-", label=f"COM offset {100 * off:.0f} cm")
+        ax.plot(sweep.masses, D[i], "o-", label=f"COM offset {100 * off:g} cm")   # (:.0f: 4 mm read "0 cm")
     ax.set_xlabel("payload mass [kg]")
     ax.set_ylabel("minimum time of the move [s]")
     ax.grid(alpha=0.3)

@@ -89,3 +89,45 @@ def test_pallet_summary_names_its_version_units_and_joints(pallet):
             if w["joint"] >= 0:
                 assert summary["joint_names"][w["joint"]] == w["joint_name"]
     assert summary["units"]["time"] == "s" and summary["units"]["effort"] == "N·m or N"
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    """Masses out of order and one twice, two offsets 4 mm apart; the figure kept for a look."""
+    import scenarios.report as rp
+    out = tmp_path_factory.mktemp("sweep") / "out"
+    figures = []
+
+    def keep(s):
+        figures.append(draw(s))
+        return figures[-1]
+    draw = rp.sweep_figure
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rp, "sweep_figure", keep)
+        code, text = _run(["payload-sweep", "--masses", "3,0,3", "--offsets", "0.004,0", "--out", str(out)])
+    assert code == 0 and len(figures) == 1
+    return out, _strict_json(out / "summary.json"), text, figures[0]
+
+
+def test_sweep_values_each_once_and_in_order(sweep):
+    """`--masses 1,1,0.5` printed a column of 'nan' under the second '1 kg' (`table` put each point in the first
+    column of its value), and `--masses 6,0,3` drew every curve back and forth (6 → 0 → 3 kg); offsets 0 and
+    0.004 m were both 'COM offset 0 cm' in the legend and '0.000' in the table."""
+    out, summary, text, fig = sweep
+    assert summary["masses_kg"] == [0.0, 3.0] and summary["com_offsets_m"] == [0.0, 0.004]
+    assert "nan" not in text
+    rows = np.loadtxt(out / "sweep.csv", delimiter=",", skiprows=1)
+    assert len(rows) == len(summary["points"]) == 4
+    lines = text.splitlines()
+    head = next(k for k, line in enumerate(lines) if line.startswith("COM offset m"))
+    assert lines[head].split()[3:] == ["0", "kg", "3", "kg"]
+    for line in lines[head + 2:head + 4]:                 # each printed time is that point's in sweep.csv
+        off, *times = line.split()
+        for mass, shown in zip((0.0, 3.0), times):
+            (row,) = rows[(rows[:, 0] == mass) & (rows[:, 1] == float(off))]
+            assert shown == f"{row[2]:.3f}"
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["COM offset 0 cm", "COM offset 0.4 cm"]
+    for curve in ax.get_lines():
+        assert list(curve.get_xdata()) == [0.0, 3.0]
+    assert summary["tool"] == "toppra-app" and summary["version"] and summary["units"]["mass"] == "kg"

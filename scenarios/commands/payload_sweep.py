@@ -82,7 +82,7 @@ def run(args) -> int:
     summary = sweep.summary()
     D = sweep.table()
     headers = ["COM offset m"] + [f"{m:g} kg" for m in sweep.masses]
-    rows = [[f"{off:.3f}"] + [f"{d:.3f}" for d in D[i]] for i, off in enumerate(sweep.offsets)]
+    rows = [[f"{off:g}"] + [f"{d:.3f}" for d in D[i]] for i, off in enumerate(sweep.offsets)]   # (:.3f: 0.0004 read 0.000)
     print(f"\n{summary['move']} on {cell.robot_name}: minimum time [s] per payload mass and COM offset")
     print(rp.format_table(headers, rows))
     print(f"\nfirst plan (problem built/compiled): {sweep.first_plan_seconds:.3f} s; "
