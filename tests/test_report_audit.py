@@ -131,3 +131,14 @@ def test_sweep_values_each_once_and_in_order(sweep):
     for curve in ax.get_lines():
         assert list(curve.get_xdata()) == [0.0, 3.0]
     assert summary["tool"] == "toppra-app" and summary["version"] and summary["units"]["mass"] == "kg"
+
+
+def test_sweep_mass_over_the_rating_names_the_flag(tmp_path, capsys):
+    """A mass over the robot's remaining payload was refused as 'masses: …', the library's argument, not the
+    '--masses' the user typed (as '--box' already was); nothing is written."""
+    out = tmp_path / "out"
+    assert main(["payload-sweep", "--masses", "0,100", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["toppra-app payload-sweep: error: --masses: 100 kg exceeds what iiwa7 can carry "
+                   "(6.4 kg = rated payload minus gripper)"]
+    assert not out.exists()
