@@ -13,6 +13,12 @@ import pytest
 
 from toppra_app.cli import main
 
+FRICTION = """
+[friction]
+coulomb = [0.5, 0.5, 0.4, 0.4, 0.3, 0.2, 0.2]
+viscous = [0.5, 0.5, 0.3, 0.3, 0.2, 0.1, 0.1]
+"""
+
 
 def _strict_json(path):
     """summary.json read as strict JSON: NaN or Infinity (Python writes them, JSON has none) fail."""
@@ -31,9 +37,13 @@ def _run(argv):
 
 @pytest.fixture(scope="module")
 def pallet(tmp_path_factory):
-    """Boxes given out of order and twice: '3,1,1'."""
-    out = tmp_path_factory.mktemp("pallet") / "out"
-    code, text = _run(["palletize", "--boxes", "3,1,1", "--no-plots", "--no-report", "--out", str(out)])
+    """The built-in cell with the [friction] of its comments, boxes given out of order and twice: '2,1,1'."""
+    from scenarios.palletizing import DEFAULT_CELL
+    here = tmp_path_factory.mktemp("pallet")
+    cell = here / "friction.toml"
+    cell.write_text(DEFAULT_CELL.read_text(encoding="utf-8") + FRICTION, encoding="utf-8")
+    out = here / "out"
+    code, text = _run(["palletize", str(cell), "--boxes", "2,1,1", "--no-plots", "--no-report", "--out", str(out)])
     assert code == 0
     return out, _strict_json(out / "summary.json"), text
 
@@ -43,14 +53,14 @@ def _last_time(path) -> float:
 
 
 def test_boxes_are_planned_in_slot_order_each_once(pallet):
-    """`--boxes 3,1,1` planned box 3, then box 1 twice: box 1 was placed beside box 3 without being checked
+    """`--boxes 2,1,1` planned box 2, then box 1 twice: box 1 was placed beside box 2 without being checked
     against it (the collision checks stand the slots before a box, the pallet being built in slot order),
     and the cycle table had box 1 twice, each row summing both of its cycles (4.139 s for a 2.069 s cycle).
     Now the boxes are planned as `batch.boxes` plans them: in slot order, each once."""
     out, summary, text = pallet
     moves = summary["moves"]
     assert [(m["move"], m["box"], m["kind"]) for m in moves] == [
-        (1, 1, "loaded"), (2, 1, "return"), (3, 3, "loaded"), (4, 3, "return")]
+        (1, 1, "loaded"), (2, 1, "return"), (3, 2, "loaded"), (4, 2, "return")]
     names = [f"move{m['move']:02d}_box{m['box']:02d}_{m['kind']}.csv" for m in moves]
     assert sorted(p.name for p in out.glob("*.csv")) == names
     assert summary["boxes_planned"] == 2
@@ -58,7 +68,7 @@ def test_boxes_are_planned_in_slot_order_each_once(pallet):
     for m, name in zip(moves, names):                     # the 9 significant digits of the CSV
         assert abs(m["duration_s"] - last[m["box"], m["kind"]]) < 1e-8, name
     cycles = summary["cycles"]
-    assert [c["box"] for c in cycles] == [1, 3]
+    assert [c["box"] for c in cycles] == [1, 2]
     for c in cycles:
         assert abs(c["loaded_s"] - last[c["box"], "loaded"]) < 1e-8
         assert abs(c["return_s"] - last[c["box"], "return"]) < 1e-8
@@ -67,7 +77,7 @@ def test_boxes_are_planned_in_slot_order_each_once(pallet):
     assert abs(summary["total_time_s"] - total) < 4e-8
     assert summary["mean_cycle_s"] == pytest.approx(summary["total_time_s"] / 2, abs=1e-12)
     # the terminal's box table: one row a box, the numbers of summary.json
-    rows = [line.split() for line in text.splitlines() if line.split()[:1] in (["1"], ["3"]) and "heavy" in line]
+    rows = [line.split() for line in text.splitlines() if line.split()[:1] in (["1"], ["2"]) and "heavy" in line]
     assert rows == [[str(c["box"]), c["slot"], c["box_type"], f"{c['loaded_s']:.3f}", f"{c['return_s']:.3f}",
                      f"{c['cycle_s']:.3f}"] for c in cycles]
     assert f"total: {summary['total_time_s']:.3f} s for 2 of 8 boxes" in text
@@ -89,6 +99,20 @@ def test_pallet_summary_names_its_version_units_and_joints(pallet):
             if w["joint"] >= 0:
                 assert summary["joint_names"][w["joint"]] == w["joint_name"]
     assert summary["units"]["time"] == "s" and summary["units"]["effort"] == "N·m or N"
+
+
+def test_cell_options_line_gives_the_change_with_its_sign(pallet):
+    """Friction also helps to brake: this pallet plans 0.002 % faster with it than without, and the terminal
+    read '(+-0.0 %' (a '+' written before the number's own sign)."""
+    out, summary, text = pallet
+    moves, cl = summary["moves"], summary["cell_options"]
+    with_, without = (sum(m[key] for m in moves) for key in ("duration_s", "duration_without_cell_options_s"))
+    assert cl["total_time_s"] == pytest.approx(with_, abs=1e-12) and with_ < without
+    change = 100 * (with_ / without - 1)
+    line = next(line for line in text.splitlines() if line.startswith("cell options (joint friction)"))
+    assert line == (f"cell options (joint friction): pallet {with_:.3f} s instead of {without:.3f} s "
+                    f"({change:+.1f} %, {cl['moves_slowed']} of 4 moves slowed)")
+    assert "+-" not in text and "-+" not in text
 
 
 @pytest.fixture(scope="module")

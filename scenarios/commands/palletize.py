@@ -298,8 +298,9 @@ def _print_summary(report, summary) -> None:
                                                            ("{}joint friction", "" if cl["friction"] else None),
                                                            ("controller profile: {}", _profile(cl.get("controller"))))
                           if v is not None)
+        # the change with its own sign: friction also helps to brake, and a faster pallet read "(+-0.0 %"
         print(f"cell options ({which}): pallet {cl['total_time_s']:.3f} s instead of "
-              f"{cl['total_time_without_s']:.3f} s (+{cl['cycle_time_increase_percent']:.1f} %, "
+              f"{cl['total_time_without_s']:.3f} s ({cl['cycle_time_increase_percent']:+.1f} %, "
               f"{cl['moves_slowed']} of {len(report.moves)} moves slowed)")
         if "energy_without_s" in cl:
             print(f"  ∫τᵀRτ dt (R = 1/τ_max²) over the pallet: {cl['energy_s']:.3f} s instead of "
