@@ -111,6 +111,10 @@ def sweep_payloads(cell: Cell | None = None, *, box: int = 0, masses=None, offse
                          dtype=float).reshape(-1)
     if offsets.size == 0 or not np.isfinite(offsets).all():
         raise InputError(f"offsets: expected finite numbers, got {offsets.tolist()}")
+    # each value once, increasing: `table` puts a point in the column of its value, so a repeated mass or
+    # offset left a row or column of NaN ("1 kg  1 kg" over "1.024  nan"), and the figure drew an unsorted
+    # list's curve back and forth (masses 6,0,3: 6 → 0 → 3 kg)
+    masses, offsets = np.unique(masses), np.unique(offsets)
     slot = cell.slots[box]
     pick_posture(cell)
     geo = move_geometry(cell, slot)

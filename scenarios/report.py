@@ -14,6 +14,19 @@ import numpy as np
 
 
 # ------------------------------------------------------------------------------ files
+UNITS = dict(time="s", mass="kg", length="m", position="rad or m", velocity="rad/s or m/s",
+             acceleration="rad/s² or m/s²", effort="N·m or N", theta="path parameter θ, 0 … 1 along the move")
+
+
+def provenance(joint_names=None) -> dict:
+    """What a scenario's summary.json says of itself: the tool and its version, the units (and the joints'
+    names, in the order of every per-joint list). `plan`'s summary had them; palletize's and payload-sweep's
+    had neither, so a summary could not be told from another version's, nor its joint lists read by name."""
+    from toppra_app.manifest import TOOL, _version
+    return dict(tool=TOOL, version=_version(), units=UNITS,
+                **({} if joint_names is None else dict(joint_names=list(joint_names))))
+
+
 def write_json(path, data) -> None:
     def default(o):
         if isinstance(o, np.ndarray):
@@ -262,7 +275,7 @@ def sweep_figure(sweep):
     ax = fig.subplots()
     D = sweep.table()
     for i, off in enumerate(sweep.offsets):
-        ax.plot(sweep.masses, D[i], "o-", label=f"COM offset {100 * off:.0f} cm")
+        ax.plot(sweep.masses, D[i], "o-", label=f"COM offset {100 * off:g} cm")   # (:.0f: 4 mm read "0 cm")
     ax.set_xlabel("payload mass [kg]")
     ax.set_ylabel("minimum time of the move [s]")
     ax.grid(alpha=0.3)

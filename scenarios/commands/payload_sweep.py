@@ -73,6 +73,10 @@ def run(args) -> int:
         raise InputError(f"--box: expected a box number between 1 and {len(cell.slots)}, got {args.box}")
     masses = _floats(args.masses, "--masses", 0.0, 1e6)
     offsets = _floats(args.offsets, "--offsets", -MAX_OFFSET, MAX_OFFSET)
+    cap = cell.robot.rated_payload                     # (the library's line said "masses:", not the flag)
+    if masses and cap is not None and max(masses) > cap + 1e-9:
+        raise InputError(f"--masses: {max(masses):g} kg exceeds what {cell.robot_name} can carry "
+                         f"({cap:g} kg = rated payload minus gripper)")
     bar = rp.ProgressBar("re-planning")
     try:
         sweep = sweep_payloads(cell, box=args.box - 1, masses=masses, offsets=offsets, quick=args.quick,
@@ -82,7 +86,7 @@ def run(args) -> int:
     summary = sweep.summary()
     D = sweep.table()
     headers = ["COM offset m"] + [f"{m:g} kg" for m in sweep.masses]
-    rows = [[f"{off:.3f}"] + [f"{d:.3f}" for d in D[i]] for i, off in enumerate(sweep.offsets)]
+    rows = [[f"{off:g}"] + [f"{d:.3f}" for d in D[i]] for i, off in enumerate(sweep.offsets)]   # (:.3f: 0.0004 read 0.000)
     print(f"\n{summary['move']} on {cell.robot_name}: minimum time [s] per payload mass and COM offset")
     print(rp.format_table(headers, rows))
     print(f"\nfirst plan (problem built/compiled): {sweep.first_plan_seconds:.3f} s; "
@@ -97,6 +101,7 @@ def run(args) -> int:
         if not args.no_plots:
             rp.save_figure(rp.sweep_figure(sweep), tmp / "duration_vs_payload.png")
         summary["wall_time_s"] = time.perf_counter() - t0
+        summary.update(rp.provenance())
         rp.write_json(tmp / "summary.json", summary)
     print(f"wrote {args.out}/ (summary.json, sweep.csv{'' if args.no_plots else ', duration_vs_payload.png'})")
     return strict_exit("payload-sweep", [(f"the plan with {p.mass:g} kg at {p.com_offset:g} m", p.limit_report.ratio,
