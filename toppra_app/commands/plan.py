@@ -164,15 +164,15 @@ def write_outputs(directory: str, plan, sample, source: str, plots: bool = True,
                   report: bool = True, options: dict | None = None) -> list[str]:
     """summary.json, the trajectory files (`toppra_app.export`) and the plots into an existing (temporary)
     directory; `options` (the command line's, e.g. the scaling factors) are recorded in summary.json."""
-    from toppra_app.export import export_text
+    from toppra_app.export import FILE_NAMES, write_trajectory
     from toppra_app.output import _version
     robot = plan.robot
     names = list(robot.joint_names)
     files = ["summary.json"]
     for fmt in formats:
-        name, text = export_text(plan, fmt, sample=sample)
+        name = FILE_NAMES[fmt]
         with open(os.path.join(directory, name), "w", encoding="utf-8") as fh:
-            fh.write(text)
+            write_trajectory(fh, fmt, sample, names)          # in chunks: never the whole text in memory
         files.append(name)
     if report:
         from toppra_app.html_report import plan_report
