@@ -8,11 +8,15 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 import dynamics
 from toppra_app import JointPath, plan_time_optimal
 from toppra_app.commands.plan import write_outputs
-from toppra_app.export import FILE_NAMES, FORMATS, export_text
+from toppra_app.export import FILE_NAMES, FORMATS, export_text, joint_trajectory_yaml
+
+yaml = pytest.importorskip("yaml")
 
 
 @pytest.fixture(scope="module")
@@ -44,3 +48,15 @@ def test_files_are_written_without_holding_their_text_in_memory(plan, tmp_path):
     assert peaks[1] < 1.5 * peaks[0], peaks
     for fmt in FORMATS:                                          # the same text as the library's
         assert (tmp_path / "large" / FILE_NAMES[fmt]).read_text() == export_text(plan, fmt, sample=large)[1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=4))
+@example(["gelenk_\U0001D7D9"]).via("a URDF joint named with a character beyond U+FFFF")
+def test_yaml_joint_names_read_back_as_the_robots(names):
+    """A joint name with a character beyond U+FFFF (an emoji, a mathematical letter: a URDF may name joints
+    so, and `from_urdf` takes them) was written as JSON's surrogate pair "\\ud835\\udfd9", which a YAML
+    reader (PyYAML: ``ros2 topic pub``, launch files) reads as two lone surrogates: the message named a joint
+    the robot does not have. YAML writes such a character as \\U0001d7d9."""
+    msg = {"joint_names": names, "points": []}
+    assert yaml.safe_load(joint_trajectory_yaml(msg))["joint_names"] == names

@@ -86,7 +86,7 @@ def joint_trajectory_yaml(message: dict) -> str:
 
 def _yaml_lines(joint_names, points):
     yield "\n".join(["header:", "  stamp:", "    sec: 0", "    nanosec: 0", '  frame_id: ""', "joint_names:"]
-                     + [f"  - {json.dumps(name)}" for name in joint_names] + ["points:"]) + "\n"
+                     + [f"  - {_yaml_str(name)}" for name in joint_names] + ["points:"]) + "\n"
     for p in points:
         lines = []
         for key in ("positions", "velocities", "accelerations", "effort"):
@@ -94,6 +94,13 @@ def _yaml_lines(joint_names, points):
         d = p["time_from_start"]
         lines += ["    time_from_start:", f"      sec: {d['sec']}", f"      nanosec: {d['nanosec']}"]
         yield "\n".join(lines) + "\n"
+
+
+def _yaml_str(text: str) -> str:
+    """`text` double-quoted for YAML: JSON's escapes, which YAML shares, except a character beyond U+FFFF,
+    which JSON writes as a surrogate pair ("\\ud835\\udfd9") that YAML readers take for two lone surrogates (a
+    joint the robot does not have): YAML's own \\UXXXXXXXX."""
+    return '"' + "".join(f"\\U{ord(c):08x}" if ord(c) > 0xFFFF else json.dumps(c)[1:-1] for c in text) + '"'
 
 
 def _json_pieces(joint_names, points):
