@@ -60,3 +60,44 @@ def test_yaml_joint_names_read_back_as_the_robots(names):
     the robot does not have. YAML writes such a character as \\U0001d7d9."""
     msg = {"joint_names": names, "points": []}
     assert yaml.safe_load(joint_trajectory_yaml(msg))["joint_names"] == names
+
+
+# ------------------------------------------------------------------------------ command line
+def _waypoints(path, W):
+    path.write_text("\n".join(",".join(repr(float(v)) for v in row) for row in W) + "\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("value, why", [
+    ("csv,,ros2-yaml", "--format: an empty entry in 'csv,,ros2-yaml'"), ("csv,", "--format: an empty entry"),
+    ("csv,csv", "--format: 'csv' given twice"), ("ros2-json, ros2-json", "'ros2-json' given twice"),
+    ("csv,ros1", "--format: unknown format 'ros1' in 'csv,ros1'"), ("", "--format: an empty entry in ''")])
+def test_format_lists_with_a_hole_a_repeat_or_an_unknown_entry_are_one_line(tmp_path, capsys, value, why):
+    """`--format csv,,ros2-yaml` and `csv,csv` were taken silently (the empty entry dropped, the repeat written
+    once); an unknown entry was reported as the whole list. Now each is one line naming the entry; nothing is
+    written."""
+    from toppra_app.cli import main
+    r = dynamics.load_robot("iiwa7")
+    wp = _waypoints(tmp_path / "wp.csv", np.array([np.zeros(r.n), 0.3 * r.q_max]))
+    assert main(["plan", wp, "--out", str(tmp_path / "o"), "--no-plots", "--no-report", "--format", value]) == 2
+    err = capsys.readouterr().err.strip()
+    assert why in err and "\n" not in err and "ros2-yaml, ros2-json" in err
+    assert not (tmp_path / "o").exists()
+    assert main(["plan", wp, "--out", str(tmp_path / "o"), "--no-plots", "--no-report",
+                 "--format", " ros2-json , csv"]) == 0
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [".toppra-app-manifest.json", "joint_trajectory.json",
+                                                                  "summary.json", "trajectory.csv"]
+
+
+def test_too_many_samples_name_the_dt_option(tmp_path, capsys):
+    """`--dt 1e-6` on an 88 s plan (8.8e7 samples, over the 1e7 bound) ended in 'dt: …', the library's argument,
+    not the option the user typed; now '--dt: …', one line, nothing written."""
+    from toppra_app.cli import main
+    r = dynamics.load_robot("iiwa7")
+    wp = _waypoints(tmp_path / "wp.csv", np.array([np.zeros(r.n), [1.5, 1.5, 1.5, -1.5, 1.5, 1.5, 1.5]]))
+    out = tmp_path / "o"
+    assert main(["plan", wp, "--out", str(out), "--no-plots", "--no-report", "--velocity-scaling", "0.01",
+                 "--dt", "1e-6"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "toppra-app plan: error: --dt: 1e-06 s gives 8.77e+07 samples" in err and "\n" not in err
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["wp.csv"]

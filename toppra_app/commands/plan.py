@@ -86,12 +86,16 @@ def add_parser(sub):
 
 
 def _formats(text: str) -> list[str]:
+    """--format: each entry once, none empty (they were dropped without a word: `csv,,ros2-json` may be a list a
+    script left a hole in), the one that is wrong named."""
     from toppra_app.export import FORMATS
-    items = [x.strip() for x in str(text).split(",") if x.strip()]
-    bad = [x for x in items if x not in FORMATS]
-    if bad or not items:
-        raise InputError(f"--format: expected a comma-separated list of {', '.join(FORMATS)}, got '{text}'")
-    return list(dict.fromkeys(items))
+    items = [x.strip() for x in str(text).split(",")]
+    bad = next(("an empty entry" for x in items if not x), None) or \
+        next((f"unknown format '{x}'" for x in items if x not in FORMATS), None) or \
+        next((f"'{x}' given twice" for k, x in enumerate(items) if x in items[:k]), None)
+    if bad:
+        raise InputError(f"--format: {bad} in '{text}'; expected a comma-separated list of {', '.join(FORMATS)}")
+    return items
 
 
 def _scaling(value: float, flag: str) -> float:
@@ -267,7 +271,12 @@ def run(args) -> int:
             raise
         raise InfeasiblePathError(flag + " " + str(exc)[len(exc.argument) + 3:], argument=exc.argument) from None
     interrupt.check()
-    sample = plan.sample(args.dt)
+    try:
+        sample = plan.sample(args.dt)
+    except InputError as exc:               # too many samples for the plan's duration: named as the option typed
+        if not str(exc).startswith("dt: "):
+            raise
+        raise InputError("--dt" + str(exc)[2:]) from None
     out = str(target.path)
     with atomic_directory(out, inputs, args.force, target) as tmp:
         files = write_outputs(str(tmp), plan, sample, args.waypoints, plots=not args.no_plots, formats=formats,
