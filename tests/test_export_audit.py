@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import dynamics
 from toppra_app import JointPath, plan_time_optimal
 from toppra_app.commands.plan import write_outputs
+from toppra_app.errors import InputError
 from toppra_app.export import FILE_NAMES, FORMATS, export_text, joint_trajectory_yaml
 
 yaml = pytest.importorskip("yaml")
@@ -61,6 +62,29 @@ def test_yaml_joint_names_read_back_as_the_robots(names):
     msg = {"joint_names": names, "points": []}
     assert yaml.safe_load(joint_trajectory_yaml(msg))["joint_names"] == names
 
+
+
+def test_a_plan_longer_than_ros_time_from_start_holds_is_refused_in_the_ros_formats():
+    """ROS's builtin_interfaces/Duration has an int32 `sec`: a plan of 8e9 s (velocity limits scaled by 1e-10;
+    the planner plans motions up to 1e15 s) was written with sec = 7 998 209 259, a message rclpy refuses to
+    build and rclcpp wraps to a negative time. Now one line naming the duration; the CSV has no such field.
+    An unknown format is an `InputError` too (it was a bare ValueError)."""
+    r = dynamics.load_robot("ur5e")
+    slow = r.with_limits(qd_max=1e-10 * r.qd_max)
+    p = plan_time_optimal(slow, JointPath.from_waypoints(np.array([np.zeros(r.n), 0.4 * r.q_max])))
+    assert p.duration > 2 ** 31
+    for fmt in ("ros2-yaml", "ros2-json"):
+        with pytest.raises(InputError, match=r"^duration: 7\.99821e\+09 s does not fit a ROS time_from_start \(sec "
+                                             r"is a 32-bit integer, at most 2147483647 s\)$"):
+            export_text(p, fmt, dt=p.duration / 3)
+    with pytest.raises(InputError, match=r"^dt: "):
+        p.joint_trajectory(dt=p.duration / 3 + 0j)
+    assert len(export_text(p, "csv", dt=p.duration / 3)[1].splitlines()) == 5
+    fast = plan_time_optimal(r.with_limits(qd_max=1e-8 * r.qd_max), p.path)      # 80 million s: 2.5 years fit
+    msg = yaml.safe_load(export_text(fast, "ros2-yaml", dt=fast.duration / 3)[1])
+    assert msg["points"][-1]["time_from_start"]["sec"] == int(fast.duration) < 2 ** 31
+    with pytest.raises(InputError, match=r"^format: expected one of csv, ros2-yaml, ros2-json, got 'ros1'$"):
+        export_text(p, "ros1")
 
 # ------------------------------------------------------------------------------ command line
 def _waypoints(path, W):

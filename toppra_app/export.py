@@ -33,9 +33,16 @@ CHUNK = 1000   # samples converted to text at a time: a file is written piece by
                # documented 10 million samples the YAML text alone was ~6 GB, its dicts and lines ~40 GB more)
 
 
-def _check_increasing(t) -> None:
-    """`InputError` if two samples round to the same nanosecond (controllers need increasing times); on the
-    rounded floats, whose comparisons are those of the whole numbers of nanoseconds."""
+SEC_MAX = 2 ** 31 - 1     # builtin_interfaces/Duration's sec is an int32: rclpy refuses a larger one, rclcpp wraps it
+
+
+def _check_times(t) -> None:
+    """`InputError` if two samples round to the same nanosecond (controllers need increasing times; on the
+    rounded floats, whose comparisons are those of the whole numbers of nanoseconds), or the last time does not
+    fit `time_from_start` (a plan of 68 years and more: limits scaled down absurdly)."""
+    if len(t) and float(t[-1]) >= SEC_MAX + 1:
+        raise InputError(f"duration: {float(t[-1]):.6g} s does not fit a ROS time_from_start (sec is a 32-bit "
+                         f"integer, at most {SEC_MAX} s)")
     ns = np.round(np.asarray(t, dtype=float) * 1e9)
     same = np.flatnonzero(ns[1:] <= ns[:-1])
     if same.size:
@@ -57,7 +64,7 @@ def _points(sample):
 def joint_trajectory(sample, joint_names) -> dict:
     """A `trajectory_msgs/msg/JointTrajectory` as a dict (see the module doc) from a `TrajectorySample`;
     `InputError` if two samples round to the same nanosecond (controllers need increasing times)."""
-    _check_increasing(sample.t)
+    _check_times(sample.t)
     return {"header": {"stamp": {"sec": 0, "nanosec": 0}, "frame_id": ""}, "joint_names": list(joint_names),
             "points": list(_points(sample))}
 
@@ -133,11 +140,11 @@ def write_trajectory(fh, fmt: str, sample, joint_names) -> None:
     """Write `sample` in format `fmt` (one of `FORMATS`) to the text file `fh`, `CHUNK` samples at a time: the
     memory it takes is the sample's, not the file's (the `plan` command's files; `export_text` in memory)."""
     if fmt not in FORMATS:
-        raise ValueError(f"format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
+        raise InputError(f"format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
     names = list(joint_names)
     if fmt == "csv":
         return _write_csv(fh, sample, names)
-    _check_increasing(sample.t)
+    _check_times(sample.t)
     for piece in (_json_pieces if fmt == "ros2-json" else _yaml_lines)(names, _points(sample)):
         fh.write(piece)
 
@@ -145,7 +152,7 @@ def write_trajectory(fh, fmt: str, sample, joint_names) -> None:
 def export_text(plan, fmt: str, dt: float = 1e-3, sample=None) -> tuple[str, str]:
     """(file name, text) of `plan` in format `fmt` (one of `FORMATS`), sampled every `dt` seconds."""
     if fmt not in FORMATS:
-        raise ValueError(f"format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
+        raise InputError(f"format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
     buf = io.StringIO()
     write_trajectory(buf, fmt, plan.sample(dt) if sample is None else sample, plan.robot.joint_names)
     return FILE_NAMES[fmt], buf.getvalue()
