@@ -127,6 +127,21 @@ def test_too_many_samples_name_the_dt_option(tmp_path, capsys):
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["wp.csv"]
 
 
+
+def test_summary_records_the_sample_time_asked_for(tmp_path):
+    """summary.json's `sample_time` was the first step of the samples: with `--dt 2` on a 0.54 s plan (one step,
+    the duration) it said 0.5414 s; it is --dt as given."""
+    import json
+    from toppra_app.cli import main
+    r = dynamics.load_robot("iiwa7")
+    wp = _waypoints(tmp_path / "wp.csv", np.array([np.zeros(r.n), 0.3 * r.q_max]))
+    for dt in ("2", "0.001"):
+        out = tmp_path / dt
+        assert main(["plan", wp, "--out", str(out), "--no-plots", "--no-report", "--dt", dt]) == 0
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["sample_time"] == float(dt) and summary["duration"] < 2
+        assert summary["samples"] == len((out / "trajectory.csv").read_text().splitlines()) - 1
+
 # ------------------------------------------------------------------------------ the files against other engines
 PAYLOAD = ["--payload-mass", "2", "--payload-com", "0.01", "0.02", "0.05", "--payload-inertia", "0.01", "0.02", "0.03"]
 

@@ -192,8 +192,8 @@ def write_outputs(directory: str, plan, sample, source: str, plots: bool = True,
                    waypoint_tolerance=None if plan.path.tolerance is None else plan.path.tolerance.tolist(),
                    knot_intervals=len(plan.path.knots) - 1,
                    units=dict(time="s", position="rad or m", velocity="rad/s or m/s",
-                              acceleration="rad/s² or m/s²", effort="N·m or N", waypoint_tolerance="rad or m"),
-                   **(options or {}))
+                              acceleration="rad/s² or m/s²", effort="N·m or N", waypoint_tolerance="rad or m"))
+    summary.update(options or {})          # (the command's own: `sample_time` as --dt gave it)
     with open(os.path.join(directory, "summary.json"), "w", encoding="utf-8") as fh:
         json.dump(_finite(summary), fh, indent=2)
     return files
@@ -205,7 +205,8 @@ def _options(args, robot, locks: dict, xacro_args: dict, velocity_scaling: float
     waypoints' unit and --waypoint-tolerance as given, with its unit (the summary's `waypoint_tolerance` is
     per joint in the positions' units, rad or m)."""
     urdf = is_file_arg(args.robot)
-    return dict(robot_file=os.path.abspath(args.robot) if urdf else None, locked_joints=locks,
+    # sample_time: --dt, not the first step (a plan shorter than --dt has one step, its duration)
+    return dict(robot_file=os.path.abspath(args.robot) if urdf else None, locked_joints=locks, sample_time=args.dt,
                 xacro_args=xacro_args,
                 tool_frame=robot.tool_frame, mimic=(args.mimic or "coupled") if urdf else None,
                 velocity_scaling=velocity_scaling, acceleration_scaling=acceleration_scaling, degrees=bool(args.degrees),
