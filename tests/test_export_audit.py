@@ -151,7 +151,8 @@ def panda_files(tmp_path_factory, panda_urdf):
     """`plan` on example-robot-data's Panda (fingers locked) carrying a payload, every format at 1 ms."""
     from toppra_app.cli import main
     d = tmp_path_factory.mktemp("panda")
-    W = np.array([[0, -0.3, 0, -2.0, 0, 1.8, 0.8], [0.8, 0.2, 0.3, -1.6, 0.2, 2.0, 0.4], [0.1, 0.4, -0.2, -1.2, 0.3, 1.5, 0]])
+    W = np.array([[0, -0.3, 0, -2.0, 0, 1.8, 0.8], [0.8, 0.2, 0.3, -1.6, 0.2, 2.0, 0.4],
+                  [0.1, 0.4, -0.2, -1.2, 0.3, 1.5, 0]])
     args = ["plan", _waypoints(d / "wp.csv", W), "--robot", panda_urdf, "--out", str(d / "o"), "--no-plots",
             "--no-report", "--format", "ros2-yaml,ros2-json,csv", *PAYLOAD]
     for name, value in {"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.02}.items():
@@ -187,7 +188,8 @@ def test_ros_files_hold_what_a_controller_needs(panda_files):
     data = np.loadtxt(panda_files / "trajectory.csv", delimiter=",", skiprows=1)
     assert np.array_equal(np.round(data[:, 0] * 1e9), ns) and data[-1, 0] == summary["duration"]
     a = _arrays(msg)
-    assert np.array_equal(data[:, 1:], np.hstack([a[k] for k in ("positions", "velocities", "accelerations", "effort")]))
+    keys = ("positions", "velocities", "accelerations", "effort")
+    assert np.array_equal(data[:, 1:], np.hstack([a[k] for k in keys]))
     assert not any(t.startswith("-0") or "-0.0," in t for t in open(panda_files / "trajectory.csv"))
 
 

@@ -206,8 +206,8 @@ def _options(args, robot, locks: dict, xacro_args: dict, velocity_scaling: float
     per joint in the positions' units, rad or m)."""
     urdf = is_file_arg(args.robot)
     # sample_time: --dt, not the first step (a plan shorter than --dt has one step, its duration)
-    return dict(robot_file=os.path.abspath(args.robot) if urdf else None, locked_joints=locks, sample_time=args.dt,
-                xacro_args=xacro_args,
+    return dict(robot_file=os.path.abspath(args.robot) if urdf else None, locked_joints=locks,
+                xacro_args=xacro_args, sample_time=args.dt,
                 tool_frame=robot.tool_frame, mimic=(args.mimic or "coupled") if urdf else None,
                 velocity_scaling=velocity_scaling, acceleration_scaling=acceleration_scaling, degrees=bool(args.degrees),
                 waypoint_tolerance_given=None if tol is None else dict(value=tol, unit="deg" if args.degrees else
