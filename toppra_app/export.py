@@ -29,20 +29,44 @@ def _duration(t: float) -> dict:
     return {"sec": ns // 1_000_000_000, "nanosec": ns % 1_000_000_000}
 
 
+CHUNK = 1000   # samples converted to text at a time: a file is written piece by piece, never held whole (at the
+               # documented 10 million samples the YAML text alone was ~6 GB, its dicts and lines ~40 GB more)
+
+
+SEC_MAX = 2 ** 31 - 1     # builtin_interfaces/Duration's sec is an int32: rclpy refuses a larger one, rclcpp wraps it
+
+
+def _check_times(t) -> None:
+    """`InputError` if two samples round to the same nanosecond (controllers need increasing times; on the
+    rounded floats, whose comparisons are those of the whole numbers of nanoseconds), or the last time does not
+    fit `time_from_start` (a plan of 68 years and more: limits scaled down absurdly)."""
+    if len(t) and float(t[-1]) >= SEC_MAX + 1:
+        raise InputError(f"duration: {float(t[-1]):.6g} s does not fit a ROS time_from_start (sec is a 32-bit "
+                         f"integer, at most {SEC_MAX} s)")
+    ns = np.round(np.asarray(t, dtype=float) * 1e9)
+    same = np.flatnonzero(ns[1:] <= ns[:-1])
+    if same.size:
+        k = int(same[0])
+        raise InputError(f"dt: samples {k} and {k + 1} (t = {float(t[k]):.9g} s) get the same time_from_start in "
+                         f"whole nanoseconds; sample every 2 ns or more")
+
+
+def _points(sample):
+    """The message's points, `CHUNK` samples converted at a time (−0.0 written as 0.0: `_plus_zero`)."""
+    for a in range(0, len(sample), CHUNK):
+        rows = zip(sample.t[a:a + CHUNK].tolist(), *(_plus_zero(x[a:a + CHUNK]).tolist()
+                                                    for x in (sample.q, sample.qd, sample.qdd, sample.tau)))
+        for t, q, qd, qdd, tau in rows:
+            yield {"positions": q, "velocities": qd, "accelerations": qdd, "effort": tau,
+                   "time_from_start": _duration(t)}
+
+
 def joint_trajectory(sample, joint_names) -> dict:
     """A `trajectory_msgs/msg/JointTrajectory` as a dict (see the module doc) from a `TrajectorySample`;
     `InputError` if two samples round to the same nanosecond (controllers need increasing times)."""
-    points = [{"positions": q.tolist(), "velocities": qd.tolist(), "accelerations": qdd.tolist(),
-               "effort": tau.tolist(), "time_from_start": _duration(float(t))}
-              for t, q, qd, qdd, tau in zip(sample.t, *(_plus_zero(x) for x in (sample.q, sample.qd, sample.qdd,
-                                                                               sample.tau)))]
-    ns = [p["time_from_start"]["sec"] * 1_000_000_000 + p["time_from_start"]["nanosec"] for p in points]
-    same = [k for k in range(len(ns) - 1) if ns[k + 1] <= ns[k]]
-    if same:
-        raise InputError(f"dt: samples {same[0]} and {same[0] + 1} (t = {float(sample.t[same[0]]):.9g} s) get the "
-                         f"same time_from_start in whole nanoseconds; sample every 2 ns or more")
+    _check_times(sample.t)
     return {"header": {"stamp": {"sec": 0, "nanosec": 0}, "frame_id": ""}, "joint_names": list(joint_names),
-            "points": points}
+            "points": list(_points(sample))}
 
 
 def _plus_zero(x: np.ndarray) -> np.ndarray:
@@ -64,40 +88,71 @@ def _num(x: float) -> str:
 
 def joint_trajectory_yaml(message: dict) -> str:
     """The message as YAML (block mappings, flow lists of numbers, names double-quoted)."""
-    lines = ["header:", "  stamp:", "    sec: 0", "    nanosec: 0", '  frame_id: ""', "joint_names:"]
-    lines += [f"  - {json.dumps(name)}" for name in message["joint_names"]]
-    lines.append("points:")
-    for p in message["points"]:
-        first = True
+    return "".join(_yaml_lines(message["joint_names"], message["points"]))
+
+
+def _yaml_lines(joint_names, points):
+    yield "\n".join(["header:", "  stamp:", "    sec: 0", "    nanosec: 0", '  frame_id: ""', "joint_names:"]
+                     + [f"  - {_yaml_str(name)}" for name in joint_names] + ["points:"]) + "\n"
+    for p in points:
+        lines = []
         for key in ("positions", "velocities", "accelerations", "effort"):
-            lines.append(f"  {'- ' if first else '  '}{key}: [{', '.join(_num(v) for v in p[key])}]")
-            first = False
+            lines.append(f"  {'  ' if lines else '- '}{key}: [{', '.join(_num(v) for v in p[key])}]")
         d = p["time_from_start"]
         lines += ["    time_from_start:", f"      sec: {d['sec']}", f"      nanosec: {d['nanosec']}"]
-    return "\n".join(lines) + "\n"
+        yield "\n".join(lines) + "\n"
+
+
+def _yaml_str(text: str) -> str:
+    """`text` double-quoted for YAML: JSON's escapes, which YAML shares, except a character beyond U+FFFF,
+    which JSON writes as a surrogate pair ("\\ud835\\udfd9") that YAML readers take for two lone surrogates (a
+    joint the robot does not have): YAML's own \\UXXXXXXXX."""
+    return '"' + "".join(f"\\U{ord(c):08x}" if ord(c) > 0xFFFF else json.dumps(c)[1:-1] for c in text) + '"'
+
+
+def _json_pieces(joint_names, points):
+    """`json.dumps` of the message, in pieces (the same text)."""
+    head = {"header": {"stamp": {"sec": 0, "nanosec": 0}, "frame_id": ""}, "joint_names": list(joint_names)}
+    yield json.dumps(head)[:-1] + ', "points": ['
+    for k, p in enumerate(points):
+        yield (", " if k else "") + json.dumps(p)
+    yield "]}\n"
 
 
 def trajectory_csv(sample, joint_names, fmt: str = "%.17g") -> str:
     """t, then q, qd, qdd, tau of every joint (columns named ``q_<joint>`` …); by default every double
     exactly (`fmt` ``%.17g``). The header is written by the `csv` module: a name holding a comma, a quote
     or a line break is quoted, so a CSV reader finds one column per name."""
-    cols = ["t"] + [f"{k}_{j}" for k in ("q", "qd", "qdd", "tau") for j in joint_names]
     buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerow(cols)
-    np.savetxt(buf, _plus_zero(np.column_stack([sample.t, sample.q, sample.qd, sample.qdd, sample.tau])),
-               delimiter=",", fmt=fmt)
+    _write_csv(buf, sample, joint_names, fmt)
     return buf.getvalue()
+
+
+def _write_csv(fh, sample, joint_names, fmt: str = "%.17g") -> None:
+    cols = ["t"] + [f"{k}_{j}" for k in ("q", "qd", "qdd", "tau") for j in joint_names]
+    csv.writer(fh, lineterminator="\n").writerow(cols)
+    for a in range(0, len(sample), CHUNK):
+        rows = np.column_stack([x[a:a + CHUNK] for x in (sample.t, sample.q, sample.qd, sample.qdd, sample.tau)])
+        np.savetxt(fh, _plus_zero(rows), delimiter=",", fmt=fmt)
+
+
+def write_trajectory(fh, fmt: str, sample, joint_names) -> None:
+    """Write `sample` in format `fmt` (one of `FORMATS`) to the text file `fh`, `CHUNK` samples at a time: the
+    memory it takes is the sample's, not the file's (the `plan` command's files; `export_text` in memory)."""
+    if fmt not in FORMATS:
+        raise InputError(f"format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
+    names = list(joint_names)
+    if fmt == "csv":
+        return _write_csv(fh, sample, names)
+    _check_times(sample.t)
+    for piece in (_json_pieces if fmt == "ros2-json" else _yaml_lines)(names, _points(sample)):
+        fh.write(piece)
 
 
 def export_text(plan, fmt: str, dt: float = 1e-3, sample=None) -> tuple[str, str]:
     """(file name, text) of `plan` in format `fmt` (one of `FORMATS`), sampled every `dt` seconds."""
     if fmt not in FORMATS:
-        raise ValueError(f"format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
-    sample = plan.sample(dt) if sample is None else sample
-    names = list(plan.robot.joint_names)
-    if fmt == "csv":
-        return FILE_NAMES[fmt], trajectory_csv(sample, names)
-    message = joint_trajectory(sample, names)
-    if fmt == "ros2-json":
-        return FILE_NAMES[fmt], json.dumps(message) + "\n"
-    return FILE_NAMES[fmt], joint_trajectory_yaml(message)
+        raise InputError(f"format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
+    buf = io.StringIO()
+    write_trajectory(buf, fmt, plan.sample(dt) if sample is None else sample, plan.robot.joint_names)
+    return FILE_NAMES[fmt], buf.getvalue()

@@ -86,12 +86,16 @@ def add_parser(sub):
 
 
 def _formats(text: str) -> list[str]:
+    """--format: each entry once, none empty (they were dropped without a word: `csv,,ros2-json` may be a list a
+    script left a hole in), the one that is wrong named."""
     from toppra_app.export import FORMATS
-    items = [x.strip() for x in str(text).split(",") if x.strip()]
-    bad = [x for x in items if x not in FORMATS]
-    if bad or not items:
-        raise InputError(f"--format: expected a comma-separated list of {', '.join(FORMATS)}, got '{text}'")
-    return list(dict.fromkeys(items))
+    items = [x.strip() for x in str(text).split(",")]
+    bad = next(("an empty entry" for x in items if not x), None) or \
+        next((f"unknown format '{x}'" for x in items if x not in FORMATS), None) or \
+        next((f"'{x}' given twice" for k, x in enumerate(items) if x in items[:k]), None)
+    if bad:
+        raise InputError(f"--format: {bad} in '{text}'; expected a comma-separated list of {', '.join(FORMATS)}")
+    return items
 
 
 def _scaling(value: float, flag: str) -> float:
@@ -164,15 +168,15 @@ def write_outputs(directory: str, plan, sample, source: str, plots: bool = True,
                   report: bool = True, options: dict | None = None) -> list[str]:
     """summary.json, the trajectory files (`toppra_app.export`) and the plots into an existing (temporary)
     directory; `options` (the command line's, e.g. the scaling factors) are recorded in summary.json."""
-    from toppra_app.export import export_text
+    from toppra_app.export import FILE_NAMES, write_trajectory
     from toppra_app.output import _version
     robot = plan.robot
     names = list(robot.joint_names)
     files = ["summary.json"]
     for fmt in formats:
-        name, text = export_text(plan, fmt, sample=sample)
+        name = FILE_NAMES[fmt]
         with open(os.path.join(directory, name), "w", encoding="utf-8") as fh:
-            fh.write(text)
+            write_trajectory(fh, fmt, sample, names)          # in chunks: never the whole text in memory
         files.append(name)
     if report:
         from toppra_app.html_report import plan_report
@@ -188,8 +192,8 @@ def write_outputs(directory: str, plan, sample, source: str, plots: bool = True,
                    waypoint_tolerance=None if plan.path.tolerance is None else plan.path.tolerance.tolist(),
                    knot_intervals=len(plan.path.knots) - 1,
                    units=dict(time="s", position="rad or m", velocity="rad/s or m/s",
-                              acceleration="rad/s² or m/s²", effort="N·m or N", waypoint_tolerance="rad or m"),
-                   **(options or {}))
+                              acceleration="rad/s² or m/s²", effort="N·m or N", waypoint_tolerance="rad or m"))
+    summary.update(options or {})          # (the command's own: `sample_time` as --dt gave it)
     with open(os.path.join(directory, "summary.json"), "w", encoding="utf-8") as fh:
         json.dump(_finite(summary), fh, indent=2)
     return files
@@ -201,8 +205,9 @@ def _options(args, robot, locks: dict, xacro_args: dict, velocity_scaling: float
     waypoints' unit and --waypoint-tolerance as given, with its unit (the summary's `waypoint_tolerance` is
     per joint in the positions' units, rad or m)."""
     urdf = is_file_arg(args.robot)
+    # sample_time: --dt, not the first step (a plan shorter than --dt has one step, its duration)
     return dict(robot_file=os.path.abspath(args.robot) if urdf else None, locked_joints=locks,
-                xacro_args=xacro_args,
+                xacro_args=xacro_args, sample_time=args.dt,
                 tool_frame=robot.tool_frame, mimic=(args.mimic or "coupled") if urdf else None,
                 velocity_scaling=velocity_scaling, acceleration_scaling=acceleration_scaling, degrees=bool(args.degrees),
                 waypoint_tolerance_given=None if tol is None else dict(value=tol, unit="deg" if args.degrees else
@@ -267,7 +272,12 @@ def run(args) -> int:
             raise
         raise InfeasiblePathError(flag + " " + str(exc)[len(exc.argument) + 3:], argument=exc.argument) from None
     interrupt.check()
-    sample = plan.sample(args.dt)
+    try:
+        sample = plan.sample(args.dt)
+    except InputError as exc:               # too many samples for the plan's duration: named as the option typed
+        if not str(exc).startswith("dt: "):
+            raise
+        raise InputError("--dt" + str(exc)[2:]) from None
     out = str(target.path)
     with atomic_directory(out, inputs, args.force, target) as tmp:
         files = write_outputs(str(tmp), plan, sample, args.waypoints, plots=not args.no_plots, formats=formats,
