@@ -18,13 +18,7 @@ from toppra_app.errors import InputError
 from toppra_app.export import FILE_NAMES, FORMATS, export_text, joint_trajectory_yaml
 
 yaml = pytest.importorskip("yaml")
-
-
-@pytest.fixture(scope="module")
-def plan():
-    r = dynamics.load_robot("ur5e")
-    W = np.array([np.zeros(r.n), 0.4 * r.q_max, 0.2 * r.q_min])
-    return plan_time_optimal(r, JointPath.from_waypoints(W))
+from test_export import plan  # noqa: E402,F401  (the same ur5e plan fixture)
 
 
 def _writing_memory(plan, sample, directory) -> int:
