@@ -53,7 +53,7 @@ def _check_times(t) -> None:
 
 def _points(sample):
     """The message's points, `CHUNK` samples converted at a time (−0.0 written as 0.0: `_plus_zero`)."""
-    for a in range(0, len(sample), CHUNK):
+    for a in range(0, len(sample.t), CHUNK):
         rows = zip(sample.t[a:a + CHUNK].tolist(), *(_plus_zero(x[a:a + CHUNK]).tolist()
                                                     for x in (sample.q, sample.qd, sample.qdd, sample.tau)))
         for t, q, qd, qdd, tau in rows:
@@ -131,7 +131,7 @@ def trajectory_csv(sample, joint_names, fmt: str = "%.17g") -> str:
 def _write_csv(fh, sample, joint_names, fmt: str = "%.17g") -> None:
     cols = ["t"] + [f"{k}_{j}" for k in ("q", "qd", "qdd", "tau") for j in joint_names]
     csv.writer(fh, lineterminator="\n").writerow(cols)
-    for a in range(0, len(sample), CHUNK):
+    for a in range(0, len(sample.t), CHUNK):
         rows = np.column_stack([x[a:a + CHUNK] for x in (sample.t, sample.q, sample.qd, sample.qdd, sample.tau)])
         np.savetxt(fh, _plus_zero(rows), delimiter=",", fmt=fmt)
 
