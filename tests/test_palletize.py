@@ -140,7 +140,7 @@ def test_cli_palletize_quick_writes_everything(tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["palletize", "--quick", "--out", str(out), "--move-png"]) == 0
     text = capsys.readouterr().out
-    assert "total:" in text and "exceeds its limit" in text
+    assert "total:" in text and "exceeds the robot's limit" in text
     summary = json.loads((out / "summary.json").read_text())
     assert summary["boxes_planned"] == 2 and len(summary["moves"]) == 4
     # the IK along the paths is the recursive method: sweeps counted, Newton polish only on some samples

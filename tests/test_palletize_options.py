@@ -4,6 +4,7 @@ how the terminal summary names them (split from test_palletize.py, which stays u
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from scenarios.palletizing import load_cell, plan_pallet
 
@@ -61,13 +62,32 @@ def test_a_controller_table_is_named_in_the_summary_and_the_terminal_line(tmp_pa
     assert _profile(None) is None
 
 
+def test_with_headroom_the_table_says_which_limits_its_column_uses(tmp_path, capsys):
+    """With a controller profile's headroom the moves' "worst vs limit" is against τ_max × 0.9 (the limits the plans
+    were made for) and the empty-gripper line against the robot's τ_max; the terminal said neither."""
+    from scenarios.commands.palletize import _print_summary
+    text = DEFAULT_TEXT + "\n[controller]\ntorque_headroom = 0.9\ntorque_rate_max = 1000.0\n"
+    cell = load_cell(write_cell(tmp_path, text))
+    report = plan_pallet(cell, boxes=[0])
+    _print_summary(report, report.summary())
+    out = capsys.readouterr().out
+    assert ("(worst vs limit: against the limits planned for, the controller profile's τ_max × 0.9 and q̇_max × 0.95)"
+            in out)
+    assert "of the robot's limit" in out or "exceeds the robot's limit" in out
+    m = report.moves[0]
+    worst = np.abs(m.plan.sample(1e-3).tau) / cell.robot.tau_max          # the column's limits are 0.9 × these
+    assert worst.max() <= 0.9 * 1.001
+    assert m.plan.worst["torque"].ratio == pytest.approx(worst.max() / 0.9, rel=2e-3)
+
+
 def test_the_empty_gripper_line_says_when_the_payload_aware_plan_takes_the_same_time():
     """With a jerk limit both plans took 1.175 s, and the line read "takes 1.175 s instead of 1.175 s"."""
     from scenarios.commands.palletize import _nominal_line
     w = dict(box=1, payload_kg=5.0, joint="iiwa_joint_2", executed_torque_ratio=0.992, torque_over_limit_percent=0.0,
              payload_plan_duration_s=1.1751, nominal_plan_duration_s=1.1749)
-    assert _nominal_line(w).endswith("peaks at 99.2 % of its limit (the payload-aware plan takes the same 1.175 s and "
-                                     "stays within the limits)")
+    assert _nominal_line(w).endswith("peaks at 99.2 % of the robot's limit (the payload-aware plan takes the same "
+                                     "1.175 s and stays within the limits)")
     w.update(executed_torque_ratio=2.021, torque_over_limit_percent=102.1, payload_plan_duration_s=1.05,
              nominal_plan_duration_s=1.019)
-    assert "exceeds its limit by 102.1 % (the payload-aware plan takes 1.050 s instead of 1.019 s and" in _nominal_line(w)
+    assert "exceeds the robot's limit by 102.1 % (the payload-aware plan takes 1.050 s instead of 1.019 s and" \
+        in _nominal_line(w)
