@@ -79,7 +79,7 @@ def floats(name: str, value, expected: str) -> np.ndarray:
         if np.iscomplexobj(value) or np.asarray(value).dtype == bool:
             raise TypeError
         return np.array(value, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):          # (OverflowError: a Python int beyond a double)
         raise ModelError(f"{name}: expected {expected}, got {short_repr(value)}") from None
 
 
@@ -114,11 +114,12 @@ def as_batch(robot: "RobotModel", value, name: str) -> tuple[np.ndarray, bool]:
     """``value`` of shape (n,) or (N, n) as a float (N, n) array, and whether it was a single sample."""
     try:
         raw = np.asarray(value)
-        kind = {"c": "complex", "b": "boolean"}.get(raw.dtype.kind) or ("masked" if np.ma.is_masked(value) else None)
+        kind = ({"c": "complex", "b": "boolean", "U": "text", "S": "text"}.get(raw.dtype.kind)
+                or ("masked" if np.ma.is_masked(value) else None))
         arr = np.asarray(raw, dtype=float) if kind is None else None
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):                  # (OverflowError: an int beyond a double)
         kind, arr = "non-numeric", None
-    if arr is None:                  # (np.asarray would drop an imaginary part or a mask, or read True as 1.0)
+    if arr is None:  # (np.asarray would drop an imaginary part or a mask, read True as 1.0 or parse the text "1")
         raise ModelError(f"{name}: expected real numbers of shape (n,) or (N, n) with n = {robot.n}, "
                          f"got {kind} values")
     single = arr.ndim == 1

@@ -133,7 +133,7 @@ class RigidBodyInertia:
                 raise TypeError
             com = np.array(self.com, dtype=float, copy=True).reshape(3)
             inertia = np.array(self.inertia, dtype=float, copy=True).reshape(3, 3)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):      # (OverflowError: a Python int beyond a double)
             raise PayloadError(f"payload: expected mass (number), com (3 numbers) and inertia (3×3 numbers), "
                                f"got mass={short_repr(self.mass)}, com={short_repr(self.com)}, inertia={short_repr(self.inertia)}") from None
         if not np.isfinite(com).all():

@@ -26,7 +26,7 @@ def as_payload(payload) -> RigidBodyInertia:
     if isinstance(payload, RigidBodyInertia):
         return payload
     if isinstance(payload, (int, float, np.floating, np.integer)) and not isinstance(payload, bool):
-        return RigidBodyInertia.point_mass(float(payload))
+        return RigidBodyInertia.point_mass(payload)          # (not float(): RigidBodyInertia names a huge int)
     if isinstance(payload, dict):
         unknown = set(payload) - {"mass", "com", "inertia"}
         if unknown:
