@@ -224,20 +224,22 @@ class RobotModel:
         try:
             return self.joint_names.index(name)
         except ValueError:
-            raise ModelError(f"joint '{name}': no such joint in robot '{self.name}'") from None
+            raise ModelError(f"joint {short_repr(name)}: no such joint in robot '{self.name}'") from None
 
     def frame(self, name: str | None = None) -> tuple[int, np.ndarray]:
         """``(body index, 4×4 transform in that body)`` of a named frame (a link name, an extra frame,
         or ``None`` for the tool frame)."""
         if name is None:
             name = self.tool_frame if self.tool_frame is not None else self.link_names[-1]
+        if not isinstance(name, str):      # (`name in tuple` of an array: numpy's "truth value … ambiguous")
+            raise ModelError(f"frame: expected a frame name (str), got {short_repr(name)}")
         if name in self.frame_names:
             k = self.frame_names.index(name)
             return int(self.frame_bodies[k]), np.array(self.frame_transforms[k])
         if name in self.link_names:
             return self.link_names.index(name), np.eye(4)
         known = ", ".join(self.link_names + self.frame_names)
-        raise ModelError(f"frame '{name}': unknown frame of robot '{self.name}' (known: {known})")
+        raise ModelError(f"frame {short_repr(name)}: unknown frame of robot '{self.name}' (known: {known})")
 
     def subtree_mask(self) -> np.ndarray:
         """``A[j, i]`` is True when body ``j`` is body ``i`` or one of its ancestors."""

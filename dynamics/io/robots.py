@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..checks import ModelError
+from ..checks import ModelError, short_repr
 from ..inertial_parameters import cylinder_inertia
 from ..model import RobotModel
 from ..spatial import homogeneous, rpy_matrix, trans
@@ -279,5 +279,6 @@ def load_robot(name: str = "iiwa7") -> RobotModel:
                "frankapanda": "panda"}
     key = aliases.get(key, key)
     if key not in _BUILDERS:
-        raise ModelError(f"robot '{name}': unknown built-in robot (known: {', '.join(BUILTIN_ROBOTS)})")
+        # (short_repr: a name with a newline, an array or a 400-digit int must still give one short line)
+        raise ModelError(f"robot {short_repr(name)}: unknown built-in robot (known: {', '.join(BUILTIN_ROBOTS)})")
     return _load(key)
