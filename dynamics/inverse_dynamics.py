@@ -35,6 +35,8 @@ def inverse_dynamics(robot: RobotModel, q, qd, qdd, *, gravity: bool = True, wor
     With mimic joints the bodies move with G q̇, G q̈ and τ = Gᵀ τ_bodies (`dynamics.mimic`)."""
     (q2, qd2, qdd2), single = same_batch(robot, q, ("qd", qd), ("qdd", qdd))
     N, n = q2.shape[0], robot.n_bodies
+    if world is not None and not isinstance(world, WorldT):      # (else an AttributeError on world.z)
+        raise ModelError(f"world: expected the WorldT of world_quantities_t(robot, q), got {type(world).__name__}")
     if world is not None and np.shape(world.z) != (n, 3, N):
         raise ModelError(f"world: quantities for shape {np.shape(world.z)}, expected (n, 3, N) = {(n, 3, N)}")
     qdT, qddT = np.ascontiguousarray(body_rates(robot, qd2).T), np.ascontiguousarray(body_rates(robot, qdd2).T)
