@@ -211,8 +211,8 @@ class RobotModel:
                 size = self.n_bodies if key == "masses" else self.n
                 changes[key] = _vector(key, changes[key], size, None, allow_inf=key not in ("coulomb", "viscous", "masses"))
         for key in ("coms", "inertias", "gravity", "placement_rotations", "placement_translations"):
-            if key in changes:
-                changes[key] = _ro(changes[key])
+            if key in changes:     # (checked as `create` does: a gravity of 2 values or complex went in unchecked)
+                changes[key] = _ro(_array(key, changes[key], getattr(self, key).shape))
         return dataclasses.replace(self, **changes)
 
     def with_limits(self, *, q_min=None, q_max=None, qd_max=None, qdd_max=None, tau_max=None) -> "RobotModel":
