@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..checks import floats, short_repr, vector
 from ..forward_kinematics import frame_pose
 from ..model import PRISMATIC, ModelError, RobotModel
 
@@ -57,7 +58,7 @@ class TrackResult:
 # ------------------------------------------------------------------------------ targets and errors
 def _parse_target(target):
     """(p_d, R_d or None) from a 3-vector (position only) or a 4×4 pose."""
-    T = np.asarray(target, dtype=float)
+    T = _floats("target", target, "a position (3,) or a pose (4, 4)")
     if T.shape == (3,):
         p, R = T, None
     elif T.shape == (4, 4):
@@ -118,7 +119,7 @@ def _rot_log(R: np.ndarray) -> np.ndarray:
 def pose_error(robot: RobotModel, q, target, frame: str | None = None) -> tuple[float, float]:
     """(position error in m, orientation error in rad) of ``frame`` at ``q`` w.r.t. ``target``."""
     p_d, R_d = _parse_target(target)
-    T = frame_pose(robot, np.asarray(q, float), frame)
+    T = frame_pose(robot, _as_q(robot, q, "q"), frame)
     return float(np.linalg.norm(p_d - T[:3, 3])), (0.0 if R_d is None else _rot_angle(R_d, T[:3, :3]))
 
 
@@ -210,18 +211,69 @@ def _end_pose(chain: _Chain, q) -> np.ndarray:
     return T @ chain.T_end
 
 
-def _as_q(robot, q0):
-    q = np.array(q0, dtype=float).reshape(-1)
+def _floats(name: str, value, expected: str) -> np.ndarray:
+    """`checks.floats` as an IKError: a complex, boolean, text or object value, or an int beyond a double, is
+    named in one line (np.asarray would raise TypeError or OverflowError, drop an imaginary part or parse "1")."""
+    try:
+        kind = np.asarray(value).dtype.kind
+    except (TypeError, ValueError):                                  # (ragged: refused by floats below)
+        kind = "O"
+    try:
+        if kind in "US":
+            raise ModelError(f"{name}: expected {expected}, got text {short_repr(value)}")
+        return floats(name, value, expected)
+    except ModelError as exc:
+        raise IKError(str(exc)) from None
+
+
+def _as_q(robot, q0, name: str = "q0"):
+    q = _floats(name, q0, f"{robot.n} joint values").reshape(-1)
     if q.shape != (robot.n,) or not np.isfinite(q).all():
-        raise IKError(f"q0: expected {robot.n} finite joint values, got {np.shape(q0)}")
+        raise IKError(f"{name}: expected {robot.n} finite joint values, got {np.shape(q0)}")
     return q
+
+
+def _options(counts: dict = {}, numbers: dict = {}, switches: dict = {}, optional: tuple = ()) -> None:
+    """One-line IKErrors for the solvers' options, before any work: `counts` ints >= 0, `numbers` finite real
+    numbers >= 0 (tolerances may be inf), `switches` True/False; None only for the `optional` names (dt, …).
+    (Unchecked, a string or an array reached a comparison: TypeError or numpy's "truth value … ambiguous".)"""
+    for name, v in counts.items():
+        if (v is None and name in optional) or (not isinstance(v, (bool, np.bool_))
+                                                and isinstance(v, (int, np.integer)) and v >= 0):
+            continue
+        raise IKError(f"{name}: expected a whole number >= 0, got {short_repr(v)}")
+    for name, v in numbers.items():
+        if v is None and name in optional:
+            continue
+        try:
+            x = float(v) if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) else -1.0
+        except OverflowError:                                        # (a Python int beyond a double)
+            x = -1.0
+        if not (x >= 0 and (np.isfinite(x) or name.startswith("tol_"))):
+            raise IKError(f"{name}: expected a number >= 0, got {short_repr(v)}")
+    for name, v in switches.items():
+        if not isinstance(v, (bool, np.bool_)):
+            raise IKError(f"{name}: expected True or False, got {short_repr(v)}")
+
+
+def _joint_limits(robot, q_min, q_max):
+    """(q_min, q_max) as (n,) arrays, the model's where None (checked: numpy would broadcast a wrong shape)."""
+    try:
+        return (vector("q_min", robot.q_min if q_min is None else q_min, robot.n, None),
+                vector("q_max", robot.q_max if q_max is None else q_max, robot.n, None))
+    except ModelError as exc:
+        raise IKError(str(exc)) from None
 
 
 def _velocity_bound(robot, qd_max, dt):
     if qd_max is None or dt is None:
         return None
     v = robot.qd_max if (isinstance(qd_max, str) and qd_max == "robot") or qd_max is True else qd_max
-    v = np.broadcast_to(np.asarray(v, float), (robot.n,))
+    _options(numbers={"dt": dt}, optional=("dt",))
+    try:                                         # (a scalar or n values; np.broadcast_to's error named nothing)
+        v = vector("qd_max", v, robot.n, None)
+    except ModelError as exc:
+        raise IKError(str(exc)) from None
     return np.where(np.isfinite(v), v * dt, np.inf)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import RobotModel
-from .common import IKResult, _Chain, _as_q, _parse_target, _rot_angle, _rot_log
+from .common import IKResult, _Chain, _as_q, _joint_limits, _options, _parse_target, _rot_angle, _rot_log
 
 
 # ------------------------------------------------------------------------------ damped least squares
@@ -49,11 +49,11 @@ def solve_ik_dls(robot: RobotModel, target, q0, frame: str | None = None, *, tol
                  q_max=None) -> IKResult:
     """Damped least-squares (Levenberg–Marquardt pseudo-inverse) IK for comparison:
     Δq = Jᵀ(JJᵀ + λ²1)⁻¹ e, e = (p_d − p, log(R_d Rᵀ)), joints clamped to their limits."""
+    _options(counts={"max_iter": max_iter}, numbers={"tol_pos": tol_pos, "tol_rot": tol_rot, "damping": damping})
     p_d, R_d = _parse_target(target)
     q = _as_q(robot, q0)
     chain = _Chain(robot, frame)
-    qlo = np.asarray(robot.q_min if q_min is None else q_min, float)
-    qhi = np.asarray(robot.q_max if q_max is None else q_max, float)
+    qlo, qhi = _joint_limits(robot, q_min, q_max)
     q, e_p, e_r, steps, ok = _dls_steps(robot, chain, q, p_d, R_d, frame, tol_pos=tol_pos, tol_rot=tol_rot,
                                         max_steps=max_iter, damping=damping, q_min=qlo, q_max=qhi)
     return IKResult(q=q, success=bool(ok), pos_err=e_p, rot_err=e_r, sweeps=0, newton_steps=steps,

@@ -39,8 +39,9 @@ import math
 import numpy as np
 
 from ..model import RobotModel
-from .common import (TWO_PI, IKError, IKResult, _as_q, _Chain, _dot3, _end_pose, _norm3, _parse_target,
-                     _rot_angle, _rot_log, _velocity_bound)
+from ..checks import short_repr
+from .common import (TWO_PI, IKError, IKResult, _as_q, _Chain, _dot3, _end_pose, _joint_limits, _norm3, _options,
+                     _parse_target, _rot_angle, _rot_log, _velocity_bound)
 from .dls import _dls_steps
 
 
@@ -242,13 +243,16 @@ def solve_ik(robot: RobotModel, target, q0, frame: str | None = None, *, tol_pos
     itself (the switch radius and the slow test are off) and the Newton steps only *polish* a pose the
     first k sweeps did not bring within the tolerance (the tracking mode of `track_path`).
     ``newton_steps=0``: the pure recursive method."""
-    if step not in ("exact", "paper"):
-        raise IKError(f"step: expected 'exact' or 'paper', got {step!r}")
+    if not isinstance(step, str) or step not in ("exact", "paper"):
+        raise IKError(f"step: expected 'exact' or 'paper', got {short_repr(step)}")
+    _options(counts={"max_sweeps": max_sweeps, "newton_steps": newton_steps, "polish_after": polish_after},
+             numbers={"tol_pos": tol_pos, "tol_rot": tol_rot, "rot_weight": rot_weight, "newton_switch": newton_switch,
+                      "newton_slow": newton_slow, "damping": damping}, switches={"penalty": penalty},
+             optional=("polish_after", "newton_slow"))
     p_d, R_d = _parse_target(target)
     q = _as_q(robot, q0)
     chain = _Chain(robot, frame)
-    qlo = np.asarray(robot.q_min if q_min is None else q_min, float)
-    qhi = np.asarray(robot.q_max if q_max is None else q_max, float)
+    qlo, qhi = _joint_limits(robot, q_min, q_max)
     return _solve(chain, q, p_d, R_d, tol_pos=tol_pos, tol_rot=tol_rot, max_sweeps=max_sweeps,
                   L2=float(rot_weight) ** 2, step=step, vmax_dt=_velocity_bound(robot, qd_max, dt), penalty=penalty,
                   newton_steps=newton_steps, newton_switch=newton_switch, newton_slow=newton_slow, damping=damping,

@@ -7,8 +7,9 @@ import numpy as np
 
 from ..forward_kinematics import frame_jacobian
 from ..model import RobotModel
-from .common import (IKError, TrackResult, _Chain, _as_q, _end_pose, _parse_target, _rot_angle, _rot_log,
-                     _velocity_bound)
+from ..checks import short_repr
+from .common import (IKError, TrackResult, _Chain, _as_q, _end_pose, _floats, _joint_limits, _options,
+                     _parse_target, _rot_angle, _rot_log, _velocity_bound)
 from .nicolato import _solve
 
 SWEEPS_BEFORE_POLISH = 5        # recursive sweeps per sample before a Newton polish (tracking mode)
@@ -43,7 +44,13 @@ def track_path(robot: RobotModel, targets, q0, frame: str | None = None, *, meth
     not solved (``success`` False, ``q`` the last solution, ``pos_err``/``rot_err`` NaN, no sweeps). For
     callers that only report where a path leaves the reach: past that point every sample may cost
     ``max_sweeps`` sweeps and the Newton steps (seconds for a path)."""
-    targets = np.asarray(targets, dtype=float)
+    _options(counts={"max_sweeps": max_sweeps, "newton_steps": newton_steps, "polish_after": polish_after},
+             numbers={"dt": dt, "tol_pos": tol_pos, "tol_rot": tol_rot, "rot_weight": rot_weight, "gain": gain},
+             switches={"penalty": penalty, "predict": predict, "stop_at_failure": stop_at_failure},
+             optional=("dt", "tol_rot"))
+    if not isinstance(method, str) or not isinstance(step, str):
+        raise IKError(f"method, step: expected names, got {short_repr(method)}, {short_repr(step)}")
+    targets = _floats("targets", targets, "positions (N, 3) or poses (N, 4, 4)")
     if targets.ndim not in (2, 3) or targets.shape[1:] not in ((3,), (4, 4)):
         raise IKError(f"targets: expected shape (N, 3) or (N, 4, 4), got {targets.shape}")
     N = targets.shape[0]
@@ -65,8 +72,7 @@ def track_path(robot: RobotModel, targets, q0, frame: str | None = None, *, meth
             raise IKError(f"step: expected 'exact' or 'paper', got {step!r}")
         if isinstance(polish_after, bool) or not isinstance(polish_after, (int, np.integer)) or polish_after < 0:
             raise IKError(f"polish_after: expected a number of sweeps >= 0, got {polish_after!r}")
-        lo = np.asarray(robot.q_min if q_min is None else q_min, float)
-        hi = np.asarray(robot.q_max if q_max is None else q_max, float)
+        lo, hi = _joint_limits(robot, q_min, q_max)
         chain = _Chain(robot, frame)
         vmax_dt = _velocity_bound(robot, qd_max, dt)
         parsed = [_parse_target(t) for t in targets]
