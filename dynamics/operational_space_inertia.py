@@ -166,7 +166,7 @@ def operational_space_inertia(robot: RobotModel, q, frames=None, *, rcond: float
     raised — use `operational_space_inertia_inverse` then."""
     try:
         valid = not isinstance(rcond, (bool, str, bytes)) and 0.0 <= float(rcond) < 1.0
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):     # (OverflowError: a Python int beyond a double)
         valid = False
     if not valid:                      # (NaN or a negative rcond would let a singular Λ⁻¹ be inverted)
         raise ModelError(f"rcond: expected a number in [0, 1), got {short_repr(rcond)}")

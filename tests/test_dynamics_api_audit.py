@@ -99,6 +99,7 @@ def test_world_quantities_give_the_same_torques():
     (lambda: dyn.RigidBodyInertia(1.0, (0, 0, HUGE_INT), np.zeros((3, 3))), "payload"),
     (lambda: robot().with_limits(tau_max=HUGE_INT), "tau_max"),
     (lambda: robot().with_limits(q_min=[HUGE_INT] * 7), "q_min"),
+    (lambda: dyn.operational_space_inertia(robot(), q0(), rcond=HUGE_INT), "rcond"),
 ])
 def test_ints_beyond_a_double_are_named(call, name):
     with pytest.raises(ModelError) as exc:
