@@ -76,8 +76,8 @@ def floats(name: str, value, expected: str) -> np.ndarray:
     if isinstance(value, (str, bytes, dict, bool)) or value is None:
         raise ModelError(f"{name}: expected {expected}, got {short_repr(value)}")
     try:
-        if np.iscomplexobj(value) or np.asarray(value).dtype == bool:
-            raise TypeError
+        if np.iscomplexobj(value) or np.asarray(value).dtype.kind in "bUS":     # (a list of text: numpy parsed
+            raise TypeError                                                    # ['5'] * 7 as numbers)
         return np.array(value, dtype=float)
     except (TypeError, ValueError, OverflowError):          # (OverflowError: a Python int beyond a double)
         raise ModelError(f"{name}: expected {expected}, got {short_repr(value)}") from None

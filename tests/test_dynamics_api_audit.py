@@ -240,3 +240,13 @@ def test_batched_single_and_any_layout_against_pinocchio(ur5_urdf):
     before = frozen.copy()
     dyn.path_coefficients(robot_, frozen, frozen, frozen)            # read-only inputs, left unchanged
     np.testing.assert_array_equal(frozen, before)
+
+
+@pytest.mark.parametrize("kw", [dict(tau_max=["5"] * 7), dict(qd_max=["1", 2, 3, 4, 5, 6, 7]),
+                                dict(q_min=np.array(["-1"] * 7))])
+def test_model_fields_refuse_text_as_configurations_do(kw):
+    """`checks.floats` (limits, gravity, inertias of every loader) parsed a list of numeric text, which its own
+    docstring refused ("strings … are a ModelError"): with_limits(tau_max=['5'] * 7) planned with 5 N·m."""
+    with pytest.raises(ModelError) as info:
+        dyn.load_robot("iiwa7").with_limits(**kw)
+    assert str(info.value).startswith(next(iter(kw))) and "\n" not in str(info.value)
