@@ -102,7 +102,9 @@ def vector(name: str, value, n: int, default: float | None, *, allow_inf: bool =
 def array(name: str, value, shape: tuple) -> np.ndarray:
     """`value` as a finite float array of `shape`, else a `ModelError` naming the field."""
     arr = floats(name, value, f"numbers of shape {shape}")
-    if arr.size != int(np.prod(shape)):
+    # the same number of values in another shape of the same rank is a transposed or misordered array (coms given
+    # as (3, n) was reshaped to (n, 3): every body's centre of mass scrambled); flat values are taken in order
+    if arr.size != int(np.prod(shape)) or (arr.ndim == len(shape) > 1 and arr.shape != tuple(shape)):
         raise ModelError(f"{name}: expected shape {shape}, got shape {arr.shape}")
     arr = arr.reshape(shape)
     if not np.isfinite(arr).all():

@@ -250,3 +250,13 @@ def test_model_fields_refuse_text_as_configurations_do(kw):
     with pytest.raises(ModelError) as info:
         dyn.load_robot("iiwa7").with_limits(**kw)
     assert str(info.value).startswith(next(iter(kw))) and "\n" not in str(info.value)
+
+
+def test_a_transposed_model_array_is_refused():
+    """RobotModel.create / replace reshaped any array of the right size: coms given as (3, n) became (n, 3) with every
+    body's centre of mass scrambled, without a word. The same rank in another shape is refused; flat values (in
+    order) still are taken."""
+    r = dyn.load_robot("iiwa7")
+    with pytest.raises(ModelError, match=r"coms: expected shape \(7, 3\), got shape \(3, 7\)"):
+        r.replace(coms=r.coms.T)
+    assert np.array_equal(r.replace(coms=r.coms.reshape(-1)).coms, r.coms)
