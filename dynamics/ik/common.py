@@ -215,12 +215,6 @@ def _floats(name: str, value, expected: str) -> np.ndarray:
     """`checks.floats` as an IKError: a complex, boolean, text or object value, or an int beyond a double, is
     named in one line (np.asarray would raise TypeError or OverflowError, drop an imaginary part or parse "1")."""
     try:
-        kind = np.asarray(value).dtype.kind
-    except (TypeError, ValueError):                                  # (ragged: refused by floats below)
-        kind = "O"
-    try:
-        if kind in "US":
-            raise ModelError(f"{name}: expected {expected}, got text {short_repr(value)}")
         return floats(name, value, expected)
     except ModelError as exc:
         raise IKError(str(exc)) from None

@@ -70,8 +70,6 @@ def track_path(robot: RobotModel, targets, q0, frame: str | None = None, *, meth
     if method == "recursive":
         if step not in ("exact", "paper"):
             raise IKError(f"step: expected 'exact' or 'paper', got {step!r}")
-        if isinstance(polish_after, bool) or not isinstance(polish_after, (int, np.integer)) or polish_after < 0:
-            raise IKError(f"polish_after: expected a number of sweeps >= 0, got {polish_after!r}")
         lo, hi = _joint_limits(robot, q_min, q_max)
         chain = _Chain(robot, frame)
         vmax_dt = _velocity_bound(robot, qd_max, dt)
