@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from ..checks import ModelError, file_name, short_repr
+from ..checks import ModelError, file_name, floats, short_repr
 from . import urdf_mimic
 
 __all__ = ["checked", "locked_positions", "check_locked"]
@@ -72,12 +72,11 @@ def check_locked(path: str, locked: dict, joints: dict) -> None:
 
 
 def _position(value) -> float | None:
-    """A locked joint's position as a float, or None for anything but a real number: text ("0.02", and float()
-    reads "1_0" as 10), bytes, True/False and complex numbers were taken for numbers (`dynamics.checks.floats`
-    refuses the same for every other argument)."""
-    if isinstance(value, (str, bytes, bool, np.bool_)) or np.iscomplexobj(value) or np.ndim(value) != 0:
-        return None
+    """A locked joint's position as a float, or None for anything but one real number: `dynamics.checks.floats`
+    (text — float() reads "1_0" as 10 —, bytes, True/False, complex numbers and ints beyond a double were taken
+    for numbers or failed otherwise), of no dimension."""
     try:
-        return float(value)
-    except (TypeError, ValueError):
+        v = floats("locked joint", value, "a number")
+    except ModelError:
         return None
+    return float(v) if v.ndim == 0 else None
