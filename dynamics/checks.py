@@ -5,11 +5,13 @@
 * Field conversion for the model's constructor: `readonly`, `floats`, `vector`, `array`.
 * Batched inputs of the algorithms: `as_batch`, `same_batch` (a configuration (n,) or a batch (N, n)).
 * Warnings at the user's line: `stacklevel_outside`.
+* Numbers written in files: `plain_number` (URDF attributes, waypoint CSVs).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -18,7 +20,7 @@ if TYPE_CHECKING:                     # only for annotations: checks must not im
     from .model import RobotModel
 
 __all__ = ["ModelError", "PayloadError", "short_repr", "file_name", "readonly", "floats", "vector", "array",
-           "as_batch", "same_batch", "finite_result", "stacklevel_outside"]
+           "as_batch", "same_batch", "finite_result", "stacklevel_outside", "plain_number"]
 
 
 class ModelError(ValueError):
@@ -167,3 +169,14 @@ def stacklevel_outside(directory: str | None = None) -> int:
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(inside):
         frame, level = frame.f_back, level + 1
     return level
+
+
+_PLAIN = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_PLAIN_INF = re.compile(_PLAIN.pattern + r"|[+-]?inf", re.IGNORECASE)
+
+
+def plain_number(text: str, inf: bool = False) -> float | None:
+    """The value of a plain decimal number written in a file — ASCII digits, an optional exponent (with `inf`:
+    or ±inf written out) — or None. float() alone also reads "1_0" as 10, other scripts' digits ("０.５") and
+    "nan" (the URDF reader's and the waypoint CSVs' numbers; each judges the size of what it reads)."""
+    return float(text) if (_PLAIN_INF if inf else _PLAIN).fullmatch(text) else None

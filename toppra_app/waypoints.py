@@ -22,6 +22,8 @@ import re
 
 import numpy as np
 
+from dynamics.checks import plain_number
+
 from .errors import InputError, short_repr
 from .textfile import read_text
 
@@ -32,14 +34,13 @@ MAX_PARAMETER = 1e13    # a path parameter (s ∈ [0, 2·10¹²] plans: the plan
 MAX_COLUMNS = 64
 PARAM_COLUMNS = ("s", "theta", "θ")
 
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")    # ASCII digits (\d: any script's)
 _EOL = re.compile(r"\r\n|\r|\n")
 _NAME = re.compile(r"^[^\W\d][\w .:/()\[\]-]*$")
 
 
 def number(text: str) -> float | None:
-    """The value of a plain decimal number, or None."""
-    return float(text) if _NUMBER.fullmatch(text) else None
+    """The value of a plain decimal number (`dynamics.checks.plain_number`: ASCII digits, no inf or nan), or None."""
+    return plain_number(text)
 
 
 def _lines(text: str):

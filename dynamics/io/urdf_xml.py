@@ -4,11 +4,10 @@
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 
-from ..checks import ModelError
+from ..checks import ModelError, plain_number
 from ..spatial import homogeneous, rpy_matrix
 
 __all__ = ["Reader"]
@@ -66,18 +65,13 @@ class Reader:
         return el
 
 
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?inf", re.IGNORECASE)
-
-
 def _number(text: str) -> float | None:
-    """A plain decimal number (ASCII digits, optional exponent; or ±inf, written out), or None. float() alone
-    read ``velocity="1_0"`` as 10 and other spellings C++ URDF parsers refuse, and ``1e400`` as inf — a limit
+    """A plain decimal number (`checks.plain_number`, ±inf written out allowed), or None. float() alone read
+    ``velocity="1_0"`` as 10 and other spellings C++ URDF parsers refuse, and ``1e400`` as inf — a limit
     silently gone; NaN is no number either."""
     text = text.strip()
-    if not _NUMBER.fullmatch(text):
-        return None
-    value = float(text)
-    return value if math.isfinite(value) or text.lower().lstrip("+-") == "inf" else None
+    value = plain_number(text, inf=True)
+    return value if value is None or math.isfinite(value) or text.lower().lstrip("+-") == "inf" else None
 
 
 _Reader = Reader      # the former private name
