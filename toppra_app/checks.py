@@ -1,9 +1,10 @@
-"""Checks of scalar arguments shared by the whole application: one line naming the argument and what is wrong.
+"""Checks of scalar (and real-array) arguments shared by the whole application: one line naming the argument and what is wrong.
 
 `real` (a number in a range) and `whole` (a whole number in a range), each with open or closed bounds, refuse
 what Python or numpy would silently read as a number — True/False and np.bool_ (as 1/0), text ("0.001"),
-bytes, complex, None — and NaN and ±inf (unless `allow_inf`). Leaf module: it imports nothing from the
-application but its errors, so `trajectory`, `planning.options` and the objectives can all use it.
+bytes, complex, None — and NaN and ±inf (unless `allow_inf`); `reals` refuses the same as the elements of an
+array. Leaf module: it imports nothing from the application but its errors, so `trajectory`, `path`,
+`planning.options` and the objectives can all use it.
 """
 
 from __future__ import annotations
@@ -71,3 +72,18 @@ def whole(value, name: str, lo: int | None = None, hi: int | None = None, *, bou
         if math.isfinite(v) and v == int(v) and _inside(v, lo, hi, bounds):
             return int(value) if isinstance(value, numbers.Integral) else int(v)
     raise InputError(f"{name}: expected a whole number{span}, got {short_repr(value)}")
+
+
+def reals(value, name: str, what: str) -> np.ndarray:
+    """`value` as a float array, refused in one line naming `name` unless its elements are real numbers (integer or
+    floating dtype): not booleans (True read as 1), text ("0.5" read as 0.5, also inside a list), complex (its
+    imaginary part dropped with a ComplexWarning), objects or ragged lists. Waypoints, `s`, a plan's times `t`."""
+    if isinstance(value, dict):
+        raise InputError(f"{name}: expected {what}, got a dict")
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError):                    # ragged lists
+        raw = None
+    if raw is None or raw.dtype.kind not in "iuf":
+        raise InputError(f"{name}: expected {what}, got {short_repr(value)}")
+    return raw.astype(float)

@@ -13,6 +13,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.interpolate import CubicHermiteSpline, CubicSpline, PPoly
 
+from .checks import reals
 from .errors import InputError, short_repr
 from .limits.rows import per_joint_positive
 from .waypoint_fit import fit_within
@@ -101,7 +102,7 @@ class JointPath:
         waypoints give a straight line. Raises `InputError` (a ValueError) naming the field for NaN, too few
         waypoints, a non-increasing ``s`` or a tolerance that is not positive and finite.
         """
-        W = _reals(waypoints, "waypoints", "an (m, n) array of real numbers")
+        W = reals(waypoints, "waypoints", "an (m, n) array of real numbers")
         if W.ndim == 1:
             W = W[:, None]
         if W.ndim != 2 or W.shape[1] == 0:
@@ -116,7 +117,7 @@ class JointPath:
         if s is None:
             S = None
         else:
-            S = _reals(s, "s", "one number per waypoint")
+            S = reals(s, "s", "one number per waypoint")
             if sum(d > 1 for d in S.shape) > 1:     # (a 2-D s was flattened: [[0, 1], [2, 3]] taken for four
                 raise InputError(f"s: expected a 1-D array, one number per waypoint, got shape {S.shape}")  # values)
             S = S.reshape(-1)
@@ -246,21 +247,6 @@ def _parabola(S: np.ndarray, W: np.ndarray) -> CubicHermiteSpline:
     A = np.array([[1.0, 1.0, 0.0], [h[1], 2.0 * (h[0] + h[1]), h[0]], [0.0, 1.0, 1.0]])
     rhs = np.stack([2.0 * m[0], 3.0 * (h[0] * m[1] + h[1] * m[0]), 2.0 * m[1]])
     return CubicHermiteSpline(S, W, np.linalg.solve(A, rhs), axis=0)
-
-
-def _reals(value, name: str, what: str) -> np.ndarray:
-    """`value` as a float array, refused in one line naming `name` unless its elements are real numbers: as the
-    planner's checks (`checks`, `limits.rows.per_joint_positive`), not booleans (True read as 1), text ("0.5" read
-    as 0.5, also inside a list), complex or objects."""
-    if isinstance(value, dict):
-        raise InputError(f"{name}: expected {what}, got a dict")
-    try:
-        raw = np.asarray(value)
-    except (TypeError, ValueError):                    # ragged lists
-        raw = None
-    if raw is None or raw.dtype.kind not in "iuf":
-        raise InputError(f"{name}: expected {what}, got {short_repr(value)}")
-    return raw.astype(float)
 
 
 def _short(tol: np.ndarray) -> str:

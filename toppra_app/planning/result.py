@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import InputError, short_repr
+from ..checks import reals
+from ..errors import InputError
 from ..path import JointPath
 from ..trajectory import TimeLaw, TrajectorySample, sample_trajectory
 from ..verify import LimitCheck
@@ -124,14 +125,8 @@ class TimeOptimalPlan:
 
     def _law(self, t):
         """θ, θ̇, θ̈ at a time or a 1-D array of times (toppra's inputs); `InputError` naming t otherwise."""
-        try:
-            raw = np.asarray(t)
-        except (TypeError, ValueError):
-            raw = None
         # real numbers only: a string ("0.1"), bytes, True and complex times were converted (with a ComplexWarning)
-        if raw is None or raw.dtype.kind not in "iuf":
-            raise InputError(f"t: expected a time or a 1-D array of times in seconds, got {short_repr(t)}") from None
-        t = raw.astype(float)
+        t = reals(t, "t", "a time or a 1-D array of times in seconds")
         if t.ndim > 1:
             raise InputError(f"t: expected a time or a 1-D array of times, got an array of shape {t.shape}")
         if not np.isfinite(t).all():
