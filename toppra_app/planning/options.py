@@ -139,8 +139,7 @@ def rates_as_profile(robot, controller, torque_rate_max, jerk_max, rate_dt, ener
         return unchanged
     rates = rate_limits(robot, torque_rate_max, jerk_max, rate_dt)
     passes = min(whole(max_rate_iterations, "max_rate_iterations", 1, 1000), ControllerProfile.max_passes)
-    if isinstance(energy_weight, bool) or not isinstance(energy_weight, (int, float, np.integer, np.floating)) \
-            or energy_weight != 0:
+    if not checks.is_real(energy_weight) or energy_weight != 0:
         return unchanged                                    # (a bad energy_weight is named by `energy_terms`)
     as_limit = lambda kind: tuple(rates.limits[kind].tolist()) if kind in rates.limits else None   # noqa: E731
     try:
