@@ -39,6 +39,7 @@ def test_a_xacro_robot_finds_its_packages_in_package_paths(tmp_path, monkeypatch
     pytest.importorskip("xacro")
     from test_urdf_packages import _description_packages
     monkeypatch.delenv("ROS_PACKAGE_PATH", raising=False)
+    monkeypatch.delenv("AMENT_PREFIX_PATH", raising=False)
     main_file, vendor = _description_packages(tmp_path)
     text = DEFAULT_CELL.read_text().replace('robot = "iiwa7"', f'urdf = "{main_file}"\npackage_paths = ["vendor"]')
     path = tmp_path / "cell.toml"

@@ -123,6 +123,7 @@ def test_pr2_grippers():
 # ------------------------------------------------------------------------------ collision_shapes, to_urdf
 def test_collision_search_paths_take_one_directory_or_a_list(tmp_path, monkeypatch):
     monkeypatch.delenv("ROS_PACKAGE_PATH", raising=False)
+    monkeypatch.delenv("AMENT_PREFIX_PATH", raising=False)
     mesh = tmp_path / "pkgs" / "mypkg" / "meshes" / "a.stl"
     mesh.parent.mkdir(parents=True)
     mesh.write_bytes(b"solid a\nendsolid a\n")

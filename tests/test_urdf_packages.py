@@ -37,6 +37,7 @@ def test_xacro_finds_packages_in_package_dirs_without_ros(tmp_path, monkeypatch)
     xacro = pytest.importorskip("xacro")
     from xacro import substitution_args
     monkeypatch.delenv("ROS_PACKAGE_PATH", raising=False)
+    monkeypatch.delenv("AMENT_PREFIX_PATH", raising=False)
     main, vendor = _description_packages(tmp_path)
     plain = tmp_path / "arm.urdf"
     plain.write_text('<robot name="arm"><link name="base"/>' + f'<link name="a">{inertial(2.0, xyz="0 0 0.2")}</link>'
@@ -45,7 +46,7 @@ def test_xacro_finds_packages_in_package_dirs_without_ros(tmp_path, monkeypatch)
     want = from_urdf(str(plain))
     with pytest.raises(ModelError, match=r"arm\.urdf\.xacro: xacro could not expand it: \$\(find gripper_description\): "
                                          r"package 'gripper_description' not found \(give its parent directory in "
-                                         r"package_dirs, or set ROS_PACKAGE_PATH\)$"):
+                                         r"package_dirs, or set ROS_PACKAGE_PATH or AMENT_PREFIX_PATH\)$"):
         from_urdf(str(main))                     # its own package is found among its ancestors, the other is not
     for got in (from_urdf(str(main), package_dirs=str(vendor)), from_urdf(main, package_dirs=[vendor / "gripper_description"])):
         for key in ("masses", "coms", "inertias", "placement_translations", "q_max", "tau_max"):
@@ -64,6 +65,7 @@ def test_collision_shapes_of_a_xacro_robot_find_its_packages_in_search_paths(tmp
     pytest.importorskip("xacro")
     from dynamics.urdf_collision import collision_shapes
     monkeypatch.delenv("ROS_PACKAGE_PATH", raising=False)
+    monkeypatch.delenv("AMENT_PREFIX_PATH", raising=False)
     main, vendor = _description_packages(tmp_path)
     robot = from_urdf(main, package_dirs=[vendor])
     assert collision_shapes(main, robot, search_paths=[vendor]) == []          # (the test links have no <collision>)
@@ -87,6 +89,7 @@ def test_ros_2s_ament_index_still_serves_find_where_ros_is_installed(tmp_path, m
     import types
     pytest.importorskip("xacro")
     monkeypatch.delenv("ROS_PACKAGE_PATH", raising=False)
+    monkeypatch.delenv("AMENT_PREFIX_PATH", raising=False)
     main, vendor = _description_packages(tmp_path)
     asked = []
 
@@ -108,3 +111,30 @@ def test_ros_2s_ament_index_still_serves_find_where_ros_is_installed(tmp_path, m
         (vendor / "gripper_description" / "urdf" / "gripper.xacro").read_text().replace('value="1.0"', 'value="3.0"'))
     robot = from_urdf(main, package_dirs=[elsewhere])
     assert robot.masses[1] == 3.0 and "gripper_description" not in asked
+
+
+def test_a_sourced_ros_2_workspace_serves_find_and_meshes_through_ament_prefix_path(tmp_path, monkeypatch):
+    """A ROS 2 user with a sourced workspace but a virtual environment without ROS's `ament_index_python`: the
+    packages are in ``<prefix>/share/NAME`` of AMENT_PREFIX_PATH. xacro's ``$(find)`` and a mesh's
+    ``package://`` were looked up in package_dirs, ROS_PACKAGE_PATH and the file's ancestors only: not found."""
+    import os
+    import sys
+    pytest.importorskip("xacro")
+    from dynamics.io.urdf_collision import resolve_uri
+    monkeypatch.delenv("ROS_PACKAGE_PATH", raising=False)
+    monkeypatch.setitem(sys.modules, "ament_index_python", None)        # (importing it fails, as without ROS)
+    main, vendor = _description_packages(tmp_path)
+    install = tmp_path / "install" / "gripper_description"              # colcon's merged-install layout
+    (install / "share").mkdir(parents=True)
+    os.rename(vendor / "gripper_description", install / "share" / "gripper_description")
+    mesh = install / "share" / "gripper_description" / "meshes" / "finger.stl"
+    mesh.parent.mkdir()
+    mesh.write_bytes(b"solid finger\nendsolid finger\n")
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(tmp_path / "nothing_here"))
+    with pytest.raises(ModelError, match=r"package 'gripper_description' not found .*or AMENT_PREFIX_PATH\)$"):
+        from_urdf(main)
+    with pytest.raises(ModelError, match=r"mesh 'package://gripper_description/meshes/finger\.stl': package "):
+        resolve_uri("package://gripper_description/meshes/finger.stl", str(main))
+    monkeypatch.setenv("AMENT_PREFIX_PATH", os.pathsep.join([str(tmp_path / "nothing_here"), str(install)]))
+    assert from_urdf(main).link_names == ("a", "b")
+    assert resolve_uri("package://gripper_description/meshes/finger.stl", str(main)) == str(mesh)

@@ -2,10 +2,12 @@
 xacro's ``$(find NAME)``. One lookup for `from_urdf`'s xacro expansion and `urdf_collision`'s meshes.
 
 The directories searched, in order: the caller's (``package_dirs`` / ``search_paths``: a directory or a list of
-directories, each holding a folder NAME or being NAME itself), then ``ROS_PACKAGE_PATH``, then the description
-file's own ancestors — so a file inside ``NAME/urdf/`` finds its own package, and example-robot-data's files
-resolve without any setting. Without ROS, xacro's own ``$(find)`` needs `ament_index_python`, which is not
-there; this lookup is what a user without a ROS installation has."""
+directories, each holding a folder NAME or being NAME itself), then ``ROS_PACKAGE_PATH``, then the prefixes of
+a sourced ROS 2 workspace (``AMENT_PREFIX_PATH``: ament installs package NAME's files in ``<prefix>/share/NAME``),
+then the description file's own ancestors — so a file inside ``NAME/urdf/`` finds its own package, and
+example-robot-data's files resolve without any setting. Without ROS, xacro's own ``$(find)`` needs `ament_index_python`, which is not
+there (nor in a virtual environment beside a sourced ROS 2), and a mesh's ``package://`` is never looked up
+by xacro; this lookup is what a user without ROS's Python packages has."""
 
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ def search_dirs(where: str, value) -> list[str]:
 def package_roots(dirs: list[str], description_path: str) -> list[str]:
     """The directories to look for packages in (see the module doc), in order."""
     roots = list(dirs) + [p for p in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if p]
+    roots += [os.path.join(p, "share") for p in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if p]
     d = os.path.dirname(os.path.abspath(description_path))
     while True:
         roots.append(d)

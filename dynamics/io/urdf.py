@@ -77,8 +77,8 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
     A ``.xacro`` file is expanded first by the `xacro` package (``pip install xacro``), with
     ``xacro_args`` as its arguments (``name:=value``). Its ``$(find NAME)`` and ``package://NAME/…`` includes are
     found in ``package_dirs`` (a directory or a list; each holds a folder NAME or is NAME), then ROS 2's ament
-    index (where installed), ``ROS_PACKAGE_PATH`` and the file's own ancestors (`dynamics.io.packages`): no ROS
-    installation needed.
+    index (where installed), ``ROS_PACKAGE_PATH``, ``AMENT_PREFIX_PATH`` and the file's own ancestors
+    (`dynamics.io.packages`): no ROS installation needed.
     A plain URDF's ``package://`` names are mesh files, which the dynamics never read (`collision_shapes` does).
 
     The steps: read the document, its links and joints; resolve locked and mimic joints; walk the tree

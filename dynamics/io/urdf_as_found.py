@@ -115,7 +115,7 @@ def _package_lookups(xacro, dirs: list[str], path: str):
         found = package(str(name))
         if found is None:
             raise PackageNotFound(f"$(find {name}): package '{name}' not found (give its parent directory in "
-                                  f"package_dirs, or set ROS_PACKAGE_PATH)")
+                                  f"package_dirs, or set ROS_PACKAGE_PATH or AMENT_PREFIX_PATH)")
         return found
 
     def include(spec):
@@ -126,7 +126,7 @@ def _package_lookups(xacro, dirs: list[str], path: str):
         if where is None or not os.path.isfile(os.path.join(where, rest)):
             raise PackageNotFound(f"include '{spec}': " + (
                 f"no file '{rest}' in package '{name}' ({where})" if where else
-                f"package '{name}' not found (give its parent directory in package_dirs, or set ROS_PACKAGE_PATH)"))
+                f"package '{name}' not found (give its parent directory in package_dirs, or set ROS_PACKAGE_PATH or AMENT_PREFIX_PATH)"))
         return os.path.join(where, rest)
 
     subst._eval_find, subst._eval_dict["find"], xacro.abs_filename_spec = find, find, include

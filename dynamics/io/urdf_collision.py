@@ -3,7 +3,8 @@ file (a welded link's shapes go to the body it is welded to). Shapes are plain d
 sphere, capsule or mesh file — for a collision library (coal) to build.
 
 ``package://NAME/rest`` mesh names are resolved through `search_paths` (a directory or a list of directories
-that hold a folder NAME, or are NAME), then ``ROS_PACKAGE_PATH``, then the URDF's own ancestors (a directory
+that hold a folder NAME, or are NAME), then ``ROS_PACKAGE_PATH``, then ``<prefix>/share`` of ``AMENT_PREFIX_PATH``
+(a sourced ROS 2 workspace), then the URDF's own ancestors (a directory
 named NAME, or holding NAME): example-robot-data's files resolve without any setting. ``file://`` and
 relative names are taken from the URDF's directory."""
 
@@ -43,7 +44,7 @@ def resolve_uri(uri: str, urdf_path: str, search_paths=()) -> str:
     found = find_in_package(name, rest, package_roots(_search_paths("resolve_uri", search_paths), urdf_path))
     if found is None:
         raise ModelError(f"{urdf_path}: mesh '{uri}': package '{name}' not found (give its parent directory in "
-                         f"package_paths / search_paths, or set ROS_PACKAGE_PATH)")
+                         f"package_paths / search_paths, or set ROS_PACKAGE_PATH or AMENT_PREFIX_PATH)")
     return found
 
 
