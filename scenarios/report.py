@@ -104,21 +104,28 @@ def format_table(headers, rows, aligns=None) -> str:
 
 
 # ------------------------------------------------------------------------------ figures
+DPI = 110
+
+
 def _save(fig, path, tight: bool = True) -> None:
     from toppra_app.figures import save_figure as save
-    save(fig, path, dpi=110, tight=tight)
+    save(fig, path, dpi=DPI, tight=tight)
 
 
 def profile_figure(sample, robot, title: str = ""):
     """Joint velocity and torque over time, each divided by its limit (limits at ±1). `sample` needs t,
-    qd, tau; `robot` n, joint_names, qd_max, tau_max. Laid out by hand (no tight bounding box)."""
+    qd, tau; `robot` n, joint_names, qd_max, tau_max. Laid out by hand (no tight bounding box). Of many
+    samples the lines go through those that decide each pixel column (`toppra_app.decimate.envelope`)."""
     from matplotlib.figure import Figure
+    from toppra_app.decimate import envelope, figure_bins
     fig = Figure(figsize=(9, 6.5))
     fig.subplots_adjust(left=0.09, right=0.98, top=0.86, bottom=0.08, hspace=0.08)
     ax1, ax2 = fig.subplots(2, 1, sharex=True)
+    t, bins = np.asarray(sample.t), figure_bins(fig.get_figwidth(), DPI)
+    speed, torque = envelope(sample.qd, bins), envelope(sample.tau, bins)
     for j in range(robot.n):
-        ax1.plot(sample.t, sample.qd[:, j] / robot.qd_max[j], lw=1.2, label=robot.joint_names[j])
-        ax2.plot(sample.t, sample.tau[:, j] / robot.tau_max[j], lw=1.2)
+        ax1.plot(t[speed[j]], sample.qd[speed[j], j] / robot.qd_max[j], lw=1.2, label=robot.joint_names[j])
+        ax2.plot(t[torque[j]], sample.tau[torque[j], j] / robot.tau_max[j], lw=1.2)
     for ax, what in ((ax1, "q̇ / q̇max"), (ax2, "τ / τmax")):
         ax.axhline(1.0, color="k", ls="--", lw=0.8)
         ax.axhline(-1.0, color="k", ls="--", lw=0.8)

@@ -5,6 +5,8 @@ the cycle-time table, and per move the joint profiles against their limits and t
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 
 from scenarios.palletizing.cell import yaw_pose
@@ -119,8 +121,15 @@ def pallet_report(report, move_sections, title: str | None = None, view: str | N
                 ("Cycle times", table_html(["box", "slot", "type", "loaded s", "return s", "cycle s"], summary_rows)
                  + f"<p>total {report.total_time:.3f} s for {len(report.boxes_planned)} boxes</p>"),
                 ("Moves", table_html(["#", "move", "slot", "payload kg", "time s", "worst vs limit %",
-                                     "closest approach mm"], moves_rows))]
+                                     "closest approach mm"], moves_rows) + _not_set(report))]
     return page(title or f"{report.cell.name}: palletizing report", sections + list(move_sections))
+
+
+def _not_set(report) -> str:
+    """The note under the moves table naming the kinds of limit the robot has not (as the terminal's)."""
+    kinds = report.limits_not_set()
+    return (f'<p class="note">worst vs limit: {html.escape(report.cell.robot_name)} has no {" or ".join(kinds)} '
+            f'limit, so none is compared</p>') if kinds else ""
 
 
 def _totals(cell: dict) -> list:

@@ -160,6 +160,7 @@ def test_cli_palletize_quick_writes_everything(tmp_path, capsys):
     assert (out / "pallet_top.png").exists() and (out / "pallet_3d.png").exists()
     assert len(list(out.glob("move*.png"))) == 4
     assert (out / "report.html").stat().st_size > 1e6
+    assert "iiwa7 has no acceleration limit, so none is compared" in (out / "report.html").read_text()   # (not 0 %)
     # a second run replaces the directory as a whole; no temporary directories are left behind
     assert main(["palletize", "--boxes", "1", "--no-plots", "--no-report", "--out", str(out)]) == 0
     assert not list(out.glob("*.png")) and not (out / "report.html").exists()

@@ -101,6 +101,17 @@ def test_pallet_summary_names_its_version_units_and_joints(pallet):
     assert summary["units"]["time"] == "s" and summary["units"]["effort"] == "N·m or N"
 
 
+def test_a_limit_the_robot_has_not_is_said_not_set_not_a_ratio_of_zero(pallet):
+    """The iiwa 7 has no acceleration limits: each move's `worst` had an 'acceleration' entry of ratio 0.0 and
+    joint −1 (nothing was compared); it is left out and named in `limits_not_set`, as the terminal says."""
+    out, summary, text = pallet
+    assert summary["limits_not_set"] == ["acceleration"]
+    for m in summary["moves"]:
+        assert m["limits_not_set"] == ["acceleration"] and set(m["worst"]) == {"torque", "velocity"}
+        assert all(w["ratio"] > 0 and w["joint"] >= 0 and w["limit"] is not None for w in m["worst"].values())
+    assert "(worst vs limit: iiwa7 has no acceleration limit, so none is compared)" in text.splitlines()
+
+
 def test_cell_options_line_gives_the_change_with_its_sign(pallet):
     """Friction also helps to brake: this pallet plans 0.002 % faster with it than without, and the terminal
     read '(+-0.0 %' (a '+' written before the number's own sign)."""

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-MAX_POINTS = 300           # per trace in the profile plots (extremes kept): zoomable, yet a small file
+MAX_POINTS = 300           # per trace in the profile plots, about: zoomable, yet a small file (`profiles_figure`)
 COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
            "#17becf"]
 
@@ -115,20 +115,13 @@ td,th{{border:1px solid #ccc;padding:2px 8px;text-align:right}} th{{background:#
 """
 
 
-def _keep(values: np.ndarray, limit: int = MAX_POINTS) -> np.ndarray:
-    """Indices of at most ~`limit` samples: evenly spaced, plus every column's extremes."""
-    m = values.shape[0]
-    if m <= limit:
-        return np.arange(m)
-    idx = set(np.linspace(0, m - 1, limit).astype(int).tolist())
-    idx.update(np.argmax(values, axis=0).tolist())
-    idx.update(np.argmin(values, axis=0).tolist())
-    return np.array(sorted(idx))
-
-
 def profiles_figure(sample, robot, title: str = "") -> dict:
     """Torque, velocity and acceleration of every joint over time as fractions of their limits (±1
-    dashed), the values in units on hover; one row each, sharing the time axis (a plain figure dict)."""
+    dashed), the values in units on hover; one row each, sharing the time axis (a plain figure dict). Each
+    line goes through the first, last, smallest and largest sample of each of MAX_POINTS / 2 runs of samples
+    (`toppra_app.decimate.envelope`; ~MAX_POINTS points where it is smooth): every peak and step is there at
+    its value, and the figure is the same size whatever the number of samples."""
+    from .decimate import envelope
     rows = [("τ", "tau", robot.tau_max, "N·m"), ("q̇", "qd", robot.qd_max, "rad/s"), ("q̈", "qdd", robot.qdd_max, "rad/s²")]
     rows = [r for r in rows if np.isfinite(r[2]).any()]
     t = np.asarray(sample.t)
@@ -143,10 +136,11 @@ def profiles_figure(sample, robot, title: str = "") -> dict:
                                                           title=dict(text=f"{sym} / {sym}max"))
         values = np.asarray(getattr(sample, key))
         lim = np.where(np.isfinite(lim), lim, np.nan)
-        keep = _keep(np.abs(values))
+        keep = envelope(values, MAX_POINTS // 2)
         for j in range(robot.n):
+            v = values[keep[j], j]
             data.append(dict(
-                type="scatter", x=t[keep], y=values[keep, j] / lim[j], customdata=values[keep, j], mode="lines",
+                type="scatter", x=t[keep[j]], y=v / lim[j], customdata=v, mode="lines",
                 xaxis="x", yaxis=yname, name=robot.joint_names[j], legendgroup=robot.joint_names[j],
                 showlegend=r == 1, line=dict(width=1.3, color=COLOURS[j % len(COLOURS)]),
                 hovertemplate=f"{robot.joint_names[j]}<br>t = %{{x:.4f}} s<br>{sym} = %{{customdata:.4g}} {unit}"
@@ -263,7 +257,7 @@ def plan_report(plan, sample, title: str) -> str:
     path = lines3d(tip, "tool path", "#1f77b4", width=2, dash="dot")
     fig = animation(times, lambda k: [robot_trace(pts[k])], [path], title=f"{robot.name} along the path",
                     ranges=list(zip(lo - pad, hi + pad)))
-    worst = ", ".join(f"{k} {100 * w.ratio:.2f} %" for k, w in plan.worst.items() if w.joint >= 0)
+    worst = ", ".join(f"{k} {100 * w.ratio:.2f} %" for k, w in plan.worst.items() if w.limit_set)
     facts = table_html(["duration s", "grid points", "solver", "worst value / limit"],
                        [[f"{plan.duration:.4f}", plan.s.size, plan.solver, worst]])
     return page(title, [(None, figure_html(fig, "view3d")), ("Plan", facts),

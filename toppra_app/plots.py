@@ -1,7 +1,9 @@
 """PNG plots of a plan (matplotlib, Agg backend), each file written atomically (temporary name, then rename).
 
 * `plot_joints`: joint torques, velocities or accelerations against time with their limits drawn, and
-  the same normalised (value / limit) in a second panel;
+  the same normalised (value / limit) in a second panel — of a long trajectory the samples that decide each
+  pixel column (`toppra_app.decimate.envelope`: every run's first, last, smallest and largest sample), so a
+  figure costs the same whatever the sample time;
 * `plot_phase_plane`: θ̇(θ) of the plan with the maximum-velocity curves from the joint velocity limits
   and from the torque (and acceleration) limits.
 """
@@ -12,6 +14,7 @@ import os
 
 import numpy as np
 
+DPI = 110                  # of every PNG here (`save_figure`)
 QUANTITIES = {
     "torque": ("tau", "tau_max", "joint torque [N·m]"),
     "velocity": ("qd", "qd_max", "joint velocity [rad/s]"),
@@ -30,14 +33,16 @@ def save_figure(fig, path) -> str:
     """Write a pyplot figure (`toppra_app.figures.save_figure`) and close it."""
     from .figures import save_figure as save
     try:
-        return save(fig, path, dpi=110)
+        return save(fig, path, dpi=DPI)
     finally:
         _pyplot().close(fig)
 
 
 def plot_joints(robot, sample, kind: str, path) -> str:
     """Joint `kind` ("torque", "velocity", "acceleration") of a `TrajectorySample` against time, limits
-    dashed; lower panel: value / limit (where limited) with ±1 drawn."""
+    dashed; lower panel: value / limit (where limited) with ±1 drawn. Of many samples the lines go through
+    those that decide each pixel column (`decimate.envelope`, two runs a pixel column): the same picture."""
+    from .decimate import envelope, figure_bins
     if kind not in QUANTITIES:
         raise ValueError(f"kind: expected one of {sorted(QUANTITIES)}, got {kind!r}")
     attr, lim_attr, label = QUANTITIES[kind]
@@ -46,20 +51,24 @@ def plot_joints(robot, sample, kind: str, path) -> str:
     limits = np.asarray(getattr(robot, lim_attr), dtype=float)
     t = sample.t
     fig, (ax, axn) = plt.subplots(2, 1, figsize=(9, 7), sharex=True)
+    keep = envelope(values, figure_bins(fig.get_figwidth(), DPI))     # per joint; all samples when few
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for k in range(robot.n):
         c = colors[k % len(colors)]
-        ax.plot(t, values[:, k], color=c, lw=1.2, label=robot.joint_names[k])
+        tk, vk = t[keep[k]], values[keep[k], k]
+        ax.plot(tk, vk, color=c, lw=1.2, label=robot.joint_names[k])
         if np.isfinite(limits[k]):
             ax.axhline(limits[k], color=c, ls="--", lw=0.7)
             ax.axhline(-limits[k], color=c, ls="--", lw=0.7)
-            axn.plot(t, values[:, k] / limits[k], color=c, lw=1.0)
+            axn.plot(tk, vk / limits[k], color=c, lw=1.0)          # (a limit > 0: the same extremes)
     ax.set_ylabel(label)
     ax.set_title(f"{robot.name}: {kind} (dashed: limits)")
     ax.legend(loc="upper right", fontsize=7, ncol=max(1, robot.n // 4))
     ax.grid(alpha=0.3)
     for y in (-1.0, 1.0):
         axn.axhline(y, color="k", ls="--", lw=0.8)
+    if not np.isfinite(limits).any():                  # (an empty panel read as if nothing came near a limit)
+        axn.text(0.5, 0.5, f"no joint {kind} limit set", transform=axn.transAxes, ha="center", va="center")
     axn.set_ylabel(f"{kind} / limit")
     axn.set_xlabel("time [s]")
     axn.grid(alpha=0.3)

@@ -40,12 +40,25 @@ class Worst:
     value: float
     limit: float
 
+    @property
+    def limit_set(self) -> bool:
+        """False for a kind of limit the robot does not have (no joint's is finite): nothing was compared, and
+        its ratio 0 and joint −1 mean nothing (a tool limit has joint −1 too, and is set)."""
+        return bool(np.isfinite(self.limit))
+
     def as_dict(self, joint_names=None) -> dict:
         d = dict(kind=self.kind, ratio=self.ratio, joint=self.joint, theta=self.theta, interval=self.interval,
                  value=self.value, limit=self.limit)
         if joint_names is not None and self.joint >= 0:
             d["joint_name"] = joint_names[self.joint]
         return d
+
+
+def worst_summary(worst: dict, joint_names=None) -> dict:
+    """A summary.json's `worst` ({kind: `Worst.as_dict`}) of the limits that are set, and `limits_not_set`, the
+    kinds the robot has no limit of (their entries read "ratio 0.0, joint −1", as if they had been checked)."""
+    return dict(worst={k: w.as_dict(joint_names) for k, w in worst.items() if w.limit_set},
+                limits_not_set=[k for k, w in worst.items() if not w.limit_set])
 
 
 @dataclass

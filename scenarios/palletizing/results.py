@@ -44,12 +44,13 @@ class MoveResult:
         return f"box{self.box + 1:02d}_{self.kind}"
 
     def summary(self, robot: RobotModel) -> dict:
-        w = {k: v.as_dict(list(robot.joint_names)) for k, v in self.plan.worst.items()}
+        from toppra_app.verify import worst_summary
         report = self.plan.limit_report()
         return dict(move=self.index + 1, box=self.box + 1, kind=self.kind, slot=self.slot.label,
                     box_type=self.slot.box.name, payload_kg=0.0 if self.payload is None else self.payload.mass,
                     duration_s=self.duration, path_length_m=self.cart.length, worst_ratio=float(self.plan.worst_ratio),
-                    worst=w, plan_seconds=self.plan_seconds, ik_seconds=self.ik_seconds,
+                    **worst_summary(self.plan.worst, list(robot.joint_names)), plan_seconds=self.plan_seconds,
+                    ik_seconds=self.ik_seconds,
                     reused_compiled_problem=bool(self.reused_problem), solver=self.plan.solver,
                     iterations=int(self.plan.iterations), path_deviation_m=self.path_error,
                     **({} if self.clearance is None else dict(clearance=self.clearance.as_dict())),
@@ -141,6 +142,12 @@ class PalletReport:
                        moves_slowed=int(sum(m.duration > f * (1 + 1e-4) for m, f in zip(self.moves, free))))
         return dict(cell_options=out)
 
+    def limits_not_set(self) -> list:
+        """The kinds of limit no move's plan has (the robot's: e.g. the iiwa 7 has no acceleration limits), which
+        the worst value/limit leaves out (`toppra_app.verify.worst_summary`)."""
+        kinds = dict.fromkeys(k for m in self.moves for k in m.plan.worst)
+        return [k for k in kinds if not any(m.plan.worst[k].limit_set for m in self.moves if k in m.plan.worst)]
+
     def over_limits(self) -> list:
         """The moves whose plans did not keep their limits (`TimeOptimalPlan.within_limits`), in move order."""
         return [m for m in self.moves if not m.plan.within_limits]
@@ -173,6 +180,7 @@ class PalletReport:
             total_time_s=self.total_time,
             mean_cycle_s=self.total_time / max(len(self.boxes_planned), 1),
             worst_over_limit=dict(ratio=float(worst.plan.worst_ratio), move=worst.index + 1),
+            limits_not_set=self.limits_not_set(),
             within_limits=not over, moves_over_limits=[m.index + 1 for m in over],
             nominal_plan_with_payload=[c.as_dict() for c in self.nominal_checks],
             nominal_plan_worst=None if worst_nom is None else worst_nom.as_dict(),

@@ -14,7 +14,7 @@ from ..checks import reals
 from ..errors import InputError
 from ..path import JointPath
 from ..trajectory import TimeLaw, TrajectorySample, sample_trajectory
-from ..verify import LimitCheck
+from ..verify import LimitCheck, worst_summary
 
 if TYPE_CHECKING:
     from .limit_report import LimitReport
@@ -236,7 +236,7 @@ class TimeOptimalPlan:
             payload_mass=None if self.payload is None else float(self.payload.mass),
             solver=self.solver, status=self.status, iterations=self.iterations,
             reused_compiled_problem=self.reused_problem, timings=dict(self.timings),
-            worst_ratio=self.worst_ratio, worst={k: w.as_dict(names) for k, w in self.worst.items()},
+            worst_ratio=self.worst_ratio, **worst_summary(self.worst, names),
             refinements=list(self.refinements), gap_estimate=self.gap_estimate,
             **(dict(energy_weight=self.energy_weight, energy=self.energy) if self.energy_weight > 0 else {}),
             **(dict(rate_check={k: w.as_dict(names) for k, w in self.rate_check.items()}) if self.rate_check else {}),
