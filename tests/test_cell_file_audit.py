@@ -210,3 +210,15 @@ def test_a_posture_on_a_joint_limit_does_not_make_the_path_leave_it(tmp_path):
     s = np.linspace(result.moves[0].path.s_start, result.moves[0].path.s_end, 20001)
     qs = result.moves[0].path.q(s)
     assert (qs >= lo).all() and (qs <= hi).all()
+
+
+def test_a_robot_without_torque_limits_has_no_empty_gripper_torque_check(tmp_path):
+    """The empty-gripper plan executed with the box is compared with τ_max; a cell robot with none (a URDF's
+    effort="0" reads as unlimited) printed "torque of joint1 peaks at 0.0 % of the robot's limit" and put
+    0.0 in summary.json and the batch's nominal_torque_ratio: a limit that is not there, read as never near."""
+    from scenarios.palletizing import plan_box
+    cell = load_cell(_load(tmp_path, lambda doc: None))
+    cell.robot = cell.robot.replace(tau_max=np.full(cell.robot.n, np.inf))
+    result = plan_box(cell, 0, 0, check_collisions=False)
+    assert result.check is None and result.moves[0].plan.within_limits
+    assert {m.kind for m in result.moves} == {"loaded", "return"}

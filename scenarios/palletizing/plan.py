@@ -114,14 +114,15 @@ def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, 
             nominal_plan = planner.plan(payload=None)
         dt_replan = time.perf_counter() - t0
         t_plan += dt_replan
-        smp = nominal_plan.sample(1e-3)
-        loaded_robot = cell.robot.with_payload(load)
-        tau = motor_torques(loaded_robot, smp.q, smp.qd, smp.qdd, nominal_plan.path.dq(smp.s))   # (as `sample`)
-        ratio = np.abs(tau) / cell.robot.tau_max
-        k = int(np.unravel_index(np.argmax(ratio), ratio.shape)[1])
-        check = NominalCheck(b, slot.label, slot.box.name, load.mass, float(nominal_plan.duration),
-                             float(plan.duration), float(ratio.max()), cell.robot.joint_names[k],
-                             dt_replan, bool(nominal_plan.reused_problem))
+        if np.isfinite(cell.robot.tau_max).any():       # (no torque limit: nothing to compare; it read "0.0 %")
+            smp = nominal_plan.sample(1e-3)
+            loaded_robot = cell.robot.with_payload(load)
+            tau = motor_torques(loaded_robot, smp.q, smp.qd, smp.qdd, nominal_plan.path.dq(smp.s))   # (as `sample`)
+            ratio = np.abs(tau) / cell.robot.tau_max
+            k = int(np.unravel_index(np.argmax(ratio), ratio.shape)[1])
+            check = NominalCheck(b, slot.label, slot.box.name, load.mass, float(nominal_plan.duration),
+                                 float(plan.duration), float(ratio.max()), cell.robot.joint_names[k],
+                                 dt_replan, bool(nominal_plan.reused_problem))
     # empty return: the same Cartesian path backwards (joint path reversed: ends at the pick posture)
     rcart = CartesianPath(geo.cart.poses[::-1].copy(), 1.0 - geo.cart.u[::-1], geo.cart.length, geo.cart.waypoints[::-1])
     rpath = JointPath.from_waypoints(geo.q[::-1], s=rcart.u)
