@@ -25,7 +25,7 @@ import numpy as np
 from .common import (_EYE4, TWO_PI, IKResult, TrackResult, _as_q, _Chain, _end_pose, _norm3, _parse_target,
                      _rot_angle)
 from .dls import _dls_steps
-from .nicolato import _sweeps, _weight
+from .nicolato import _prepared, _solve, _sweeps, _weight
 from .tracking import SWEEPS_BEFORE_POLISH, track_path
 
 
@@ -92,24 +92,27 @@ def track_paths(robot, paths, q0, frame: str | None = None, *, penalty: bool = F
 
 
 def solve_ik_batch(robot, targets, starts, frame: str | None = None, *, tol_pos: float = 1e-6, tol_rot: float = 1e-6,
-                   max_sweeps: int = 500, rot_weight: float = 0.2, step: str = "exact", newton_steps: int = 30,
-                   newton_switch: float = 1e-3, newton_slow: float | None = 0.9, damping: float = 1e-4, q_min=None,
-                   q_max=None, **options) -> list[IKResult]:
+                   max_sweeps: int = 500, rot_weight: float = 0.2, step: str = "exact", qd_max=None,
+                   dt: float | None = None, penalty: bool = False, newton_steps: int = 30, newton_switch: float = 1e-3,
+                   newton_slow: float | None = 0.9, damping: float = 1e-4, q_min=None, q_max=None,
+                   polish_after: int | None = None) -> list[IKResult]:
     """`solve_ik(robot, targets[i], starts[i], frame, ...)` for every i, the sweeps side by side: a list of
-    `IKResult`, equal to the one-by-one results (velocity bounds, the penalty and ``polish_after`` are
-    handed to `solve_ik` one by one)."""
-    from .nicolato import solve_ik
+    `IKResult`, equal to the one-by-one results (a velocity bound, the penalty, ``polish_after`` or a position
+    target: solved one by one). The options are `solve_ik`'s, checked once, in its words."""
+    chain, lo, hi, vmax_dt = _prepared(robot, frame, step=step, tol_pos=tol_pos, tol_rot=tol_rot,
+                                       max_sweeps=max_sweeps, rot_weight=rot_weight, qd_max=qd_max, dt=dt,
+                                       penalty=penalty, newton_steps=newton_steps, newton_switch=newton_switch,
+                                       newton_slow=newton_slow, damping=damping, q_min=q_min, q_max=q_max,
+                                       polish_after=polish_after)
     targets, starts = list(targets), list(starts)
-    args = dict(tol_pos=tol_pos, tol_rot=tol_rot, max_sweeps=max_sweeps, rot_weight=rot_weight, step=step,
-                newton_steps=newton_steps, newton_switch=newton_switch, newton_slow=newton_slow, damping=damping,
-                q_min=q_min, q_max=q_max, **options)
-    poses = all(np.shape(t) == (4, 4) for t in targets)
-    if options or not poses or step not in ("exact", "paper") or len(targets) < 2:
-        return [solve_ik(robot, t, q0, frame, **args) for t, q0 in zip(targets, starts)]
-    chain = _Chain(robot, frame)
-    lo = np.asarray(robot.q_min if q_min is None else q_min, float)
-    hi = np.asarray(robot.q_max if q_max is None else q_max, float)
     L2 = float(rot_weight) ** 2
+    if vmax_dt is not None or penalty or polish_after is not None or len(targets) < 2 \
+            or not all(np.shape(t) == (4, 4) for t in targets):
+        return [_solve(chain, _as_q(robot, q0), *_parse_target(t), tol_pos=tol_pos, tol_rot=tol_rot,
+                       max_sweeps=max_sweeps, L2=L2, step=step, vmax_dt=vmax_dt, penalty=penalty,
+                       newton_steps=newton_steps, newton_switch=newton_switch, newton_slow=newton_slow,
+                       damping=damping, q_min=lo, q_max=hi, polish_after=polish_after)
+                for t, q0 in zip(targets, starts)]
     parsed = [_parse_target(t) for t in targets]
     p_d, R_d = np.array([p for p, _ in parsed]), np.array([R for _, R in parsed])
     q = np.array([_as_q(robot, q0) for q0 in starts])

@@ -1,0 +1,56 @@
+"""The batch IK functions (`dynamics.ik.batch`, `dynamics.ik.multistart`) refuse bad input as the single-pose
+solvers do: one line naming the argument, an IKError (a ValueError), before any work — never a TypeError,
+IndexError or MemoryError from inside, and never silently solved with nonsense options."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dynamics.forward_kinematics import frame_pose
+from dynamics.ik.batch import solve_ik_batch
+from dynamics.inverse_kinematics import IKError, solve_ik
+from dynamics.robots import load_robot
+
+ROBOT = load_robot("iiwa7")
+QA = np.array([0.0, 0.6, 0.0, -1.3, 0.0, 1.2, 0.0])
+QB = QA + np.array([0.3, -0.2, 0.1, 0.25, -0.1, 0.2, 0.3])
+TA, TB = frame_pose(ROBOT, QA), frame_pose(ROBOT, QB)
+
+BAD_IK_OPTIONS = [dict(tol_pos=-1.0), dict(tol_pos=float("nan")), dict(tol_rot="1e-6"), dict(max_sweeps=2.5),
+                  dict(max_sweeps=-1), dict(max_sweeps=True), dict(newton_steps=2.5), dict(rot_weight=float("nan")),
+                  dict(rot_weight=-1), dict(damping=-1.0), dict(newton_switch="a"), dict(newton_slow=float("nan")),
+                  dict(q_min=np.zeros(3)), dict(q_max="a"), dict(q_min=np.full(7, np.nan)), dict(penalty="yes"),
+                  dict(step="bogus")]
+
+
+def _message(f, *args, **kw) -> str:
+    with pytest.raises(IKError) as e:
+        f(*args, **kw)
+    assert "\n" not in str(e.value)
+    return str(e.value)
+
+
+@pytest.mark.parametrize("bad", BAD_IK_OPTIONS, ids=lambda d: next(iter(d)) + "=" + repr(next(iter(d.values())))[:12])
+def test_solve_ik_batch_refuses_the_options_solve_ik_refuses_in_the_same_words(bad):
+    """The side-by-side path took negative or NaN tolerances, 2.5 sweeps, a NaN rot_weight, a 3-value q_min or
+    "yes" for penalty without a word (a NaN tolerance: every target 'failed' after 500 sweeps), or failed with
+    TypeError / IndexError; only the one-by-one fallback (one target, position targets) checked them."""
+    said = _message(solve_ik, ROBOT, TA, QB, **bad)
+    assert said.startswith(next(iter(bad)))
+    for n in (2, 0):
+        assert _message(solve_ik_batch, ROBOT, [TA, TB][:n], [QB, QA][:n], **bad) == said
+
+
+def test_solve_ik_batch_takes_what_solve_ik_takes_and_names_itself_for_a_misspelt_option():
+    """A scalar q_min (solve_ik: every joint) raised IndexError in the side-by-side sweeps; a misspelt keyword
+    was reported as solve_ik's, or not at all for an empty batch."""
+    lo = -2.0
+    many = solve_ik_batch(ROBOT, [TA, TB], [QB, QA], q_min=lo)
+    for b, T, q0 in zip(many, (TA, TB), (QB, QA)):
+        a = solve_ik(ROBOT, T, q0, q_min=lo)
+        assert np.array_equal(a.q, b.q) and (a.success, a.pos_err, a.rot_err) == (b.success, b.pos_err, b.rot_err)
+        assert b.success and b.q.min() >= lo
+    for n in (2, 0):
+        with pytest.raises(TypeError, match=r"solve_ik_batch\(\) got an unexpected keyword argument 'tol_pso'"):
+            solve_ik_batch(ROBOT, [TA, TB][:n], [QB, QA][:n], tol_pso=1e-6)
