@@ -54,3 +54,40 @@ def test_solve_ik_batch_takes_what_solve_ik_takes_and_names_itself_for_a_misspel
     for n in (2, 0):
         with pytest.raises(TypeError, match=r"solve_ik_batch\(\) got an unexpected keyword argument 'tol_pso'"):
             solve_ik_batch(ROBOT, [TA, TB][:n], [QB, QA][:n], tol_pso=1e-6)
+
+
+@pytest.mark.parametrize("targets, starts, said", [
+    (None, [QB, QA], r"targets: expected positions \(N, 3\) or poses \(N, 4, 4\), got None"),
+    ([TA, TB], None, r"starts: expected 2 starts of 7 joint values, shape \(2, 7\), got None"),
+    ([TA, TB], [QB, QA, QA], r"starts: expected one start per target, shape \(2, 7\), got shape \(3, 7\)"),
+    ([TA, TB, TA], [QB, QA], r"starts: expected one start per target, shape \(3, 7\), got shape \(2, 7\)"),
+    ([TA[:3, 3], TB[:3, 3]], [QB], r"starts: expected one start per target, shape \(2, 7\), got shape \(1, 7\)"),
+    (TA, [QB] * 4, r"targets: expected shape \(N, 3\) or \(N, 4, 4\), got \(4, 4\) \(one target\? pass \[target\]\)"),
+    ([TA, TB], QB, r"starts: expected one start per target, shape \(2, 7\), got shape \(7,\)"),
+    ([TA, TB], [QB, QA[:6]], r"starts: expected 2 starts of 7 joint values"),
+    ([TA, TB], [QB, ["0.1"] * 7], r"starts: expected 2 starts of 7 joint values, shape \(2, 7\), got \[array"),
+    ([TA, TB], [QB, QA * np.nan], r"starts\[1\]: expected 7 finite joint values, got \[nan"),
+    ([TA, TB * np.nan], [QB, QA], r"targets\[1\]: values must be finite numbers"),
+    ([TA, TB + 0j], [QB, QA], r"targets\[1\]: expected a position \(3,\) or a pose \(4, 4\), got \[\["),
+    ([TA, 2 * TB], [QB, QA], r"targets\[1\]: the 3×3 block of the target pose is not a rotation matrix"),
+    ({"a": TA}, [QB], r"targets: expected positions \(N, 3\) or poses \(N, 4, 4\), got \{'a'"),
+], ids=["targets None", "starts None", "more starts", "fewer starts", "positions, one start", "one pose array",
+        "one start", "short start", "text start", "NaN start", "NaN target", "complex target", "not a rotation",
+        "dict"])
+def test_solve_ik_batch_refuses_targets_and_starts_that_do_not_pair_up(targets, starts, said):
+    """Before: None raised TypeError; more starts than targets (or fewer) IndexError on the side-by-side path
+    and, for position targets, the extra starts were dropped silently (zip); a single pose array was read as
+    four targets of shape (4,); a bad start or target was called "q0" or "target", not which one."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")             # (a NaN pose warned in numpy's det before it was refused)
+        with pytest.raises(IKError, match="^" + said):
+            solve_ik_batch(ROBOT, targets, starts)
+
+
+def test_solve_ik_batch_takes_an_array_of_targets_and_of_starts_and_an_empty_batch():
+    many = solve_ik_batch(ROBOT, np.array([TA, TB], np.float32), np.asfortranarray([QB, QA]))
+    assert [r.success for r in many] == [True, True] and all(r.q.dtype == np.float64 for r in many)
+    pos = solve_ik_batch(ROBOT, np.array([TA[:3, 3], TB[:3, 3]]), [QB, QA])
+    assert np.linalg.norm(frame_pose(ROBOT, pos[1].q)[:3, 3] - TB[:3, 3]) <= 1e-6
+    assert solve_ik_batch(ROBOT, [], []) == [] == solve_ik_batch(ROBOT, np.zeros((0, 4, 4)), np.zeros((0, 7)))

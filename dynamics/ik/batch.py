@@ -22,8 +22,8 @@ import math
 
 import numpy as np
 
-from .common import (_EYE4, TWO_PI, IKResult, TrackResult, _as_q, _Chain, _end_pose, _norm3, _parse_target,
-                     _rot_angle)
+from .common import (_EYE4, TWO_PI, IKResult, TrackResult, _as_q, _as_starts, _Chain, _end_pose, _norm3,
+                     _parse_target, _parse_targets, _rot_angle)
 from .dls import _dls_steps
 from .nicolato import _prepared, _solve, _sweeps, _weight
 from .tracking import SWEEPS_BEFORE_POLISH, track_path
@@ -98,24 +98,23 @@ def solve_ik_batch(robot, targets, starts, frame: str | None = None, *, tol_pos:
                    polish_after: int | None = None) -> list[IKResult]:
     """`solve_ik(robot, targets[i], starts[i], frame, ...)` for every i, the sweeps side by side: a list of
     `IKResult`, equal to the one-by-one results (a velocity bound, the penalty, ``polish_after`` or a position
-    target: solved one by one). The options are `solve_ik`'s, checked once, in its words."""
+    target: solved one by one). ``targets``: a list of positions (3,) or poses (4, 4), or one array (k, 3) or
+    (k, 4, 4); ``starts``: one start per target, (k, n). The options are `solve_ik`'s, checked once, in its words."""
     chain, lo, hi, vmax_dt = _prepared(robot, frame, step=step, tol_pos=tol_pos, tol_rot=tol_rot,
                                        max_sweeps=max_sweeps, rot_weight=rot_weight, qd_max=qd_max, dt=dt,
                                        penalty=penalty, newton_steps=newton_steps, newton_switch=newton_switch,
                                        newton_slow=newton_slow, damping=damping, q_min=q_min, q_max=q_max,
                                        polish_after=polish_after)
-    targets, starts = list(targets), list(starts)
+    parsed = _parse_targets("targets", targets)
+    q = _as_starts(robot, starts, len(parsed))
     L2 = float(rot_weight) ** 2
-    if vmax_dt is not None or penalty or polish_after is not None or len(targets) < 2 \
-            or not all(np.shape(t) == (4, 4) for t in targets):
-        return [_solve(chain, _as_q(robot, q0), *_parse_target(t), tol_pos=tol_pos, tol_rot=tol_rot,
-                       max_sweeps=max_sweeps, L2=L2, step=step, vmax_dt=vmax_dt, penalty=penalty,
-                       newton_steps=newton_steps, newton_switch=newton_switch, newton_slow=newton_slow,
-                       damping=damping, q_min=lo, q_max=hi, polish_after=polish_after)
-                for t, q0 in zip(targets, starts)]
-    parsed = [_parse_target(t) for t in targets]
+    if vmax_dt is not None or penalty or polish_after is not None or len(parsed) < 2 \
+            or any(R is None for _, R in parsed):
+        return [_solve(chain, q[i].copy(), p, R, tol_pos=tol_pos, tol_rot=tol_rot, max_sweeps=max_sweeps, L2=L2,
+                       step=step, vmax_dt=vmax_dt, penalty=penalty, newton_steps=newton_steps,
+                       newton_switch=newton_switch, newton_slow=newton_slow, damping=damping, q_min=lo, q_max=hi,
+                       polish_after=polish_after) for i, (p, R) in enumerate(parsed)]
     p_d, R_d = np.array([p for p, _ in parsed]), np.array([R for _, R in parsed])
-    q = np.array([_as_q(robot, q0) for q0 in starts])
     if newton_steps > 0:                       # `nicolato._solve`: sweeps to the switch radius or until slow
         tol, slow = (max(tol_pos, newton_switch), max(tol_rot, newton_switch)), newton_slow
     else:
@@ -123,7 +122,7 @@ def solve_ik_batch(robot, targets, starts, frame: str | None = None, *, tol_pos:
     Q, e_p, e_r, sweeps, status = _sweeps_batch(chain, q.copy(), p_d, R_d, L2, tol, max_sweeps, False, lo, hi,
                                                 step=step, slow_ratio=slow)
     out = []
-    for i in range(len(targets)):
+    for i in range(len(parsed)):
         qi, pe, re, total, nsteps, st = Q[i], float(e_p[i]), float(e_r[i]), int(sweeps[i]), 0, status[i]
         ok = pe <= tol_pos and re <= tol_rot
         if not ok and newton_steps > 0:        # then the Newton steps, then the sweeps to the end

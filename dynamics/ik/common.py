@@ -56,20 +56,47 @@ class TrackResult:
 
 
 # ------------------------------------------------------------------------------ targets and errors
-def _parse_target(target):
+def _parse_target(target, name: str = "target"):
     """(p_d, R_d or None) from a 3-vector (position only) or a 4×4 pose."""
-    T = _floats("target", target, "a position (3,) or a pose (4, 4)")
-    if T.shape == (3,):
-        p, R = T, None
-    elif T.shape == (4, 4):
-        p, R = T[:3, 3].copy(), T[:3, :3].copy()
-        if np.abs(R @ R.T - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
-            raise IKError("target: the 3×3 block of the target pose is not a rotation matrix")
-    else:
-        raise IKError(f"target: expected a position (3,) or a pose (4, 4), got shape {T.shape}")
+    T = _floats(name, target, "a position (3,) or a pose (4, 4)")
+    if T.shape not in ((3,), (4, 4)):
+        raise IKError(f"{name}: expected a position (3,) or a pose (4, 4), got shape {T.shape}")
     if not np.isfinite(T).all():
-        raise IKError("target: values must be finite numbers")
+        raise IKError(f"{name}: values must be finite numbers")
+    if T.shape == (3,):
+        return T, None
+    p, R = T[:3, 3].copy(), T[:3, :3].copy()
+    if np.abs(R @ R.T - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
+        raise IKError(f"{name}: the 3×3 block of the target pose is not a rotation matrix")
     return p, R
+
+
+def _target_array(name: str, value) -> np.ndarray:
+    """Targets given as one array: positions (N, 3) or poses (N, 4, 4) (`track_path`'s targets)."""
+    arr = _floats(name, value, "positions (N, 3) or poses (N, 4, 4)")
+    if arr.ndim not in (2, 3) or arr.shape[1:] not in ((3,), (4, 4)):
+        one = " (one target? pass [target])" if arr.shape in ((3,), (4, 4)) else ""
+        raise IKError(f"{name}: expected shape (N, 3) or (N, 4, 4), got {arr.shape}{one}")
+    return arr
+
+
+def _parse_targets(name: str, targets) -> list:
+    """`_parse_target` of every target of a list (positions (3,) and poses (4, 4), mixed) or of one array
+    (N, 3) or (N, 4, 4), each named ``name[i]``."""
+    if not isinstance(targets, (list, tuple)):
+        targets = _target_array(name, targets)
+    return [_parse_target(t, f"{name}[{i}]") for i, t in enumerate(targets)]
+
+
+def _as_starts(robot, starts, k: int, name: str = "starts") -> np.ndarray:
+    """One start per problem: (k, n) finite joint values (`_as_q` of each), an empty list when k = 0."""
+    Q = _floats(name, starts, f"{k} starts of {robot.n} joint values, shape ({k}, {robot.n})")
+    if Q.shape != (k, robot.n) and not (k == 0 and Q.shape == (0,)):
+        raise IKError(f"{name}: expected one start per target, shape ({k}, {robot.n}), got shape {Q.shape}")
+    bad = np.argwhere(~np.isfinite(Q))
+    if bad.size:
+        raise IKError(f"{name}[{bad[0][0]}]: expected {robot.n} finite joint values, got {Q[bad[0][0]].tolist()}")
+    return Q.reshape(k, robot.n)
 
 
 def _dot3(a: np.ndarray, b: np.ndarray) -> float:
