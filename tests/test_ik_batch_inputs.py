@@ -91,3 +91,62 @@ def test_solve_ik_batch_takes_an_array_of_targets_and_of_starts_and_an_empty_bat
     pos = solve_ik_batch(ROBOT, np.array([TA[:3, 3], TB[:3, 3]]), [QB, QA])
     assert np.linalg.norm(frame_pose(ROBOT, pos[1].q)[:3, 3] - TB[:3, 3]) <= 1e-6
     assert solve_ik_batch(ROBOT, [], []) == [] == solve_ik_batch(ROBOT, np.zeros((0, 4, 4)), np.zeros((0, 7)))
+
+
+# ------------------------------------------------------------------------------ track_paths
+LINE = np.repeat(TA[None], 6, axis=0)
+LINE[:, 0, 3] += np.linspace(0.0, 0.05, 6)
+
+BAD_TRACK_OPTIONS = [dict(tol_pos=-1.0), dict(tol_pos=float("nan")), dict(tol_rot=float("nan")),
+                     dict(max_sweeps=2.5), dict(max_sweeps=-1), dict(newton_steps=2.5), dict(newton_steps=-3),
+                     dict(rot_weight="0.2"), dict(rot_weight=0.0), dict(q_min=np.zeros(3)), dict(q_max="a"),
+                     dict(penalty="yes"), dict(predict="yes"), dict(stop_at_failure=1), dict(step="bogus"),
+                     dict(method="pinv"), dict(gain=-1.0), dict(predict=True, dt=1e-3, qd_max="robot")]
+
+
+@pytest.mark.parametrize("bad", BAD_TRACK_OPTIONS, ids=lambda d: next(iter(d)) + "=" + repr(next(iter(d.values())))[:12])
+def test_track_paths_refuses_the_options_track_path_refuses_in_the_same_words(bad):
+    """The side-by-side path took negative or NaN tolerances, 2.5 or -3 Newton steps, "yes" for penalty or
+    predict and 1 for stop_at_failure silently (a NaN tolerance: every sample 'failed'), and a text rot_weight
+    raised TypeError from np.isfinite; an empty list of paths checked nothing."""
+    from dynamics.ik.batch import track_paths
+    from dynamics.inverse_kinematics import track_path
+    said = _message(track_path, ROBOT, LINE, QA, **bad)
+    for n in (2, 0):
+        assert _message(track_paths, ROBOT, [LINE, LINE[:4]][:n], QA, **bad) == said
+
+
+@pytest.mark.parametrize("paths, said", [
+    (None, r"paths: expected a list of paths \(N, 3\) or \(N, 4, 4\), got None"),
+    (LINE, r"paths: expected a list of paths, got one path of shape \(6, 4, 4\) \(one path\? pass \[path\]\)"),
+    ([LINE, LINE + 0j], r"paths\[1\]: expected positions \(N, 3\) or poses \(N, 4, 4\), got \[\["),
+    ([LINE, LINE.astype(str)], r"paths\[1\]: expected positions \(N, 3\) or poses \(N, 4, 4\), got \[\["),
+    ([LINE, LINE > 0], r"paths\[1\]: expected positions \(N, 3\) or poses \(N, 4, 4\), got \[\["),
+    ([LINE, {}], r"paths\[1\]: expected positions \(N, 3\) or poses \(N, 4, 4\), got \{\}"),
+    ([LINE, None], r"paths\[1\]: expected positions \(N, 3\) or poses \(N, 4, 4\), got None"),
+    ([LINE, LINE[0]], r"paths\[1\]: expected shape \(N, 3\) or \(N, 4, 4\), got \(4, 4\)"),
+    ([LINE, np.where(np.arange(6)[:, None, None] == 4, np.nan, LINE)], r"paths\[1\]\[4\]: values must be finite"),
+    ([LINE, 2 * LINE], r"paths\[1\]\[0\]: the 3×3 block of the target pose is not a rotation matrix"),
+], ids=["None", "one path", "complex", "text", "bool", "dict", "None path", "one pose", "NaN sample", "not rotation"])
+def test_track_paths_refuses_paths_that_are_not_lists_of_target_arrays_naming_which(paths, said):
+    """Before: a complex path lost its imaginary part (with a ComplexWarning) and a text path was parsed as
+    numbers on the side-by-side path (track_path refuses both); a dict raised TypeError, None TypeError, one
+    path array (N, 4, 4) was read as N paths of one (4, 4) 'targets'; a bad sample was called 'target'."""
+    from dynamics.ik.batch import track_paths
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(IKError, match="^" + said):
+            track_paths(ROBOT, paths, QA)
+
+
+def test_track_paths_takes_an_array_of_paths_and_positions_as_track_path_does():
+    """A scalar q_min (track_path: every joint) raised IndexError in the side-by-side sweeps."""
+    from dynamics.ik.batch import track_paths
+    from dynamics.inverse_kinematics import track_path
+    many = track_paths(ROBOT, np.array([LINE, LINE[::-1]], np.float32), QA, q_min=-2.9)
+    one = [track_path(ROBOT, p, QA, q_min=-2.9) for p in np.array([LINE, LINE[::-1]], np.float32)]
+    assert all(np.array_equal(a.q, b.q) and np.array_equal(a.success, b.success) for a, b in zip(one, many))
+    assert all(t.all_success for t in many) and track_paths(ROBOT, [], QA) == []
+    pos = track_paths(ROBOT, (LINE[:, :3, 3], LINE), QA)
+    assert pos[0].all_success and np.abs(frame_pose(ROBOT, pos[0].q[-1])[:3, 3] - LINE[-1, :3, 3]).max() <= 1e-5

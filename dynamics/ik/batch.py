@@ -19,39 +19,47 @@ handed to `track_path` / `solve_ik` one by one.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
 
-from .common import (_EYE4, TWO_PI, IKResult, TrackResult, _as_q, _as_starts, _Chain, _end_pose, _norm3,
-                     _parse_target, _parse_targets, _rot_angle)
+from .common import (_EYE4, TWO_PI, IKError, IKResult, TrackResult, _as_q, _as_starts, _Chain, _end_pose, _norm3,
+                     _parse_targets, _rot_angle, _target_array)
+from ..checks import short_repr
 from .dls import _dls_steps
 from .nicolato import _prepared, _solve, _sweeps, _weight
-from .tracking import SWEEPS_BEFORE_POLISH, track_path
+from .tracking import SWEEPS_BEFORE_POLISH, _track_options, track_path
 
 
-def track_paths(robot, paths, q0, frame: str | None = None, *, penalty: bool = False, tol_pos: float = 1e-5,
-                tol_rot: float | None = None, max_sweeps: int = 500, rot_weight: float = 0.2, step: str = "paper",
-                newton_steps: int = 30, polish_after: int = SWEEPS_BEFORE_POLISH, q_min=None, q_max=None,
-                predict: bool = False, stop_at_failure: bool = False, **options) -> list[TrackResult]:
-    """`track_path(robot, targets, q0, frame, ...)` for every array of targets in `paths` (each (N_i, 4, 4)),
-    all from the same start `q0`: a list of `TrackResult`, equal to the one-path results (with
-    ``stop_at_failure`` a path stops at its first sample not reached, the others go on)."""
-    paths = [np.asarray(p, dtype=float) for p in paths]
-    args = dict(penalty=penalty, tol_pos=tol_pos, tol_rot=tol_rot, max_sweeps=max_sweeps, rot_weight=rot_weight,
-                step=step, newton_steps=newton_steps, polish_after=polish_after, q_min=q_min, q_max=q_max,
-                predict=predict, stop_at_failure=stop_at_failure, **options)
-    plain = (step == "paper" and not options and all(p.ndim == 3 and p.shape[1:] == (4, 4) for p in paths)
-             and not isinstance(polish_after, bool) and isinstance(polish_after, (int, np.integer)) and polish_after >= 0
-             and np.isfinite(rot_weight) and rot_weight > 0)
-    if not plain or len(paths) < 2:
+def track_paths(robot, paths, q0, frame: str | None = None, *, method: str = "recursive", dt: float | None = None,
+                qd_max=None, penalty: bool = False, tol_pos: float = 1e-5, tol_rot: float | None = None,
+                max_sweeps: int = 500, rot_weight: float = 0.2, step: str = "paper", newton_steps: int = 30,
+                polish_after: int = SWEEPS_BEFORE_POLISH, gain: float = 100.0, q_min=None, q_max=None,
+                predict: bool = False, stop_at_failure: bool = False) -> list[TrackResult]:
+    """`track_path(robot, targets, q0, frame, ...)` for every array of targets in `paths` (a list, each
+    (N_i, 4, 4) or (N_i, 3)), all from the same start `q0`: a list of `TrackResult`, equal to the one-path
+    results (with ``stop_at_failure`` a path stops at its first sample not reached, the others go on). The
+    options are `track_path`'s, checked once, in its words; poses with the paper's step and no velocity bound
+    are tracked side by side, anything else path by path."""
+    args = dict(method=method, dt=dt, qd_max=qd_max, penalty=penalty, tol_pos=tol_pos, tol_rot=tol_rot,
+                max_sweeps=max_sweeps, rot_weight=rot_weight, step=step, newton_steps=newton_steps,
+                polish_after=polish_after, gain=gain, q_min=q_min, q_max=q_max, predict=predict,
+                stop_at_failure=stop_at_failure)
+    tol_rot, lo, hi, vmax_dt = _track_options(robot, **args)
+    q = _as_q(robot, q0)
+    if isinstance(paths, np.ndarray) and paths.ndim in (2, 3) and paths.shape[1:] in ((3,), (4, 4)):
+        raise IKError(f"paths: expected a list of paths, got one path of shape {paths.shape} (one path? pass [path])")
+    if isinstance(paths, (str, bytes, dict)) or not isinstance(paths, Iterable) \
+            or (isinstance(paths, np.ndarray) and paths.ndim == 0):
+        raise IKError(f"paths: expected a list of paths (N, 3) or (N, 4, 4), got {short_repr(paths)}")
+    paths = [_target_array(f"paths[{i}]", p) for i, p in enumerate(paths)]
+    parsed = [_parse_targets(f"paths[{i}]", p) for i, p in enumerate(paths)]
+    if method != "recursive" or step != "paper" or vmax_dt is not None or len(paths) < 2 \
+            or any(p.ndim != 3 for p in paths):
         return [track_path(robot, p, q0, frame, **args) for p in paths]
-    tol_rot = tol_pos / rot_weight if tol_rot is None else tol_rot
     chain = _Chain(robot, frame)
-    lo = np.asarray(robot.q_min if q_min is None else q_min, float)
-    hi = np.asarray(robot.q_max if q_max is None else q_max, float)
     L2 = float(rot_weight) ** 2
-    q = np.tile(_as_q(robot, q0), (len(paths), 1))
-    parsed = [[_parse_target(t) for t in p] for p in paths]
+    q = np.tile(q, (len(paths), 1))
     lengths = np.array([len(p) for p in paths])
     out = [dict(q=np.empty((n, robot.n)), pe=np.zeros(n), re=np.zeros(n), sw=np.zeros(n, int), ns=np.zeros(n, int),
                 ok=np.zeros(n, bool)) for n in lengths]
