@@ -150,3 +150,37 @@ def test_track_paths_takes_an_array_of_paths_and_positions_as_track_path_does():
     assert all(t.all_success for t in many) and track_paths(ROBOT, [], QA) == []
     pos = track_paths(ROBOT, (LINE[:, :3, 3], LINE), QA)
     assert pos[0].all_success and np.abs(frame_pose(ROBOT, pos[0].q[-1])[:3, 3] - LINE[-1, :3, 3]).max() <= 1e-5
+
+
+# ------------------------------------------------------------------------------ random_seeds
+@pytest.mark.parametrize("kw, said", [
+    (dict(count=10**12), r"count: expected at most 1000000 starts, got 1000000000000"),
+    (dict(count="3"), r"count: expected a whole number >= 0, got '3'"),
+    (dict(count=3, seed="a"), r"seed: expected a whole number >= 0, got 'a'"),
+    (dict(count=3, seed=-1), r"seed: expected a whole number >= 0, got -1"),
+    (dict(count=3, seed=2.5), r"seed: expected a whole number >= 0, got 2.5"),
+    (dict(count=3, seed=None), r"seed: expected a whole number >= 0, got None"),
+    (dict(count=3, margin=0.6), r"margin: expected a fraction of each joint range in \[0, 0.5\], got 0.6"),
+    (dict(count=3, margin=-1), r"margin: expected a number >= 0, got -1"),
+    (dict(count=3, margin=float("nan")), r"margin: expected a number >= 0, got nan"),
+    (dict(count=3, margin="a"), r"margin: expected a number >= 0, got 'a'"),
+], ids=["huge count", "text count", "text seed", "negative seed", "2.5 seed", "None seed", "margin 0.6",
+        "negative margin", "NaN margin", "text margin"])
+def test_random_seeds_refuses_bad_counts_seeds_and_margins(kw, said):
+    """Before: 10¹² starts raised MemoryError (51 TiB; 10⁹ would have been allocated and filled), a text or
+    2.5 seed TypeError, -1 numpy's unnamed 'expected non-negative integer', None gave different starts at
+    every call (the docstring promises deterministic ones), margin 0.6 numpy's 'high - low < 0', NaN an
+    OverflowError, text a UFuncTypeError, and margin -1 gave starts outside the joint limits."""
+    from dynamics.inverse_kinematics import random_seeds
+    with pytest.raises(IKError, match="^" + said + "$"):
+        random_seeds(ROBOT, **kw)
+
+
+def test_random_seeds_are_deterministic_inside_the_limits():
+    from dynamics.inverse_kinematics import random_seeds
+    S = random_seeds(ROBOT, 200, seed=np.int64(5), margin=0.5)
+    assert S.shape == (200, 7) and np.allclose(S, 0.5 * (ROBOT.q_min + ROBOT.q_max))
+    S = random_seeds(ROBOT, 200, seed=5, margin=0.0)
+    assert np.array_equal(S, random_seeds(ROBOT, 200, seed=5, margin=0.0))
+    assert not np.array_equal(S, random_seeds(ROBOT, 200, seed=6, margin=0.0))
+    assert np.all(S >= ROBOT.q_min) and np.all(S <= ROBOT.q_max) and random_seeds(ROBOT, 0).shape == (0, 7)

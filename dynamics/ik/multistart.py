@@ -17,9 +17,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..checks import short_repr
 from ..model import RobotModel
-from .common import IKError, IKResult, _as_q
+from .common import IKError, IKResult, _as_q, _options
 from .nicolato import solve_ik
+
+
+MAX_STARTS = 1_000_000          # starts one `random_seeds` call makes (56 MB for 7 joints; each start is a solve)
 
 
 @dataclass
@@ -40,14 +44,17 @@ class MultiStartResult:
 
 
 def random_seeds(robot: RobotModel, count: int, seed: int = 0, margin: float = 0.05) -> np.ndarray:
-    """``count`` deterministic starts, uniform within the joint limits shrunk by ``margin`` of each range
-    (an unlimited joint in [−π, π])."""
-    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
-        raise IKError(f"count: expected a number of starts >= 0, got {count!r}")
+    """``count`` deterministic starts (``seed``: a whole number >= 0), uniform within the joint limits shrunk by
+    ``margin`` of each range (0 to 0.5; an unlimited joint in [−π, π]): an array (count, n)."""
+    _options(counts={"count": count, "seed": seed}, numbers={"margin": margin})
+    if count > MAX_STARTS:                 # (before numpy allocates count × n doubles: 10¹² asked for 51 TiB)
+        raise IKError(f"count: expected at most {MAX_STARTS} starts, got {count}")
+    if margin > 0.5:
+        raise IKError(f"margin: expected a fraction of each joint range in [0, 0.5], got {short_repr(margin)}")
     lo = np.where(np.isfinite(robot.q_min), robot.q_min, -np.pi)
     hi = np.where(np.isfinite(robot.q_max), robot.q_max, np.pi)
     span = hi - lo
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(int(seed))
     return rng.uniform(lo + margin * span, hi - margin * span, size=(int(count), robot.n))
 
 
