@@ -9,7 +9,7 @@ import pytest
 
 from dynamics.forward_kinematics import frame_pose
 from dynamics.ik.batch import solve_ik_batch
-from dynamics.inverse_kinematics import IKError, solve_ik
+from dynamics.inverse_kinematics import IKError, IKResult, solve_ik
 from dynamics.robots import load_robot
 
 ROBOT = load_robot("iiwa7")
@@ -184,3 +184,50 @@ def test_random_seeds_are_deterministic_inside_the_limits():
     assert np.array_equal(S, random_seeds(ROBOT, 200, seed=5, margin=0.0))
     assert not np.array_equal(S, random_seeds(ROBOT, 200, seed=6, margin=0.0))
     assert np.all(S >= ROBOT.q_min) and np.all(S <= ROBOT.q_max) and random_seeds(ROBOT, 0).shape == (0, 7)
+
+
+# ------------------------------------------------------------------------------ solve_ik_multistart
+@pytest.mark.parametrize("targets, stages, kw, said", [
+    (None, [[QB]], {}, r"targets: expected positions \(N, 3\) or poses \(N, 4, 4\), got None"),
+    (TA, [[QB]], {}, r"targets: expected shape \(N, 3\) or \(N, 4, 4\), got \(4, 4\) \(one target\? pass \[target\]\)"),
+    ([TA], None, {}, r"stages: expected a list of arrays of starts \(k, 7\), got None"),
+    ([TA], np.array([QB, QA]), {}, r"stages: expected a list of arrays of starts \(k, 7\), got one array of shape \(2, 7\)"),
+    ([TA], [[QB], [["0.1"] * 7]], {}, r"stages\[1\]: expected starts of 7 joint values, shape \(k, 7\), got \[\['0.1'"),
+    ([TA], [[QB + 0j]], {}, r"stages\[0\]: expected starts of 7 joint values, shape \(k, 7\), got \[array"),
+    ([TA], [[QB > 0]], {}, r"stages\[0\]: expected starts of 7 joint values"),
+    ([TA], [{}], {}, r"stages\[0\]: expected starts of 7 joint values, shape \(k, 7\), got \{\}"),
+    ([TA], [[[10**400] * 7]], {}, r"stages\[0\]: expected starts of 7 joint values"),
+    ([TA], [[QB, QA * np.nan]], {}, r"stages\[0\]\[1\]: expected 7 finite joint values, got \[nan"),
+    ([TA], [[QB]], dict(reference=["0.1"] * 7), r"reference: expected 7 joint values, got \['0.1'"),
+    ([TA], [[QB]], dict(rot_weight="a"), r"rot_weight: expected a number >= 0, got 'a'"),
+    ([TA, TB], [[QB]], dict(first_stage=[IKResult(QB, True, 0.0, 0.0, 0)]),
+     r"first_stage: expected the 2 IKResults of the first stage \(each start towards each target\), got 1$"),
+    ([TA], [[QB]], dict(first_stage=[1]), r"first_stage: expected the 1 IKResults .*, got an item of type int$"),
+    ([TA], [[QB]], dict(first_stage=[IKResult(QA, True, 0.0, 0.0, 0)], tol_pos=-1.0),
+     r"tol_pos: expected a number >= 0, got -1.0"),
+], ids=["targets None", "one pose", "stages None", "one stage array", "text start", "complex start", "bool start",
+        "dict stage", "int beyond a double", "NaN start", "text reference", "text rot_weight", "short first_stage",
+        "junk first_stage", "bad option, solved first stage"])
+def test_solve_ik_multistart_refuses_bad_targets_stages_and_options_naming_them(targets, stages, kw, said):
+    """Before: None raised TypeError; a text start was parsed as numbers, a complex one lost its imaginary part,
+    booleans were read as 0/1; a dict stage raised TypeError, an int beyond a double OverflowError, a NaN start
+    was reported as 'reference: ... got ()'; rot_weight='a' raised numpy's unnamed ValueError; a short
+    first_stage IndexError, a junk one AttributeError; with the first stage already solved (and reached) the
+    options were never checked; one (k, n) array of starts was taken as k stages of one start (the first start
+    that reached a target won, not the one nearest to the reference)."""
+    from dynamics.inverse_kinematics import solve_ik_multistart
+    with pytest.raises(IKError, match="^" + said):
+        solve_ik_multistart(ROBOT, targets, stages, **kw)
+
+
+def test_solve_ik_multistart_names_itself_for_a_misspelt_option_and_skips_an_empty_stage():
+    """A misspelt option was silently ignored when first_stage answered the first stage; with an empty first
+    stage, first_stage (its 0 results) was applied to the next one: IndexError."""
+    from dynamics.ik.batch import solve_ik_batch
+    from dynamics.inverse_kinematics import solve_ik_multistart
+    known = solve_ik_batch(ROBOT, [TA, TB], [QB, QB])
+    with pytest.raises(TypeError, match=r"^solve_ik_multistart\(\) got an unexpected keyword argument 'tol_pso'"):
+        solve_ik_multistart(ROBOT, [TA, TB], [[QB]], first_stage=known, tol_pso=1e-6)
+    ms = solve_ik_multistart(ROBOT, [TA, TB], [np.zeros((0, 7)), [QB]], reference=QA, first_stage=[])
+    assert ms.success and ms.attempts == 2 and ms.target == 0 and ms.seed == 0
+    assert np.linalg.norm(frame_pose(ROBOT, ms.best.q)[:3, 3] - TA[:3, 3]) <= 1e-6

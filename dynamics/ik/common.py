@@ -88,15 +88,21 @@ def _parse_targets(name: str, targets) -> list:
     return [_parse_target(t, f"{name}[{i}]") for i, t in enumerate(targets)]
 
 
-def _as_starts(robot, starts, k: int, name: str = "starts") -> np.ndarray:
-    """One start per problem: (k, n) finite joint values (`_as_q` of each), an empty list when k = 0."""
-    Q = _floats(name, starts, f"{k} starts of {robot.n} joint values, shape ({k}, {robot.n})")
-    if Q.shape != (k, robot.n) and not (k == 0 and Q.shape == (0,)):
-        raise IKError(f"{name}: expected one start per target, shape ({k}, {robot.n}), got shape {Q.shape}")
+def _as_starts(robot, starts, k: int | None = None, name: str = "starts") -> np.ndarray:
+    """Starts (k, n) of finite joint values (`_as_q` of each): one per problem when k is given, else any number
+    of them, one start (n,) too."""
+    size = "k" if k is None else k
+    Q = _floats(name, starts, f"{'' if k is None else f'{k} '}starts of {robot.n} joint values, shape ({size}, {robot.n})")
+    shape = Q.shape
+    if shape == (0,) or (k is None and shape == (robot.n,)):
+        Q = Q.reshape(-1, robot.n)
+    if Q.ndim != 2 or Q.shape[1] != robot.n or (k is not None and len(Q) != k):
+        what = "starts" if k is None else "one start per target"
+        raise IKError(f"{name}: expected {what}, shape ({size}, {robot.n}), got shape {shape}")
     bad = np.argwhere(~np.isfinite(Q))
     if bad.size:
         raise IKError(f"{name}[{bad[0][0]}]: expected {robot.n} finite joint values, got {Q[bad[0][0]].tolist()}")
-    return Q.reshape(k, robot.n)
+    return Q
 
 
 def _dot3(a: np.ndarray, b: np.ndarray) -> float:
