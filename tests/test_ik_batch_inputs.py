@@ -24,6 +24,10 @@ BAD_IK_OPTIONS = [dict(tol_pos=-1.0), dict(tol_pos=float("nan")), dict(tol_rot="
                   dict(step="bogus")]
 
 
+def _id(options: dict) -> str:
+    return next(iter(options)) + "=" + repr(next(iter(options.values())))[:12]
+
+
 def _message(f, *args, **kw) -> str:
     with pytest.raises(IKError) as e:
         f(*args, **kw)
@@ -31,7 +35,7 @@ def _message(f, *args, **kw) -> str:
     return str(e.value)
 
 
-@pytest.mark.parametrize("bad", BAD_IK_OPTIONS, ids=lambda d: next(iter(d)) + "=" + repr(next(iter(d.values())))[:12])
+@pytest.mark.parametrize("bad", BAD_IK_OPTIONS, ids=_id)
 def test_solve_ik_batch_refuses_the_options_solve_ik_refuses_in_the_same_words(bad):
     """The side-by-side path took negative or NaN tolerances, 2.5 sweeps, a NaN rot_weight, a 3-value q_min or
     "yes" for penalty without a word (a NaN tolerance: every target 'failed' after 500 sweeps), or failed with
@@ -104,7 +108,7 @@ BAD_TRACK_OPTIONS = [dict(tol_pos=-1.0), dict(tol_pos=float("nan")), dict(tol_ro
                      dict(method="pinv"), dict(gain=-1.0), dict(predict=True, dt=1e-3, qd_max="robot")]
 
 
-@pytest.mark.parametrize("bad", BAD_TRACK_OPTIONS, ids=lambda d: next(iter(d)) + "=" + repr(next(iter(d.values())))[:12])
+@pytest.mark.parametrize("bad", BAD_TRACK_OPTIONS, ids=_id)
 def test_track_paths_refuses_the_options_track_path_refuses_in_the_same_words(bad):
     """The side-by-side path took negative or NaN tolerances, 2.5 or -3 Newton steps, "yes" for penalty or
     predict and 1 for stop_at_failure silently (a NaN tolerance: every sample 'failed'), and a text rot_weight
@@ -191,7 +195,8 @@ def test_random_seeds_are_deterministic_inside_the_limits():
     (None, [[QB]], {}, r"targets: expected positions \(N, 3\) or poses \(N, 4, 4\), got None"),
     (TA, [[QB]], {}, r"targets: expected shape \(N, 3\) or \(N, 4, 4\), got \(4, 4\) \(one target\? pass \[target\]\)"),
     ([TA], None, {}, r"stages: expected a list of arrays of starts \(k, 7\), got None"),
-    ([TA], np.array([QB, QA]), {}, r"stages: expected a list of arrays of starts \(k, 7\), got one array of shape \(2, 7\)"),
+    ([TA], np.array([QB, QA]), {},
+     r"stages: expected a list of arrays of starts \(k, 7\), got one array of shape \(2, 7\) \(one stage\? pass"),
     ([TA], [[QB], [["0.1"] * 7]], {}, r"stages\[1\]: expected starts of 7 joint values, shape \(k, 7\), got \[\['0.1'"),
     ([TA], [[QB + 0j]], {}, r"stages\[0\]: expected starts of 7 joint values, shape \(k, 7\), got \[array"),
     ([TA], [[QB > 0]], {}, r"stages\[0\]: expected starts of 7 joint values"),
@@ -231,3 +236,21 @@ def test_solve_ik_multistart_names_itself_for_a_misspelt_option_and_skips_an_emp
     ms = solve_ik_multistart(ROBOT, [TA, TB], [np.zeros((0, 7)), [QB]], reference=QA, first_stage=[])
     assert ms.success and ms.attempts == 2 and ms.target == 0 and ms.seed == 0
     assert np.linalg.norm(frame_pose(ROBOT, ms.best.q)[:3, 3] - TA[:3, 3]) <= 1e-6
+
+
+@pytest.mark.parametrize("option", ["rot_weight", "damping"])
+def test_a_weight_whose_square_overflows_is_refused_by_every_solver_in_one_line(option):
+    """rot_weight=1e200 or damping=1e200 passed the checks (finite, >= 0) and the solve then raised
+    OverflowError (34, 'Numerical result out of range') from float ** 2: solve_ik, solve_ik_batch, track_path
+    and track_paths alike. (Tolerances are never squared: they may be inf.)"""
+    from dynamics.ik.batch import track_paths
+    from dynamics.inverse_kinematics import solve_ik_dls, track_path
+    said = f"{option}: expected a number >= 0 and <= 1e+150, got 1e+200"
+    calls = [lambda **k: solve_ik(ROBOT, TA, QB, **k), lambda **k: solve_ik_batch(ROBOT, [TA, TB], [QB, QA], **k)]
+    if option == "rot_weight":
+        calls += [lambda **k: track_path(ROBOT, LINE, QA, **k), lambda **k: track_paths(ROBOT, [LINE, LINE], QA, **k)]
+    else:
+        calls += [lambda **k: solve_ik_dls(ROBOT, TA, QB, **k)]
+    for call in calls:
+        assert _message(call, **{option: 1e200}) == said
+    assert solve_ik_batch(ROBOT, [TA, TB], [QB, QA], tol_pos=np.inf, tol_rot=1e200)[0].sweeps == 0

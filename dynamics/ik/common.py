@@ -14,6 +14,7 @@ from ..model import PRISMATIC, ModelError, RobotModel
 
 TWO_PI = 2.0 * math.pi
 _EYE4 = np.eye(4)
+MAX_OPTION = 1e150      # a number option's largest value: rot_weight² and damping² are doubles (1e200 overflowed)
 
 
 class IKError(ModelError):
@@ -92,7 +93,8 @@ def _as_starts(robot, starts, k: int | None = None, name: str = "starts") -> np.
     """Starts (k, n) of finite joint values (`_as_q` of each): one per problem when k is given, else any number
     of them, one start (n,) too."""
     size = "k" if k is None else k
-    Q = _floats(name, starts, f"{'' if k is None else f'{k} '}starts of {robot.n} joint values, shape ({size}, {robot.n})")
+    count = "" if k is None else f"{k} "
+    Q = _floats(name, starts, f"{count}starts of {robot.n} joint values, shape ({size}, {robot.n})")
     shape = Q.shape
     if shape == (0,) or (k is None and shape == (robot.n,)):
         Q = Q.reshape(-1, robot.n)
@@ -261,8 +263,9 @@ def _as_q(robot, q0, name: str = "q0"):
 
 
 def _options(counts: dict = {}, numbers: dict = {}, switches: dict = {}, optional: tuple = ()) -> None:
-    """One-line IKErrors for the solvers' options, before any work: `counts` ints >= 0, `numbers` finite real
-    numbers >= 0 (tolerances may be inf), `switches` True/False; None only for the `optional` names (dt, …).
+    """One-line IKErrors for the solvers' options, before any work: `counts` ints >= 0, `numbers` real numbers
+    in [0, MAX_OPTION] (tolerances may be larger, inf too), `switches` True/False; None only for the `optional`
+    names (dt, …).
     (Unchecked, a string or an array reached a comparison: TypeError or numpy's "truth value … ambiguous".)"""
     for name, v in counts.items():
         if (v is None and name in optional) or (not isinstance(v, (bool, np.bool_))
@@ -278,6 +281,8 @@ def _options(counts: dict = {}, numbers: dict = {}, switches: dict = {}, optiona
             x = -1.0
         if not (x >= 0 and (np.isfinite(x) or name.startswith("tol_"))):
             raise IKError(f"{name}: expected a number >= 0, got {short_repr(v)}")
+        if x > MAX_OPTION and not name.startswith("tol_"):
+            raise IKError(f"{name}: expected a number >= 0 and <= {MAX_OPTION:g}, got {short_repr(v)}")
     for name, v in switches.items():
         if not isinstance(v, (bool, np.bool_)):
             raise IKError(f"{name}: expected True or False, got {short_repr(v)}")
