@@ -15,7 +15,7 @@ pin = pytest.importorskip("pinocchio")
 from dynamics.ik.batch import solve_ik_batch, track_paths  # noqa: E402
 from dynamics.inverse_kinematics import solve_ik, track_path  # noqa: E402
 from dynamics.robots import load_robot  # noqa: E402
-from fixtures import PANDA_FINGERS, erd_path, to_pinocchio  # noqa: E402
+from fixtures import PANDA_FINGERS, to_pinocchio  # noqa: E402
 
 BUILT_IN = {name: load_robot(name) for name in ("iiwa7", "panda", "ur5e", "puma560")}
 
