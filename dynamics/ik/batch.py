@@ -19,39 +19,47 @@ handed to `track_path` / `solve_ik` one by one.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
 
-from .common import (_EYE4, TWO_PI, IKResult, TrackResult, _as_q, _Chain, _end_pose, _norm3, _parse_target,
-                     _rot_angle)
+from .common import (_EYE4, TWO_PI, IKError, IKResult, TrackResult, _as_q, _as_starts, _Chain, _end_pose, _norm3,
+                     _parse_targets, _rot_angle, _target_array)
+from ..checks import short_repr
 from .dls import _dls_steps
-from .nicolato import _sweeps, _weight
-from .tracking import SWEEPS_BEFORE_POLISH, track_path
+from .nicolato import _prepared, _solve, _sweeps, _weight
+from .tracking import SWEEPS_BEFORE_POLISH, _track_options, track_path
 
 
-def track_paths(robot, paths, q0, frame: str | None = None, *, penalty: bool = False, tol_pos: float = 1e-5,
-                tol_rot: float | None = None, max_sweeps: int = 500, rot_weight: float = 0.2, step: str = "paper",
-                newton_steps: int = 30, polish_after: int = SWEEPS_BEFORE_POLISH, q_min=None, q_max=None,
-                predict: bool = False, stop_at_failure: bool = False, **options) -> list[TrackResult]:
-    """`track_path(robot, targets, q0, frame, ...)` for every array of targets in `paths` (each (N_i, 4, 4)),
-    all from the same start `q0`: a list of `TrackResult`, equal to the one-path results (with
-    ``stop_at_failure`` a path stops at its first sample not reached, the others go on)."""
-    paths = [np.asarray(p, dtype=float) for p in paths]
-    args = dict(penalty=penalty, tol_pos=tol_pos, tol_rot=tol_rot, max_sweeps=max_sweeps, rot_weight=rot_weight,
-                step=step, newton_steps=newton_steps, polish_after=polish_after, q_min=q_min, q_max=q_max,
-                predict=predict, stop_at_failure=stop_at_failure, **options)
-    plain = (step == "paper" and not options and all(p.ndim == 3 and p.shape[1:] == (4, 4) for p in paths)
-             and not isinstance(polish_after, bool) and isinstance(polish_after, (int, np.integer)) and polish_after >= 0
-             and np.isfinite(rot_weight) and rot_weight > 0)
-    if not plain or len(paths) < 2:
+def track_paths(robot, paths, q0, frame: str | None = None, *, method: str = "recursive", dt: float | None = None,
+                qd_max=None, penalty: bool = False, tol_pos: float = 1e-5, tol_rot: float | None = None,
+                max_sweeps: int = 500, rot_weight: float = 0.2, step: str = "paper", newton_steps: int = 30,
+                polish_after: int = SWEEPS_BEFORE_POLISH, gain: float = 100.0, q_min=None, q_max=None,
+                predict: bool = False, stop_at_failure: bool = False) -> list[TrackResult]:
+    """`track_path(robot, targets, q0, frame, ...)` for every array of targets in `paths` (a list, each
+    (N_i, 4, 4) or (N_i, 3)), all from the same start `q0`: a list of `TrackResult`, equal to the one-path
+    results (with ``stop_at_failure`` a path stops at its first sample not reached, the others go on). The
+    options are `track_path`'s, checked once, in its words; poses with the paper's step and no velocity bound
+    are tracked side by side, anything else path by path."""
+    args = dict(method=method, dt=dt, qd_max=qd_max, penalty=penalty, tol_pos=tol_pos, tol_rot=tol_rot,
+                max_sweeps=max_sweeps, rot_weight=rot_weight, step=step, newton_steps=newton_steps,
+                polish_after=polish_after, gain=gain, q_min=q_min, q_max=q_max, predict=predict,
+                stop_at_failure=stop_at_failure)
+    tol_rot, lo, hi, vmax_dt = _track_options(robot, **args)
+    q = _as_q(robot, q0)
+    if isinstance(paths, np.ndarray) and paths.ndim in (2, 3) and paths.shape[1:] in ((3,), (4, 4)):
+        raise IKError(f"paths: expected a list of paths, got one path of shape {paths.shape} (one path? pass [path])")
+    if isinstance(paths, (str, bytes, dict)) or not isinstance(paths, Iterable) \
+            or (isinstance(paths, np.ndarray) and paths.ndim == 0):
+        raise IKError(f"paths: expected a list of paths (N, 3) or (N, 4, 4), got {short_repr(paths)}")
+    paths = [_target_array(f"paths[{i}]", p) for i, p in enumerate(paths)]
+    parsed = [_parse_targets(f"paths[{i}]", p) for i, p in enumerate(paths)]
+    if method != "recursive" or step != "paper" or vmax_dt is not None or len(paths) < 2 \
+            or any(p.ndim != 3 for p in paths):
         return [track_path(robot, p, q0, frame, **args) for p in paths]
-    tol_rot = tol_pos / rot_weight if tol_rot is None else tol_rot
     chain = _Chain(robot, frame)
-    lo = np.asarray(robot.q_min if q_min is None else q_min, float)
-    hi = np.asarray(robot.q_max if q_max is None else q_max, float)
     L2 = float(rot_weight) ** 2
-    q = np.tile(_as_q(robot, q0), (len(paths), 1))
-    parsed = [[_parse_target(t) for t in p] for p in paths]
+    q = np.tile(q, (len(paths), 1))
     lengths = np.array([len(p) for p in paths])
     out = [dict(q=np.empty((n, robot.n)), pe=np.zeros(n), re=np.zeros(n), sw=np.zeros(n, int), ns=np.zeros(n, int),
                 ok=np.zeros(n, bool)) for n in lengths]
@@ -92,27 +100,29 @@ def track_paths(robot, paths, q0, frame: str | None = None, *, penalty: bool = F
 
 
 def solve_ik_batch(robot, targets, starts, frame: str | None = None, *, tol_pos: float = 1e-6, tol_rot: float = 1e-6,
-                   max_sweeps: int = 500, rot_weight: float = 0.2, step: str = "exact", newton_steps: int = 30,
-                   newton_switch: float = 1e-3, newton_slow: float | None = 0.9, damping: float = 1e-4, q_min=None,
-                   q_max=None, **options) -> list[IKResult]:
+                   max_sweeps: int = 500, rot_weight: float = 0.2, step: str = "exact", qd_max=None,
+                   dt: float | None = None, penalty: bool = False, newton_steps: int = 30, newton_switch: float = 1e-3,
+                   newton_slow: float | None = 0.9, damping: float = 1e-4, q_min=None, q_max=None,
+                   polish_after: int | None = None) -> list[IKResult]:
     """`solve_ik(robot, targets[i], starts[i], frame, ...)` for every i, the sweeps side by side: a list of
-    `IKResult`, equal to the one-by-one results (velocity bounds, the penalty and ``polish_after`` are
-    handed to `solve_ik` one by one)."""
-    from .nicolato import solve_ik
-    targets, starts = list(targets), list(starts)
-    args = dict(tol_pos=tol_pos, tol_rot=tol_rot, max_sweeps=max_sweeps, rot_weight=rot_weight, step=step,
-                newton_steps=newton_steps, newton_switch=newton_switch, newton_slow=newton_slow, damping=damping,
-                q_min=q_min, q_max=q_max, **options)
-    poses = all(np.shape(t) == (4, 4) for t in targets)
-    if options or not poses or step not in ("exact", "paper") or len(targets) < 2:
-        return [solve_ik(robot, t, q0, frame, **args) for t, q0 in zip(targets, starts)]
-    chain = _Chain(robot, frame)
-    lo = np.asarray(robot.q_min if q_min is None else q_min, float)
-    hi = np.asarray(robot.q_max if q_max is None else q_max, float)
+    `IKResult`, equal to the one-by-one results (a velocity bound, the penalty, ``polish_after`` or a position
+    target: solved one by one). ``targets``: a list of positions (3,) or poses (4, 4), or one array (k, 3) or
+    (k, 4, 4); ``starts``: one start per target, (k, n). The options are `solve_ik`'s, checked once, in its words."""
+    chain, lo, hi, vmax_dt = _prepared(robot, frame, step=step, tol_pos=tol_pos, tol_rot=tol_rot,
+                                       max_sweeps=max_sweeps, rot_weight=rot_weight, qd_max=qd_max, dt=dt,
+                                       penalty=penalty, newton_steps=newton_steps, newton_switch=newton_switch,
+                                       newton_slow=newton_slow, damping=damping, q_min=q_min, q_max=q_max,
+                                       polish_after=polish_after)
+    parsed = _parse_targets("targets", targets)
+    q = _as_starts(robot, starts, len(parsed))
     L2 = float(rot_weight) ** 2
-    parsed = [_parse_target(t) for t in targets]
+    if vmax_dt is not None or penalty or polish_after is not None or len(parsed) < 2 \
+            or any(R is None for _, R in parsed):
+        return [_solve(chain, q[i].copy(), p, R, tol_pos=tol_pos, tol_rot=tol_rot, max_sweeps=max_sweeps, L2=L2,
+                       step=step, vmax_dt=vmax_dt, penalty=penalty, newton_steps=newton_steps,
+                       newton_switch=newton_switch, newton_slow=newton_slow, damping=damping, q_min=lo, q_max=hi,
+                       polish_after=polish_after) for i, (p, R) in enumerate(parsed)]
     p_d, R_d = np.array([p for p, _ in parsed]), np.array([R for _, R in parsed])
-    q = np.array([_as_q(robot, q0) for q0 in starts])
     if newton_steps > 0:                       # `nicolato._solve`: sweeps to the switch radius or until slow
         tol, slow = (max(tol_pos, newton_switch), max(tol_rot, newton_switch)), newton_slow
     else:
@@ -120,7 +130,7 @@ def solve_ik_batch(robot, targets, starts, frame: str | None = None, *, tol_pos:
     Q, e_p, e_r, sweeps, status = _sweeps_batch(chain, q.copy(), p_d, R_d, L2, tol, max_sweeps, False, lo, hi,
                                                 step=step, slow_ratio=slow)
     out = []
-    for i in range(len(targets)):
+    for i in range(len(parsed)):
         qi, pe, re, total, nsteps, st = Q[i], float(e_p[i]), float(e_r[i]), int(sweeps[i]), 0, status[i]
         ok = pe <= tol_pos and re <= tol_rot
         if not ok and newton_steps > 0:        # then the Newton steps, then the sweeps to the end

@@ -14,6 +14,7 @@ from ..model import PRISMATIC, ModelError, RobotModel
 
 TWO_PI = 2.0 * math.pi
 _EYE4 = np.eye(4)
+MAX_OPTION = 1e150      # a number option's largest value: rot_weight² and damping² are doubles (1e200 overflowed)
 
 
 class IKError(ModelError):
@@ -56,20 +57,54 @@ class TrackResult:
 
 
 # ------------------------------------------------------------------------------ targets and errors
-def _parse_target(target):
+def _parse_target(target, name: str = "target"):
     """(p_d, R_d or None) from a 3-vector (position only) or a 4×4 pose."""
-    T = _floats("target", target, "a position (3,) or a pose (4, 4)")
-    if T.shape == (3,):
-        p, R = T, None
-    elif T.shape == (4, 4):
-        p, R = T[:3, 3].copy(), T[:3, :3].copy()
-        if np.abs(R @ R.T - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
-            raise IKError("target: the 3×3 block of the target pose is not a rotation matrix")
-    else:
-        raise IKError(f"target: expected a position (3,) or a pose (4, 4), got shape {T.shape}")
+    T = _floats(name, target, "a position (3,) or a pose (4, 4)")
+    if T.shape not in ((3,), (4, 4)):
+        raise IKError(f"{name}: expected a position (3,) or a pose (4, 4), got shape {T.shape}")
     if not np.isfinite(T).all():
-        raise IKError("target: values must be finite numbers")
+        raise IKError(f"{name}: values must be finite numbers")
+    if T.shape == (3,):
+        return T, None
+    p, R = T[:3, 3].copy(), T[:3, :3].copy()
+    if np.abs(R @ R.T - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
+        raise IKError(f"{name}: the 3×3 block of the target pose is not a rotation matrix")
     return p, R
+
+
+def _target_array(name: str, value) -> np.ndarray:
+    """Targets given as one array: positions (N, 3) or poses (N, 4, 4) (`track_path`'s targets)."""
+    arr = _floats(name, value, "positions (N, 3) or poses (N, 4, 4)")
+    if arr.ndim not in (2, 3) or arr.shape[1:] not in ((3,), (4, 4)):
+        one = " (one target? pass [target])" if arr.shape in ((3,), (4, 4)) else ""
+        raise IKError(f"{name}: expected shape (N, 3) or (N, 4, 4), got {arr.shape}{one}")
+    return arr
+
+
+def _parse_targets(name: str, targets) -> list:
+    """`_parse_target` of every target of a list (positions (3,) and poses (4, 4), mixed) or of one array
+    (N, 3) or (N, 4, 4), each named ``name[i]``."""
+    if not isinstance(targets, (list, tuple)):
+        targets = _target_array(name, targets)
+    return [_parse_target(t, f"{name}[{i}]") for i, t in enumerate(targets)]
+
+
+def _as_starts(robot, starts, k: int | None = None, name: str = "starts") -> np.ndarray:
+    """Starts (k, n) of finite joint values (`_as_q` of each): one per problem when k is given, else any number
+    of them, one start (n,) too."""
+    size = "k" if k is None else k
+    count = "" if k is None else f"{k} "
+    Q = _floats(name, starts, f"{count}starts of {robot.n} joint values, shape ({size}, {robot.n})")
+    shape = Q.shape
+    if shape == (0,) or (k is None and shape == (robot.n,)):
+        Q = Q.reshape(-1, robot.n)
+    if Q.ndim != 2 or Q.shape[1] != robot.n or (k is not None and len(Q) != k):
+        what = "starts" if k is None else "one start per target"
+        raise IKError(f"{name}: expected {what}, shape ({size}, {robot.n}), got shape {shape}")
+    bad = np.argwhere(~np.isfinite(Q))
+    if bad.size:
+        raise IKError(f"{name}[{bad[0][0]}]: expected {robot.n} finite joint values, got {Q[bad[0][0]].tolist()}")
+    return Q
 
 
 def _dot3(a: np.ndarray, b: np.ndarray) -> float:
@@ -228,8 +263,9 @@ def _as_q(robot, q0, name: str = "q0"):
 
 
 def _options(counts: dict = {}, numbers: dict = {}, switches: dict = {}, optional: tuple = ()) -> None:
-    """One-line IKErrors for the solvers' options, before any work: `counts` ints >= 0, `numbers` finite real
-    numbers >= 0 (tolerances may be inf), `switches` True/False; None only for the `optional` names (dt, …).
+    """One-line IKErrors for the solvers' options, before any work: `counts` ints >= 0, `numbers` real numbers
+    in [0, MAX_OPTION] (tolerances may be larger, inf too), `switches` True/False; None only for the `optional`
+    names (dt, …).
     (Unchecked, a string or an array reached a comparison: TypeError or numpy's "truth value … ambiguous".)"""
     for name, v in counts.items():
         if (v is None and name in optional) or (not isinstance(v, (bool, np.bool_))
@@ -245,6 +281,8 @@ def _options(counts: dict = {}, numbers: dict = {}, switches: dict = {}, optiona
             x = -1.0
         if not (x >= 0 and (np.isfinite(x) or name.startswith("tol_"))):
             raise IKError(f"{name}: expected a number >= 0, got {short_repr(v)}")
+        if x > MAX_OPTION and not name.startswith("tol_"):
+            raise IKError(f"{name}: expected a number >= 0 and <= {MAX_OPTION:g}, got {short_repr(v)}")
     for name, v in switches.items():
         if not isinstance(v, (bool, np.bool_)):
             raise IKError(f"{name}: expected True or False, got {short_repr(v)}")

@@ -243,20 +243,33 @@ def solve_ik(robot: RobotModel, target, q0, frame: str | None = None, *, tol_pos
     itself (the switch radius and the slow test are off) and the Newton steps only *polish* a pose the
     first k sweeps did not bring within the tolerance (the tracking mode of `track_path`).
     ``newton_steps=0``: the pure recursive method."""
+    chain, qlo, qhi, vmax_dt = _prepared(robot, frame, step=step, tol_pos=tol_pos, tol_rot=tol_rot,
+                                         max_sweeps=max_sweeps, rot_weight=rot_weight, qd_max=qd_max, dt=dt,
+                                         penalty=penalty, newton_steps=newton_steps, newton_switch=newton_switch,
+                                         newton_slow=newton_slow, damping=damping, q_min=q_min, q_max=q_max,
+                                         polish_after=polish_after)
+    p_d, R_d = _parse_target(target)
+    q = _as_q(robot, q0)
+    return _solve(chain, q, p_d, R_d, tol_pos=tol_pos, tol_rot=tol_rot, max_sweeps=max_sweeps,
+                  L2=float(rot_weight) ** 2, step=step, vmax_dt=vmax_dt, penalty=penalty,
+                  newton_steps=newton_steps, newton_switch=newton_switch, newton_slow=newton_slow, damping=damping,
+                  q_min=qlo, q_max=qhi, polish_after=polish_after)
+
+
+def _prepared(robot, frame, *, step, tol_pos, tol_rot, max_sweeps, rot_weight, qd_max, dt, penalty, newton_steps,
+              newton_switch, newton_slow, damping, q_min, q_max, polish_after):
+    """`solve_ik`'s checks of everything but the target and the start, one-line IKErrors before any work:
+    (the chain to ``frame``, q_min, q_max, the velocity bound per step or None). `batch.solve_ik_batch` makes
+    them once for all its targets, in the same words."""
     if not isinstance(step, str) or step not in ("exact", "paper"):
         raise IKError(f"step: expected 'exact' or 'paper', got {short_repr(step)}")
     _options(counts={"max_sweeps": max_sweeps, "newton_steps": newton_steps, "polish_after": polish_after},
              numbers={"tol_pos": tol_pos, "tol_rot": tol_rot, "rot_weight": rot_weight, "newton_switch": newton_switch,
                       "newton_slow": newton_slow, "damping": damping}, switches={"penalty": penalty},
              optional=("polish_after", "newton_slow"))
-    p_d, R_d = _parse_target(target)
-    q = _as_q(robot, q0)
     chain = _Chain(robot, frame)
     qlo, qhi = _joint_limits(robot, q_min, q_max)
-    return _solve(chain, q, p_d, R_d, tol_pos=tol_pos, tol_rot=tol_rot, max_sweeps=max_sweeps,
-                  L2=float(rot_weight) ** 2, step=step, vmax_dt=_velocity_bound(robot, qd_max, dt), penalty=penalty,
-                  newton_steps=newton_steps, newton_switch=newton_switch, newton_slow=newton_slow, damping=damping,
-                  q_min=qlo, q_max=qhi, polish_after=polish_after)
+    return chain, qlo, qhi, _velocity_bound(robot, qd_max, dt)
 
 
 def _solve(chain: _Chain, q: np.ndarray, p_d, R_d, *, tol_pos, tol_rot, max_sweeps, L2, step, vmax_dt, penalty,

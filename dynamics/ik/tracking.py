@@ -8,8 +8,8 @@ import numpy as np
 from ..forward_kinematics import frame_jacobian
 from ..model import RobotModel
 from ..checks import short_repr
-from .common import (IKError, TrackResult, _Chain, _as_q, _end_pose, _floats, _joint_limits, _options,
-                     _parse_target, _rot_angle, _rot_log, _velocity_bound)
+from .common import (IKError, TrackResult, _Chain, _as_q, _end_pose, _joint_limits, _options, _parse_targets,
+                     _rot_angle, _rot_log, _target_array, _velocity_bound)
 from .nicolato import _solve
 
 SWEEPS_BEFORE_POLISH = 5        # recursive sweeps per sample before a Newton polish (tracking mode)
@@ -44,36 +44,22 @@ def track_path(robot: RobotModel, targets, q0, frame: str | None = None, *, meth
     not solved (``success`` False, ``q`` the last solution, ``pos_err``/``rot_err`` NaN, no sweeps). For
     callers that only report where a path leaves the reach: past that point every sample may cost
     ``max_sweeps`` sweeps and the Newton steps (seconds for a path)."""
-    _options(counts={"max_sweeps": max_sweeps, "newton_steps": newton_steps, "polish_after": polish_after},
-             numbers={"dt": dt, "tol_pos": tol_pos, "tol_rot": tol_rot, "rot_weight": rot_weight, "gain": gain},
-             switches={"penalty": penalty, "predict": predict, "stop_at_failure": stop_at_failure},
-             optional=("dt", "tol_rot"))
-    if not isinstance(method, str) or not isinstance(step, str):
-        raise IKError(f"method, step: expected names, got {short_repr(method)}, {short_repr(step)}")
-    targets = _floats("targets", targets, "positions (N, 3) or poses (N, 4, 4)")
-    if targets.ndim not in (2, 3) or targets.shape[1:] not in ((3,), (4, 4)):
-        raise IKError(f"targets: expected shape (N, 3) or (N, 4, 4), got {targets.shape}")
+    tol_rot, lo, hi, vmax_dt = _track_options(
+        robot, method=method, dt=dt, qd_max=qd_max, penalty=penalty, tol_pos=tol_pos, tol_rot=tol_rot,
+        max_sweeps=max_sweeps, rot_weight=rot_weight, step=step, newton_steps=newton_steps, polish_after=polish_after,
+        gain=gain, q_min=q_min, q_max=q_max, predict=predict, stop_at_failure=stop_at_failure)
+    targets = _target_array("targets", targets)
     N = targets.shape[0]
     q = _as_q(robot, q0)
-    if not (np.isfinite(rot_weight) and rot_weight > 0):
-        raise IKError(f"rot_weight: expected a positive length (m), got {rot_weight!r}")
-    if tol_rot is None:
-        tol_rot = tol_pos / rot_weight
     Q = np.empty((N, robot.n))
     pe = np.zeros(N)
     re = np.zeros(N)
     sw = np.zeros(N, int)
     ns = np.zeros(N, int)
     ok = np.zeros(N, bool)
-    if predict and qd_max is not None and dt is not None:
-        raise IKError("predict: not with a velocity limit (eq. 22 bounds the step from the previous sample)")
     if method == "recursive":
-        if step not in ("exact", "paper"):
-            raise IKError(f"step: expected 'exact' or 'paper', got {step!r}")
-        lo, hi = _joint_limits(robot, q_min, q_max)
         chain = _Chain(robot, frame)
-        vmax_dt = _velocity_bound(robot, qd_max, dt)
-        parsed = [_parse_target(t) for t in targets]
+        parsed = _parse_targets("targets", targets)
         for k in range(N):
             start = np.clip(2.0 * q - Q[k - 2], lo, hi) if predict and k >= 2 else q.copy()
             res = _solve(chain, start, *parsed[k], tol_pos=tol_pos, tol_rot=tol_rot, max_sweeps=max_sweeps,
@@ -86,13 +72,9 @@ def track_path(robot: RobotModel, targets, q0, frame: str | None = None, *, meth
                 Q[k + 1:], pe[k + 1:], re[k + 1:] = q, np.nan, np.nan
                 break
         return TrackResult(Q, pe, re, sw, ok, ns)
-    if method != "pinv":
-        raise IKError(f"method: expected 'recursive' or 'pinv', got {method!r}")
-    if dt is None:
-        raise IKError("dt: required for method='pinv' (eq. 6 is integrated in time)")
     chain = _Chain(robot, frame)
     cols = np.array(chain.joints)
-    parsed = [_parse_target(t) for t in targets]
+    parsed = _parse_targets("targets", targets)
     P = np.array([p for p, _ in parsed])
     V = np.gradient(P, dt, axis=0) if N > 1 else np.zeros_like(P)
     rot = parsed[0][1] is not None
@@ -120,3 +102,28 @@ def track_path(robot: RobotModel, targets, q0, frame: str | None = None, *, meth
         q = q.copy()
         q[cols] += dt * qd
     return TrackResult(Q, pe, re, sw, ok, ns)
+
+
+def _track_options(robot, *, method, dt, qd_max, penalty, tol_pos, tol_rot, max_sweeps, rot_weight, step, newton_steps,
+                   polish_after, gain, q_min, q_max, predict, stop_at_failure):
+    """`track_path`'s checks of everything but the targets, q0 and the frame, one-line IKErrors before any work:
+    (tol_rot, its default filled in; q_min, q_max; the velocity bound per step or None). `batch.track_paths`
+    makes them once for all its paths, in the same words."""
+    _options(counts={"max_sweeps": max_sweeps, "newton_steps": newton_steps, "polish_after": polish_after},
+             numbers={"dt": dt, "tol_pos": tol_pos, "tol_rot": tol_rot, "rot_weight": rot_weight, "gain": gain},
+             switches={"penalty": penalty, "predict": predict, "stop_at_failure": stop_at_failure},
+             optional=("dt", "tol_rot"))
+    if not isinstance(method, str) or not isinstance(step, str):
+        raise IKError(f"method, step: expected names, got {short_repr(method)}, {short_repr(step)}")
+    if not (np.isfinite(rot_weight) and rot_weight > 0):
+        raise IKError(f"rot_weight: expected a positive length (m), got {rot_weight!r}")
+    if predict and qd_max is not None and dt is not None:
+        raise IKError("predict: not with a velocity limit (eq. 22 bounds the step from the previous sample)")
+    if method not in ("recursive", "pinv"):
+        raise IKError(f"method: expected 'recursive' or 'pinv', got {method!r}")
+    if method == "pinv" and dt is None:
+        raise IKError("dt: required for method='pinv' (eq. 6 is integrated in time)")
+    if method == "recursive" and step not in ("exact", "paper"):
+        raise IKError(f"step: expected 'exact' or 'paper', got {step!r}")
+    lo, hi = _joint_limits(robot, q_min, q_max)
+    return (tol_pos / rot_weight if tol_rot is None else tol_rot), lo, hi, _velocity_bound(robot, qd_max, dt)
