@@ -1,0 +1,37 @@
+"""A user's own URDF robots (the URDF-user audit): what a user locks, names and exports is what is used."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dynamics import ModelError, RobotModel
+
+ARM = """<robot name="arm"><link name="world"/>
+  <joint name="mount" type="fixed"><parent link="world"/><child link="base"/><origin xyz="0 0 0.2"/></joint>
+  <link name="base"/>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="50" velocity="2"/></joint>
+  <link name="a"><inertial><origin xyz="0.1 0 0"/><mass value="2"/><inertia ixx="0.01" iyy="0.02" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="j2" type="revolute"><parent link="a"/><child link="b"/><origin xyz="0.2 0 0"/><axis xyz="0 1 0"/>
+    <limit lower="-3" upper="3" effort="50" velocity="2"/></joint>
+  <link name="b"><inertial><origin xyz="0.1 0 0"/><mass value="1"/><inertia ixx="0.01" iyy="0.02" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="tool_joint" type="fixed"><parent link="b"/><child link="tool0"/><origin xyz="0.2 0 0"/></joint>
+  <link name="tool0"/></robot>"""
+
+
+@pytest.fixture
+def arm(tmp_path):
+    path = tmp_path / "arm.urdf"
+    path.write_text(ARM)
+    return str(path)
+
+
+@pytest.mark.parametrize("joint", ["mount", "tool_joint"])
+def test_a_fixed_joint_locked_at_a_position_is_refused(arm, joint):
+    """Locked at 0.3, a fixed joint was accepted and the 0.3 silently dropped (nothing to hold): the user's
+    belief that something was locked went unchecked. Pinocchio's buildReducedModel refuses it too."""
+    with pytest.raises(ModelError, match=rf"arm\.urdf: locked joint '{joint}' is fixed: it cannot be held at 0\.3"):
+        RobotModel.from_urdf(arm, locked_joints={joint: 0.3})
+    same = RobotModel.from_urdf(arm, locked_joints={joint: 0.0})     # (at 0: what the file says; a list of names)
+    assert same.n == 2 and np.allclose(same.masses, [2.0, 1.0])
