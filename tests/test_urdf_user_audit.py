@@ -35,3 +35,18 @@ def test_a_fixed_joint_locked_at_a_position_is_refused(arm, joint):
         RobotModel.from_urdf(arm, locked_joints={joint: 0.3})
     same = RobotModel.from_urdf(arm, locked_joints={joint: 0.0})     # (at 0: what the file says; a list of names)
     assert same.n == 2 and np.allclose(same.masses, [2.0, 1.0])
+
+
+def test_a_header_may_name_any_urdf_joint(tmp_path):
+    """A header cell that is a joint's name is that joint's column, whatever its characters: 'gelenk_ü,4' (which
+    the exported trajectory.csv quotes) or '2nd joint' were refused as "neither a number nor a column name"."""
+    from toppra_app.waypoints import read_waypoints
+    joints = ["gelenk_ü,4", "2nd joint"]
+    path = tmp_path / "wp.csv"
+    path.write_text('"2nd joint","gelenk_ü,4"\n0,0\n0.5,1\n', encoding="utf-8")
+    W, _, names = read_waypoints(str(path), 2, joint_names=joints)
+    assert names == joints and np.array_equal(W, [[0, 0], [1, 0.5]])
+    path.write_text('"2nd joint","gelenk_ü;4"\n0,0\n0.5,1\n', encoding="utf-8")      # (not a joint: refused)
+    from toppra_app.errors import InputError
+    with pytest.raises(InputError, match="neither a number nor a column name"):
+        read_waypoints(str(path), 2, joint_names=joints)
