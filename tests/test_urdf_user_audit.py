@@ -50,3 +50,16 @@ def test_a_header_may_name_any_urdf_joint(tmp_path):
     from toppra_app.errors import InputError
     with pytest.raises(InputError, match="neither a number nor a column name"):
         read_waypoints(str(path), 2, joint_names=joints)
+
+
+def test_a_payload_frame_without_a_payload_is_refused(arm, tmp_path, capsys):
+    """`--payload-frame b` without `--payload-mass` planned without any payload and said nothing (the user meant
+    one and misses the mass), while `--payload-com` alone was refused: now all three are."""
+    from toppra_app.cli import main
+    (tmp_path / "wp.csv").write_text("j1,j2\n0,0\n1,0.5\n")
+    args = ["plan", str(tmp_path / "wp.csv"), "--robot", arm, "--out", str(tmp_path / "o"), "--no-plots", "--no-report"]
+    assert main(args + ["--payload-frame", "b"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("--payload-mass: required with --payload-com / --payload-inertia / --payload-frame")
+    assert "\n" not in err and not (tmp_path / "o").exists()
+    assert main(args + ["--payload-frame", "b", "--payload-mass", "1"]) == 0

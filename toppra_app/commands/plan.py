@@ -121,8 +121,8 @@ def _controller(spec):
 
 def _payload(args, rated=None):
     if args.payload_mass is None:
-        if args.payload_com is not None or args.payload_inertia is not None:
-            raise InputError("--payload-mass: required with --payload-com / --payload-inertia")
+        if args.payload_com is not None or args.payload_inertia is not None or args.payload_frame is not None:
+            raise InputError("--payload-mass: required with --payload-com / --payload-inertia / --payload-frame")
         return None
     from dynamics.payload import RigidBodyInertia
     if not (math.isfinite(args.payload_mass) and args.payload_mass >= 0):
