@@ -103,6 +103,13 @@ def validate(coupling: Coupling, joint_names: tuple[str, ...], n_bodies: int) ->
         raise ModelError(f"coupling: {c.n} coordinates drive the bodies, expected {n} (one per joint name)")
 
 
+def coordinate_prismatic(robot) -> np.ndarray:
+    """(n,) bool: coordinate k is a prismatic joint (the type of its own body's joint; `joint_types` is per body,
+    so indexing it by a coordinate was wrong past a mimic joint)."""
+    body = {name: b for b, name in enumerate(robot.body_joint_names)}
+    return np.array([robot.joint_types[body[name]] == "prismatic" for name in robot.joint_names], dtype=bool)
+
+
 # ------------------------------------------------------------------ maps used by the algorithms
 def body_positions(robot, q: np.ndarray) -> np.ndarray:
     """q_body = G q + q0, (N, n) → (N, n_b); the input itself for a model without coupling."""

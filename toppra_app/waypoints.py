@@ -85,7 +85,7 @@ def read_waypoints(filename: str, n: int | None = None, degrees: bool = False,
         raise InputError(f"{filename}: row {first_line}: {len(first)} columns, more than {MAX_COLUMNS}")
     numeric = [number(f) is not None for f in first]
     if not any(numeric):
-        bad = [f for f in first if not _NAME.match(f)]
+        bad = [f for f in first if not _NAME.match(f) and f not in (joint_names or ())]   # (any URDF joint name)
         if bad:
             hint = ("; fields separated by ';' or tabs: the decimal point is '.', not ','"
                     if delimiter == "," and any(";" in f or "\t" in f for f in first) else "")

@@ -63,6 +63,9 @@ def check_locked(path: str, locked: dict, joints: dict) -> None:
         if not np.isfinite(v):
             raise ModelError(f"{path}: locked joint '{jname}': position must be finite, got {value!r}",
                              argument="locked_joints")
+        if joints[jname].get("type") == "fixed" and v != 0:    # (held nowhere: the value was silently dropped)
+            raise ModelError(f"{path}: locked joint '{jname}' is fixed: it cannot be held at {v:g} (only a revolute, "
+                             f"continuous or prismatic joint has a position)", argument="locked_joints")
         lo, hi = joints[jname].get("lower", -np.inf), joints[jname].get("upper", np.inf)
         slack = 1e-9 * max(1.0, hi - lo) if np.isfinite(hi - lo) else 0.0
         if lo < hi and not lo - slack <= v <= hi + slack:   # (lower = upper: a <limit> without them, read as 0)

@@ -41,7 +41,8 @@ def add_parser(sub):
                    help="output directory: created, or replaced if this tool wrote it (see docs/safety.md)")
     p.add_argument("--force", action="store_true",
                    help="write into an existing directory holding other files (never overwriting or deleting them)")
-    p.add_argument("--degrees", action="store_true", help="waypoints are in degrees")
+    p.add_argument("--degrees", action="store_true",
+                   help="waypoints of revolute joints are in degrees (prismatic joints stay in m)")
     p.add_argument("--waypoint-tolerance", type=float, default=None, metavar="TOL",
                    help="fit a path with few knots within TOL of every waypoint (the waypoints' units), instead of "
                         "interpolating them: for recorded or noisy waypoints (docs/planner.md)")
@@ -120,8 +121,8 @@ def _controller(spec):
 
 def _payload(args, rated=None):
     if args.payload_mass is None:
-        if args.payload_com is not None or args.payload_inertia is not None:
-            raise InputError("--payload-mass: required with --payload-com / --payload-inertia")
+        if args.payload_com is not None or args.payload_inertia is not None or args.payload_frame is not None:
+            raise InputError("--payload-mass: required with --payload-com / --payload-inertia / --payload-frame")
         return None
     from dynamics.payload import RigidBodyInertia
     if not (math.isfinite(args.payload_mass) and args.payload_mass >= 0):
@@ -224,7 +225,8 @@ def _within_range(filename: str, waypoints: np.ndarray, robot, degrees: bool) ->
         return
     i, k = (int(x[0]) for x in np.nonzero(out))
     hint = " (in degrees? add --degrees)" if not degrees and np.abs(waypoints).max() > 2 * np.pi else ""
-    unit = "m" if robot.joint_types[k] == "prismatic" else "rad"
+    from dynamics.mimic import coordinate_prismatic
+    unit = "m" if coordinate_prismatic(robot)[k] else "rad"
     raise InputError(f"{filename}: waypoint {i + 1}: joint {robot.joint_names[k]} = {waypoints[i, k]:.6g} {unit} is "
                      f"outside its range [{lo[k]:.6g}, {hi[k]:.6g}]{hint}")
 
@@ -247,7 +249,10 @@ def run(args) -> int:
     robot = scaled_limits(robot, vs, accs)
     check_has_limits(robot, f"--robot {args.robot}")
     check_frame(robot, args.payload_frame)
-    waypoints, s, _ = read_waypoints(args.waypoints, robot.n, args.degrees, joint_names=robot.joint_names)
+    waypoints, s, _ = read_waypoints(args.waypoints, robot.n, joint_names=robot.joint_names)
+    if args.degrees:                        # revolute joints only: a prismatic joint's column is in metres
+        from dynamics.mimic import coordinate_prismatic
+        waypoints = np.where(coordinate_prismatic(robot), waypoints, np.deg2rad(waypoints))
     _within_range(args.waypoints, waypoints, robot, args.degrees)
     tol = None if args.waypoint_tolerance is None else float(
         per_joint_positive(args.waypoint_tolerance, 1, "--waypoint-tolerance", allow_inf=False)[0])
