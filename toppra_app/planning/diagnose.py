@@ -230,8 +230,9 @@ def warn_plan(robot, check, estimate, rounds: int, tol: float, intervals: int, d
     by more than `tol` after `rounds` repairs, or else where its gap estimate exceeds `WARN_ABOVE`, or, θ̈ linear
     (`law`), its swing estimate `SWING_WARN` after the grid's refinements — on a `dense` waypoint path each pointing
     to the waypoint fit too (noise there is curvature that caps the speed and bends the limits inside intervals)."""
-    fit = ("; if the waypoints are recorded or noisy, JointPath.from_waypoints(..., tolerance=...) fits a path with "
-           "far fewer knots within that tolerance (docs/planner.md)") if dense else ""
+    fit = ("; if the waypoints are recorded or noisy, JointPath.from_waypoints(..., tolerance=...) (on the command "
+           "line --waypoint-tolerance) fits a path with far fewer knots within that tolerance (docs/planner.md)") \
+        if dense else ""
     if check.worst_ratio > 1.0 + tol:
         w = max(check.worst.values(), key=lambda x: x.ratio)
         which = f" of joint {robot.joint_names[w.joint]}" if w.joint >= 0 else ""
