@@ -286,3 +286,17 @@ def test_generic_headers_and_the_path_parameter_still_plan(tmp_path, header):
     assert main(["plan", f, "--out", str(tmp_path / "out"), "--no-plots", "--no-report"]) == 0
     first = (tmp_path / "out" / "trajectory.csv").read_text().splitlines()[1].split(",")
     assert [float(v) for v in first[1:8]] == IIWA_ROWS[0]
+
+
+def test_a_waypoint_on_a_joint_limit_written_to_8_digits_plans_as_in_the_library(tmp_path, capsys):
+    """170° written as 2.96705973 rad is 1.6e-9 above the iiwa's limit (2.9670597284): the library plans it (its
+    position check allows 1e-6 of the range), the command line refused it as "2.96706 rad is outside its range
+    [-2.96706, 2.96706]". A waypoint clearly outside is still refused, with digits that show by how much."""
+    on = write_csv(tmp_path / "on.csv", [[0, 0.3, 0, -1.2, 0, 0.8, 0], [2.96705973, 0.6, 0.2, -0.9, 0.1, 1.0, 0.5]])
+    assert main(["plan", on, "--out", str(tmp_path / "o"), "--no-plots", "--no-report"]) == 0
+    out = write_csv(tmp_path / "out.csv", [[0, 0.3, 0, -1.2, 0, 0.8, 0], [2.9671, 0.6, 0.2, -0.9, 0.1, 1.0, 0.5]])
+    capsys.readouterr()
+    assert main(["plan", out, "--out", str(tmp_path / "o2")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "waypoint 2: joint iiwa_joint_1 = 2.9671 rad is outside its range [-2.96705973, 2.96705973]" in err

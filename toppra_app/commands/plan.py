@@ -219,16 +219,17 @@ def _within_range(filename: str, waypoints: np.ndarray, robot, degrees: bool) ->
     """One line naming the file, the waypoint and the joint for a waypoint outside a joint's position range
     (the path would leave it; the planner said so naming only the joint), with a hint where the file may be
     in degrees."""
+    from toppra_app.planning.diagnose import outside_range
     lo, hi = np.asarray(robot.q_min, float), np.asarray(robot.q_max, float)
-    out = (waypoints < lo) | (waypoints > hi)
+    out = outside_range(robot, waypoints)        # as the planner's check (a limit written to 8 digits is on it)
     if not out.any():
         return
     i, k = (int(x[0]) for x in np.nonzero(out))
     hint = " (in degrees? add --degrees)" if not degrees and np.abs(waypoints).max() > 2 * np.pi else ""
     from dynamics.mimic import coordinate_prismatic
     unit = "m" if coordinate_prismatic(robot)[k] else "rad"
-    raise InputError(f"{filename}: waypoint {i + 1}: joint {robot.joint_names[k]} = {waypoints[i, k]:.6g} {unit} is "
-                     f"outside its range [{lo[k]:.6g}, {hi[k]:.6g}]{hint}")
+    raise InputError(f"{filename}: waypoint {i + 1}: joint {robot.joint_names[k]} = {waypoints[i, k]:.9g} {unit} is "
+                     f"outside its range [{lo[k]:.9g}, {hi[k]:.9g}]{hint}")
 
 
 def run(args) -> int:

@@ -31,22 +31,29 @@ WARN_ABOVE = 0.05                  # warn where `plan.gap_estimate` still exceed
                                    # (`planner.REFINE_ABOVE`; it over-states the gap, up to ~15×)
 SWING_WARN = 3e-3                  # θ̈ linear: ... or the swing estimate this (`verify.swing_room`; suite ≤ 8e-4;
                                    # 7.8e-3 and 3.4e-3 on friction-limited iiwa paths 0.31 % and 0.11 % slower)
+POSITION_SLACK = 1e-6               # of a joint's range: positions this far outside it are on it (`outside_range`)
 MAX_TIME_SCALE = 1e15              # s: the longest motion a plan represents (`check_time_scale`)
 SENSITIVE_MARGIN = 10.0            # warn where holding the robot at a rest end leaves less torque (× tol)
 _HELD = threading.local()          # `held_back`: this thread's plan warnings held back, or None
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # toppra_app/: not the user's code
 
 
-def check_positions(robot, theta, q) -> None:
+def outside_range(robot, q) -> np.ndarray:
+    """Where positions q (..., n) leave the joint ranges by more than the rounding a file's digits leave
+    (`POSITION_SLACK` of each range: a limit written to 8 digits, 2.96705973 for 170°, is on the limit)."""
     span = np.where(np.isfinite(robot.q_max - robot.q_min), robot.q_max - robot.q_min, 1.0)
-    slack = 1e-6 * span
-    over = (q > robot.q_max + slack) | (q < robot.q_min - slack)
+    slack = POSITION_SLACK * span
+    return (q > robot.q_max + slack) | (q < robot.q_min - slack)
+
+
+def check_positions(robot, theta, q) -> None:
+    over = outside_range(robot, q)
     if over.any():
         i, k = np.argwhere(over)[0]
         lim = robot.q_max[k] if q[i, k] > robot.q_max[k] else robot.q_min[k]
         raise InfeasiblePathError(
             f"path leaves the position range of joint {robot.joint_names[k]} (#{k}) at θ = {theta[i]:.6g}: "
-            f"q = {q[i, k]:.6g} rad, limit {lim:.6g} rad (a waypoint is out of range or the spline "
+            f"q = {q[i, k]:.9g} rad, limit {lim:.9g} rad (a waypoint is out of range or the spline "
             f"overshoots between waypoints)")
 
 
