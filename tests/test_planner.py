@@ -245,6 +245,23 @@ def test_boundary_speed_too_fast_is_reported():
         plan_time_optimal(robot("iiwa7"), path, sd_start=5.0)
 
 
+@pytest.mark.parametrize("over", [1e-9, 1e-6])
+def test_a_boundary_speed_just_over_the_velocity_limit_names_the_joint_in_digits_that_differ(over):
+    """sd_start at the top speed plans; just above it the message named no joint and blamed the path
+    acceleration (1e-9 over: "no path acceleration satisfies the velocity limit") or printed the speed and the
+    limit alike (1e-6 over: "would move at 1.71042 > qd_max = 1.71042")."""
+    r = robot("iiwa7")
+    a, b = np.array([0, 0.3, 0, -1.2, 0, 0.8, 0.0]), np.array([1.2, 0.6, 0.2, -0.9, 0.1, 1.0, 0.5])
+    path = JointPath.from_waypoints([a, b])
+    top = float(np.min(r.qd_max / np.abs(b - a)))
+    assert plan_time_optimal(r, path, sd_start=top).within_limits
+    with pytest.raises(InfeasiblePathError) as err:
+        plan_time_optimal(r, path, sd_start=top * (1 + over))
+    m = re.search(r"sd_start = .* too fast at θ = 0 .*joint iiwa_joint_1 \(#0\) would move at (\S+) > qd_max = (\S+)$",
+                  str(err.value))
+    assert m and m.group(1) != m.group(2) and err.value.argument == "sd_start", str(err.value)
+
+
 def test_unreachable_end_speed_is_reported():
     """An end speed that is below the velocity limit but cannot be braked to from... cannot be reached:
     the solver reports infeasibility, the planner says which limits and boundary speeds."""

@@ -126,12 +126,12 @@ def check_boundaries(robot, theta, dq, blocks, sd_start: float, sd_end: float) -
             continue
         qd = dq[i] * sd
         ratio = np.abs(qd) / robot.qd_max
-        if (ratio > 1 + 1e-9).any():
+        if (ratio > 1 + 4e-10).any():          # (the velocity row below refuses ratio² > 1 + 1e-9)
             k = int(np.argmax(ratio))
+            fast, top = _distinct(abs(qd[k]), robot.qd_max[k])
             raise InfeasiblePathError(
                 f"{name} = {sd:.6g} is too fast at θ = {theta[i]:.6g} (grid index {i}): joint "
-                f"{robot.joint_names[k]} (#{k}) would move at {abs(qd[k]):.6g} > qd_max = {robot.qd_max[k]:.6g}",
-                argument=name)
+                f"{robot.joint_names[k]} (#{k}) would move at {fast} > qd_max = {top}", argument=name)
         _check_point(robot, theta, blocks, i, sd * sd, name)
 
 
@@ -149,7 +149,7 @@ def _check_point(robot, theta, blocks, i: int, b: float, name: str) -> None:
                 bound = (blk.hi if side == "hi" else blk.lo)[i, r] - rest
                 if abs(A) < 1e-12:
                     if (side == "hi" and bound < -1e-9) or (side == "lo" and bound > 1e-9):
-                        _raise_point(robot, theta, i, name, blk, r, b)
+                        _raise_point(robot, theta, i, name, blk, r, b, alone=True)
                     continue
                 v = bound / A
                 upper = (side == "hi") == (A > 0)
@@ -161,12 +161,25 @@ def _check_point(robot, theta, blocks, i: int, b: float, name: str) -> None:
         _raise_point(robot, theta, i, name, *why_hi, b, other=why_lo)
 
 
+def _distinct(x: float, y: float) -> tuple[str, str]:
+    """x and y printed to 6 significant digits, or as many more as it takes to tell them apart."""
+    for digits in range(6, 18):
+        a, b = f"{x:.{digits}g}", f"{y:.{digits}g}"
+        if a != b:
+            break
+    return a, b
+
+
 def _label(robot, blk, r) -> str:
     k = int(blk.joints[r])
     return f"{blk.kind} limit" + (f" of joint {robot.joint_names[k]} (#{k})" if k >= 0 else "")
 
 
-def _raise_point(robot, theta, i, name, blk, r, b, other=None):
+def _raise_point(robot, theta, i, name, blk, r, b, other=None, alone=False):
+    if alone:       # (a row without θ̈: the velocity limit, a torque limit where the path turns back)
+        raise InfeasiblePathError(f"{name} = {np.sqrt(b):.6g} is too fast at θ = {theta[i]:.6g} (grid index {i}): "
+                                  f"it exceeds the {_label(robot, blk, r)}, which bounds the path speed alone there",
+                                  argument=name)
     msg = (f"{name} = {np.sqrt(b):.6g} cannot be met at θ = {theta[i]:.6g} (grid index {i}): "
            f"no path acceleration satisfies the {_label(robot, blk, r)}")
     if other is not None and (other[0] is not blk or other[1] != r):
