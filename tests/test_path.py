@@ -83,6 +83,21 @@ def test_duplicate_waypoints_are_merged_with_a_warning():
             JointPath.from_waypoints([[1.0, 2.0], [1.0, 2.0]])
 
 
+def test_a_motion_below_the_duplicate_threshold_is_not_called_identical_waypoints():
+    """One joint moving 1e-9 rad: the waypoints are merged as duplicates and the path is refused, but the message
+    said "all waypoints are identical" of waypoints that are not; it now gives the threshold and the move."""
+    a = [0.0, 0.3, 0.0, -1.2, 0.0, 0.8, 0.0]
+    b = list(a)
+    b[2] = 1e-9
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(InputError) as err:
+            JointPath.from_waypoints([a, b])
+    msg = str(err.value)
+    assert "identical" not in msg and "\n" not in msg
+    assert "to 1.2e-09 in every joint" in msg and "largest move from the first is 1e-09" in msg
+
+
 @pytest.mark.parametrize("waypoints, s, match", [
     ([[0.0, np.nan], [1.0, 2.0]], None, "waypoints: row 0, joint 1"),
     ([[0.0, 1.0]], None, "at least 2 waypoints"),

@@ -144,6 +144,7 @@ class JointPath:
                           f"{'repeats' if dups.size == 1 else 'repeat'} the previous one (to {DUPLICATE:g} in every "
                           f"joint) and {'was' if dups.size == 1 else 'were'} merged", DuplicateWaypointWarning,
                           stacklevel=2)
+            moved = float(np.abs(W - W[0]).max())
             W = W[keep]
             if S is not None:
                 # keep the s of the last of each run at the end, so the path still spans [s0, s_end]
@@ -151,7 +152,10 @@ class JointPath:
                 S = S[keep]
                 S[-1] = last
             if W.shape[0] < 2:
-                raise InputError("waypoints: all waypoints are identical, the path has zero length")
+                raise InputError("waypoints: all waypoints are identical, the path has zero length" if moved == 0 else
+                                 f"waypoints: each waypoint repeats the previous one to {DUPLICATE * scale:.3g} in "
+                                 f"every joint (the largest move from the first is {moved:.3g}), so they were merged "
+                                 f"into one and the path has zero length; a smaller motion than that cannot be planned")
         if S is None:
             S = np.linspace(0.0, 1.0, W.shape[0])
         if W.shape[0] == 2:
