@@ -260,14 +260,14 @@ def warn_plan(robot, check, estimate, rounds: int, tol: float, intervals: int, d
               f"θ = {w.theta:.6g} after {rounds} refinements (tol {100 * tol:g} %); use a finer grid" + fit,
               RuntimeWarning)
     elif estimate is not None and estimate > WARN_ABOVE:
-        _warn(f"the plan may be up to {100 * estimate:.2g} % slower than the time-optimal motion: the "
+        _warn(f"the time-optimal motion may take up to {100 * estimate:.2g} % less time than the plan: the "
               f"limits leave room inside intervals of the {intervals}-interval grid that its time law (θ̈ "
               f"constant or linear per interval) cannot use (plan.gap_estimate; it over-states the gap, "
               f"1.5–15× on our benchmark suite); a finer grid (grid=...) plans closer to the optimum" + fit,
               RuntimeWarning)
     elif estimate is not None and law is not None and law.linear and \
             (swing := estimate_of(swing_room(check, law), law)) is not None and swing > SWING_WARN:
-        _warn(f"the plan may be up to {100 * swing:.2g} % slower than the time-optimal motion: θ̇² swings "
+        _warn(f"the time-optimal motion may take up to {100 * swing:.2g} % less time than the plan: θ̇² swings "
               f"across intervals of the {intervals}-interval grid more than its time law (θ̈ linear per "
               f"interval) follows (the swing estimate, `verify.swing_room`; it over-stated the gap 2–3× "
               f"where measured); a finer grid (grid=..., e.g. {4 * intervals}) plans closer to the optimum"
