@@ -32,6 +32,13 @@ MIN_WAYPOINTS = 8           # fewer waypoints are interpolated (nothing to smoot
 BISECT_STEPS = 4            # after doubling: knots within 1/16 of the doubling step from the fewest
 
 
+def thinnable(path) -> bool:
+    """Whether a path's waypoints are enough for `fit_within` to offer fewer knots (the plan warnings' hint to
+    ``tolerance=``): at least `MIN_WAYPOINTS`, and `FIRST_KNOTS` knot intervals at most a third of them."""
+    m = len(path.waypoints) if path.waypoints is not None else len(path.knots)
+    return m >= MIN_WAYPOINTS and m // MIN_POINTS_PER_KNOT >= FIRST_KNOTS
+
+
 def fit_within(s: np.ndarray, W: np.ndarray, tolerance: np.ndarray) -> tuple[BSpline | None, tuple | None]:
     """(the cubic B-spline on [s₀, s_end] with the fewest uniform-in-waypoints knot intervals (doubled, then
     bisected) whose values at `s` are within `tolerance` (n,) of `W` (m, n) in every joint and which passes

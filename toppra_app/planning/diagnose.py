@@ -25,6 +25,7 @@ from dynamics.checks import stacklevel_outside
 from ..errors import InfeasiblePathError, InputError
 from ..socp.solvers import SolverError, solve_with_chain
 from ..verify import estimate_of, swing_room
+from ..waypoint_fit import thinnable  # noqa: F401 - the plan warnings' hint to tolerance= (`planner`)
 from . import cache
 
 WARN_ABOVE = 0.05                  # warn where `plan.gap_estimate` still exceeds this after the refinements

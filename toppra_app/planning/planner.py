@@ -290,7 +290,7 @@ class TimeOptimalPlanner:
             law, check, status, solver_used, rate_check, rate_info, n = plan_sequential(
                 self, robot, law, check, status, solver_used, sd_start, sd_end, timings, refinements)
             iterations += n
-        diagnose.warn_plan(robot, check, estimate, rounds, self.tol, P - 1, self.dense, law)
+        diagnose.warn_plan(robot, check, estimate, rounds, self.tol, P - 1, self.dense and diagnose.thinnable(self.path), law)
         timings["total"] = time.perf_counter() - t_all
         plan = TimeOptimalPlan(robot=robot, path=self.path, law=law, check=check, torques=check.grid_torques,
                                status=status, solver=solver_used, timings=timings, iterations=iterations,
