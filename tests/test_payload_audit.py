@@ -1,0 +1,34 @@
+"""Payload features audited as a user would use them: every documented way to give a payload, and bad inputs
+answered in one line naming the argument (library) or the flag (command line)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dynamics
+from dynamics.payload import PayloadError, RigidBodyInertia
+from toppra_app import JointPath, TimeOptimalPlanner
+
+WAYPOINTS = [[0, 0.3, 0, -1.2, 0, 0.8, 0], [1.2, 0.6, 0.2, -0.9, 0.1, 1.0, 0.5]]
+
+
+@pytest.fixture(scope="module")
+def planner():
+    return TimeOptimalPlanner(dynamics.load_robot("iiwa7"), JointPath.from_waypoints(WAYPOINTS))
+
+
+def test_a_payload_given_as_a_mass_or_a_dict_is_kept_as_its_inertia(planner):
+    """docs/planner.md: `payload` is a RigidBodyInertia, a mass in kg or a dict. A plan of a mass kept the float,
+    and its summary() failed with AttributeError ('float' object has no attribute 'mass')."""
+    box = RigidBodyInertia.point_mass(2.0)
+    ref = planner.plan(payload=box)
+    spec = {"mass": 2.0}
+    for given in (2.0, 2, np.float64(2.0), spec):
+        plan = planner.plan(payload=given)
+        assert isinstance(plan.payload, RigidBodyInertia) and plan.payload.isclose(box)
+        assert plan.summary()["payload_mass"] == 2.0
+        assert plan.duration == ref.duration
+    spec["mass"] = 5.0                          # the caller's dict changed later: the plan's payload is its own
+    assert plan.payload.mass == 2.0
+    assert planner.plan().summary()["payload_mass"] is None
