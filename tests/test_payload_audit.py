@@ -32,3 +32,18 @@ def test_a_payload_given_as_a_mass_or_a_dict_is_kept_as_its_inertia(planner):
     spec["mass"] = 5.0                          # the caller's dict changed later: the plan's payload is its own
     assert plan.payload.mass == 2.0
     assert planner.plan().summary()["payload_mass"] is None
+
+
+def test_with_payload_refuses_flags_that_would_skip_the_rating():
+    """allow_overload="no" is truthy and allowed the overload; tol=NaN made the rating check always pass."""
+    robot = dynamics.load_robot("iiwa7")                       # rated 7 kg
+    for bad in ("no", 1, None):
+        with pytest.raises(PayloadError, match="^allow_overload: expected True or False"):
+            robot.with_payload(7.5, allow_overload=bad)
+    for bad in (float("nan"), -1e-9, 1.0, "0"):
+        with pytest.raises(PayloadError, match="^tol: "):
+            robot.with_payload(7.5, tol=bad)
+    with pytest.raises(PayloadError, match="exceeds the rated payload 7 kg"):
+        robot.with_payload(7.5)
+    assert robot.with_payload(7.5, allow_overload=np.True_).masses[-1] == pytest.approx(robot.masses[-1] + 7.5)
+
