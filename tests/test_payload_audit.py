@@ -47,3 +47,13 @@ def test_with_payload_refuses_flags_that_would_skip_the_rating():
         robot.with_payload(7.5)
     assert robot.with_payload(7.5, allow_overload=np.True_).masses[-1] == pytest.approx(robot.masses[-1] + 7.5)
 
+
+def test_a_centre_of_mass_beyond_what_a_double_holds_is_named_without_a_warning():
+    """COM 1e200 m: the merge overflowed (RuntimeWarning 'overflow encountered in dot') and was then refused as
+    'centre of mass must be finite numbers, got [inf, ...]', a value the user never gave."""
+    robot = dynamics.load_robot("iiwa7")
+    with np.errstate(all="raise"):
+        with pytest.raises(PayloadError, match=r"^payload: centre of mass \[1e\+200, 0.0, 0.0\] m is too far"):
+            robot.with_payload(RigidBodyInertia.point_mass(2.0, (1e200, 0.0, 0.0)))
+    far = RigidBodyInertia.point_mass(2.0, (1e150, 0.0, 0.0))        # representable: the parallel-axis term
+    assert far.inertia_about()[1, 1] == pytest.approx(2e300)
