@@ -57,3 +57,26 @@ def test_a_centre_of_mass_beyond_what_a_double_holds_is_named_without_a_warning(
             robot.with_payload(RigidBodyInertia.point_mass(2.0, (1e200, 0.0, 0.0)))
     far = RigidBodyInertia.point_mass(2.0, (1e150, 0.0, 0.0))        # representable: the parallel-axis term
     assert far.inertia_about()[1, 1] == pytest.approx(2e300)
+
+
+def _csv(tmp_path):
+    f = tmp_path / "wp.csv"
+    f.write_text("\n".join(",".join(str(v) for v in row) for row in WAYPOINTS) + "\n")
+    return str(f)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--payload-inertia", "1", "1", "3"], "--payload-inertia: principal moments [1.0, 1.0, 3.0] violate the triangle"),
+    (["--payload-inertia", "1", "1", "-1"], "--payload-inertia: inertia must be positive semi-definite"),
+    (["--payload-inertia", "nan", "1", "1"], "--payload-inertia: mass and inertia must be finite numbers"),
+    (["--payload-com", "nan", "0", "0"], "--payload-com: centre of mass must be finite numbers, got [nan, 0.0, 0.0]"),
+    (["--payload-com", "1e200", "0", "0"], "--payload-com: centre of mass [1e+200, 0.0, 0.0] m is too far"),
+])
+def test_a_bad_payload_com_or_inertia_names_the_option(tmp_path, capsys, args, message):
+    """These lines began "payload: ...", naming no option (and COM 1e308 printed a numpy warning first)."""
+    from toppra_app.cli import main
+    out = tmp_path / "out"
+    assert main(["plan", _csv(tmp_path), "--out", str(out), "--payload-mass", "2", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"toppra-app plan: error: {err.split('error: ', 1)[1]}" and message in err, err
+    assert len(err.splitlines()) == 1 and not out.exists()
