@@ -80,3 +80,30 @@ def test_a_bad_payload_com_or_inertia_names_the_option(tmp_path, capsys, args, m
     err = capsys.readouterr().err.strip()
     assert err == f"toppra-app plan: error: {err.split('error: ', 1)[1]}" and message in err, err
     assert len(err.splitlines()) == 1 and not out.exists()
+
+
+def test_plan_records_the_whole_payload_and_its_torques_are_pinocchios(tmp_path):
+    """summary.json kept only payload_mass: the COM, the inertia and the frame (here a mid-chain link) were lost.
+    The trajectory's torques against Pinocchio with the payload appended to that link's joint, on 1 ms samples."""
+    pin = pytest.importorskip("pinocchio")
+    from fixtures import to_pinocchio
+    from toppra_app.cli import main
+    out = tmp_path / "out"
+    assert main(["plan", _csv(tmp_path), "--out", str(out), "--no-plots", "--no-report", "--payload-mass", "3",
+                 "--payload-com", "0.05", "0", "0.1", "--payload-inertia", "0.01", "0.02", "0.025",
+                 "--payload-frame", "iiwa_link_5"]) == 0
+    import json
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["payload"] == dict(mass=3.0, com=[0.05, 0.0, 0.1], inertia=[0.01, 0.02, 0.025],
+                                      frame="iiwa_link_5", allow_overload=False)
+    robot = dynamics.load_robot("iiwa7")
+    X = np.loadtxt(out / "trajectory.csv", delimiter=",", skiprows=1)
+    q, qd, qdd, tau = (X[:, 1 + 7 * k:8 + 7 * k] for k in range(4))
+    model = to_pinocchio(robot)
+    body, T = robot.frame("iiwa_link_5")
+    model.appendBodyToJoint(body + 1, pin.Inertia(3.0, np.array([0.05, 0.0, 0.1]), np.diag([0.01, 0.02, 0.025])),
+                            pin.SE3(T[:3, :3].copy(), T[:3, 3].copy()))
+    data = model.createData()
+    ref = np.array([pin.rnea(model, data, *x) for x in zip(q, qd, qdd)])
+    assert np.abs(tau - ref).max() <= 1e-9 * np.abs(ref).max()
+    assert (np.abs(ref) / robot.tau_max).max() <= 1 + 1e-3

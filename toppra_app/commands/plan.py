@@ -220,7 +220,11 @@ def _options(args, robot, locks: dict, xacro_args: dict, velocity_scaling: float
                 tool_frame=robot.tool_frame, mimic=(args.mimic or "coupled") if urdf else None,
                 velocity_scaling=velocity_scaling, acceleration_scaling=acceleration_scaling, degrees=bool(args.degrees),
                 waypoint_tolerance_given=None if tol is None else dict(value=tol, unit="deg" if args.degrees else
-                                                                       "rad or m"))
+                                                                       "rad or m"),
+                payload=None if args.payload_mass is None else dict(   # (payload_mass alone could not re-plan it)
+                    mass=args.payload_mass, com=list(args.payload_com or (0.0, 0.0, 0.0)),
+                    inertia=list(args.payload_inertia or (0.0, 0.0, 0.0)),
+                    frame=args.payload_frame or robot.tool_frame, allow_overload=bool(args.allow_overload)))
 
 
 def _within_range(filename: str, waypoints: np.ndarray, robot, degrees: bool) -> None:
