@@ -63,7 +63,7 @@ class SweepReport:
         return D
 
     def summary(self) -> dict:
-        re = [p.plan_seconds for p in self.points[1:]]
+        re = [p.plan_seconds for p in self.points]     # each a re-plan: `first_plan_seconds` is the empty plan's
         return dict(
             cell=self.cell.name, cell_file=self.cell.source, robot=self.cell.robot_name,
             move=f"box {self.box + 1} ({self.cell.slots[self.box].label}) loaded move",

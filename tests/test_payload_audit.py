@@ -107,3 +107,18 @@ def test_plan_records_the_whole_payload_and_its_torques_are_pinocchios(tmp_path)
     ref = np.array([pin.rnea(model, data, *x) for x in zip(q, qd, qdd)])
     assert np.abs(tau - ref).max() <= 1e-9 * np.abs(ref).max()
     assert (np.abs(ref) / robot.tau_max).max() <= 1 + 1e-3
+
+
+@pytest.mark.parametrize("masses, offsets", [("1", "0"), ("1,1,1", "0,0")])
+def test_a_payload_sweep_of_one_point_writes_its_output(tmp_path, capsys, masses, offsets):
+    """One (mass, offset) pair — also 1,1,1 × 0,0, each value planned once — ended in a traceback after planning
+    (TypeError: unsupported format string passed to NoneType.__format__): no re-plan was counted after the first
+    point, though every point is a re-plan after the empty one, and the output was never written."""
+    import json
+    from toppra_app.cli import main
+    out = tmp_path / "out"
+    assert main(["payload-sweep", "--masses", masses, "--offsets", offsets, "--no-plots", "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert [p["mass_kg"] for p in summary["points"]] == [1.0]
+    assert summary["replan_mean_seconds"] == summary["points"][0]["plan_seconds"] > 0
+    assert "re-plan with another payload" in capsys.readouterr().out
