@@ -122,3 +122,32 @@ def test_a_payload_sweep_of_one_point_writes_its_output(tmp_path, capsys, masses
     assert [p["mass_kg"] for p in summary["points"]] == [1.0]
     assert summary["replan_mean_seconds"] == summary["points"][0]["plan_seconds"] > 0
     assert "re-plan with another payload" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("rating", [1e4, 1e300])
+def test_a_sweeps_default_masses_are_bounded_whatever_the_rating(rating, monkeypatch):
+    """A cell rated 1e4 kg swept 10001 masses (hours of planning); 1e300 kg ended in numpy's "Maximum allowed
+    size exceeded", naming nothing. The default is now at most 100 masses, evenly spaced up to the rating."""
+    from scenarios import payload_change
+    from scenarios.palletizing import load_cell
+    cell = load_cell()
+    monkeypatch.setattr(cell, "robot", cell.robot.replace(rated_payload=rating))
+    seen = []
+
+    class Stop(Exception):
+        pass
+
+    def planner(robot, path, **options):                     # stands in for the planner: records the masses
+        class Recording:
+            def plan(self, payload=None):
+                seen.append(0.0 if payload is None else payload.mass)
+                if len(seen) > 1 + payload_change.DEFAULT_MASSES * 3:
+                    raise Stop
+                return type("P", (), dict(duration=1.0, worst_ratio=1.0, reused_problem=True, iterations=1,
+                                          solver="x", limit_report=lambda self: None))()
+        return Recording()
+    monkeypatch.setattr("toppra_app.planner.TimeOptimalPlanner", planner)
+    report = payload_change.sweep_payloads(cell)
+    assert report.masses.size == payload_change.DEFAULT_MASSES
+    assert report.masses[0] == 0.0 and report.masses[-1] == rating
+    assert len(seen) == 1 + 3 * payload_change.DEFAULT_MASSES          # the empty plan, then 3 offsets × masses
