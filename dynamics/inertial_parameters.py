@@ -144,6 +144,11 @@ class RigidBodyInertia:
             raise
         except ModelError as exc:
             raise PayloadError(str(exc)) from None
+        with np.errstate(over="ignore", invalid="ignore"):      # m |c|², the inertia about the frame origin
+            far = not np.isfinite(abs(mass) * float(com @ com))
+        if far:                    # (it overflowed in the merge: a numpy warning, then "must be finite ... inf")
+            raise PayloadError(f"payload: centre of mass {com.tolist()} m is too far from the frame origin "
+                               f"(its inertia about the origin, m·|c|², overflows)")
         inertia = 0.5 * (inertia + inertia.T)
         com.setflags(write=False)
         inertia.setflags(write=False)

@@ -63,7 +63,7 @@ class SweepReport:
         return D
 
     def summary(self) -> dict:
-        re = [p.plan_seconds for p in self.points[1:]]
+        re = [p.plan_seconds for p in self.points]     # each a re-plan: `first_plan_seconds` is the empty plan's
         return dict(
             cell=self.cell.name, cell_file=self.cell.source, robot=self.cell.robot_name,
             move=f"box {self.box + 1} ({self.cell.slots[self.box].label}) loaded move",
@@ -80,12 +80,15 @@ class SweepReport:
         )
 
 
+DEFAULT_MASSES = 100       # at most this many default masses (as `payload-sweep --masses` takes at most)
+
+
 def sweep_payloads(cell: Cell | None = None, *, box: int = 0, masses=None, offsets=None, quick: bool = False,
                    progress=None, planner_options=None) -> SweepReport:
     """Plan the loaded move of slot ``box`` for every (COM offset, mass) pair.
 
-    Defaults: masses 0, 1, 2, … kg up to the robot's remaining rated payload (rated minus gripper), or 0,
-    half and full with ``quick``; COM offsets 0, 0.05, 0.10 m along the tool x axis (0 and 0.1 with
+    Defaults: masses 0, 1, 2, … kg up to the robot's remaining rated payload (rated minus gripper; above 99 kg
+    `DEFAULT_MASSES` evenly spaced masses from 0 to it), or 0, half and full with ``quick``; COM offsets 0, 0.05, 0.10 m along the tool x axis (0 and 0.1 with
     ``quick``). The payload is a uniform solid box of the slot's box size hanging below the TCP, gripped
     off-centre by the offset (its inertia about its own COM unchanged). The cell's limits apply
     (`Cell.planner_options`, as in `plan_box`)."""
@@ -99,8 +102,10 @@ def sweep_payloads(cell: Cell | None = None, *, box: int = 0, masses=None, offse
         top = cap if cap is not None else 5.0
         if quick:
             masses = np.unique(np.round([0.0, top / 2, top], 2))
-        else:                                    # whole kilograms, and the maximum
+        elif top <= DEFAULT_MASSES - 1:          # whole kilograms, and the maximum
             masses = np.unique(np.append(np.arange(0.0, top + 1e-9, 1.0), top))
+        else:                                    # (a cell rated 1e4 kg planned 10001 masses; 1e300: "Maximum
+            masses = np.linspace(0.0, top, DEFAULT_MASSES)   # allowed size exceeded", naming nothing)
     masses = np.asarray(masses, dtype=float).reshape(-1)
     if masses.size == 0 or not np.isfinite(masses).all() or (masses < 0).any():
         raise InputError(f"masses: expected non-negative numbers, got {masses.tolist()}")

@@ -89,9 +89,11 @@ def run(args) -> int:
     rows = [[f"{off:g}"] + [f"{d:.3f}" for d in D[i]] for i, off in enumerate(sweep.offsets)]   # (:.3f: 0.0004 read 0.000)
     print(f"\n{summary['move']} on {cell.robot_name}: minimum time [s] per payload mass and COM offset")
     print(rp.format_table(headers, rows))
+    replans = "" if summary["replan_mean_seconds"] is None else (   # (one point: no re-plan; its None broke :.3f)
+        f"re-plan with another payload: {summary['replan_mean_seconds']:.3f} s on average "
+        f"({summary['replan_speedup']:.1f}× faster); ")
     print(f"\nfirst plan (problem built/compiled): {sweep.first_plan_seconds:.3f} s; "
-          f"re-plan with another payload: {summary['replan_mean_seconds']:.3f} s on average "
-          f"({summary['replan_speedup']:.1f}× faster); worst over-limit {100 * (summary['worst_ratio'] - 1):+.3f} %")
+          f"{replans}worst over-limit {100 * (summary['worst_ratio'] - 1):+.3f} %")
     with atomic_directory(args.out, inputs, args.force, target) as tmp:
         header = ("mass_kg,com_offset_m,duration_s,worst_ratio,plan_seconds,reused_compiled_problem,iterations,"
                   "within_limits")

@@ -130,9 +130,17 @@ def _payload(args, rated=None):
     if rated is not None and args.payload_mass > rated and not args.allow_overload:   # (named as the option:
         raise InputError(f"--payload-mass: {args.payload_mass:g} kg exceeds the rated payload {rated:g} kg of the "
                          f"robot (--allow-overload to plan anyway)")                 # not allow_overload=True)
+    from dynamics.payload import PayloadError
     com = np.zeros(3) if args.payload_com is None else np.array(args.payload_com)
     inertia = np.zeros((3, 3)) if args.payload_inertia is None else np.diag(args.payload_inertia)
-    return RigidBodyInertia(args.payload_mass, com, inertia)
+    # each value checked on its own, so that the line names the option typed (it read "payload: principal
+    # moments [1.0, 1.0, 3.0] violate ...", "payload: centre of mass must be finite numbers")
+    for flag, c in (("--payload-inertia", np.zeros(3)), ("--payload-com", com)):
+        try:
+            body = RigidBodyInertia(args.payload_mass, c, inertia)
+        except PayloadError as exc:
+            raise InputError(f"{flag}: {str(exc).removeprefix('payload: ')}") from None
+    return body
 
 
 def _grid(text):
@@ -212,7 +220,11 @@ def _options(args, robot, locks: dict, xacro_args: dict, velocity_scaling: float
                 tool_frame=robot.tool_frame, mimic=(args.mimic or "coupled") if urdf else None,
                 velocity_scaling=velocity_scaling, acceleration_scaling=acceleration_scaling, degrees=bool(args.degrees),
                 waypoint_tolerance_given=None if tol is None else dict(value=tol, unit="deg" if args.degrees else
-                                                                       "rad or m"))
+                                                                       "rad or m"),
+                payload=None if args.payload_mass is None else dict(   # (payload_mass alone could not re-plan it)
+                    mass=args.payload_mass, com=list(args.payload_com or (0.0, 0.0, 0.0)),
+                    inertia=list(args.payload_inertia or (0.0, 0.0, 0.0)),
+                    frame=args.payload_frame or robot.tool_frame, allow_overload=bool(args.allow_overload)))
 
 
 def _within_range(filename: str, waypoints: np.ndarray, robot, degrees: bool) -> None:

@@ -26,6 +26,8 @@ from contextlib import suppress
 
 import numpy as np
 
+from dynamics.payload import as_payload
+
 from ..errors import InfeasiblePathError
 from ..limits.rows import tangent_point
 from ..socp import stations as st
@@ -131,6 +133,9 @@ class TimeOptimalPlanner:
         first on its tangent at `start`, a `TimeLaw` on the path (a coarser grid's plan, `finer`), if given."""
         t_all, timings = time.perf_counter(), dict(coefficients=0.0, build=0.0, compile=0.0, solve=0.0, verify=0.0)
         sd_start, sd_end, start = number(sd_start, "sd_start"), number(sd_end, "sd_end"), start_law(start, self.path)
+        # a mass or a dict as the `RigidBodyInertia` it stands for: the plan keeps it (`plan.payload`, its
+        # summary's payload_mass read `.mass` of a float), and a dict the caller changes later cannot change it
+        payload = None if payload is None else as_payload(payload)
         with timed(timings, "coefficients"):
             self._prepare()
             robot = self.payload_robot(payload)
