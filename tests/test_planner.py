@@ -184,7 +184,7 @@ def test_plan_time_optimal_keeps_its_planner():
     plan_time_optimal(r, path)
     again = plan_time_optimal(r, path, payload=1.0)
     assert again.reused_problem and again.timings["compile"] == 0.0
-    assert again.payload == 1.0 and again.robot.masses[-1] == pytest.approx(r.masses[-1] + 1.0)
+    assert again.payload.mass == 1.0 and again.robot.masses[-1] == pytest.approx(r.masses[-1] + 1.0)
     # with 6 kg θ̇² swings more across the first intervals: the grid is split for it (`refine.for_the_swing`),
     # the finer sizes compiled once (~20 ms each); the finer planners are kept with the planner, so the same
     # re-plan again compiles nothing (3 kg split the grid while linear plans' points were relocated)

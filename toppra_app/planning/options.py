@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from dynamics.model import RobotModel
+from dynamics.payload import as_payload
 
 from .. import checks
 from ..errors import InputError
@@ -86,6 +87,14 @@ def frame_option(robot, value, name: str):
     except ValueError as exc:
         raise InputError(f"{name}: {exc}") from None
     return value
+
+
+def plan_arguments(payload, sd_start, sd_end, start, path) -> tuple:
+    """`TimeOptimalPlanner.plan`'s arguments checked: (the payload as the `RigidBodyInertia` it stands for — a mass
+    or a dict too: the plan keeps it, `plan.payload`, whose summary read `.mass` of a float, and a dict the caller
+    changes later cannot change it —, sd_start, sd_end, `start_law`)."""
+    return (None if payload is None else as_payload(payload), number(sd_start, "sd_start"), number(sd_end, "sd_end"),
+            start_law(start, path))
 
 
 def start_law(start, path):

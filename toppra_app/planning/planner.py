@@ -26,8 +26,6 @@ from contextlib import suppress
 
 import numpy as np
 
-from dynamics.payload import as_payload
-
 from ..errors import InfeasiblePathError
 from ..limits.rows import tangent_point
 from ..socp import stations as st
@@ -45,7 +43,7 @@ from .finer import (LIMIT_SPLITS, in_one, plan_constant, plan_finer, split_for_g
 from .grid import MAX_INTERVALS, intervals_for, parse_grid, user_intervals
 from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, LINEAR_MAX_INTERVALS, REFINE_MAX_INTERVALS, choice,
                       controlled_robot, energy_terms, estimates_gap, flag, frame_option, joint_path, limit_list,
-                      linear_law, number, rate_limits, start_law, whole)
+                      linear_law, number, plan_arguments, rate_limits, whole)
 from .prepare import DENSE_REFINE_MAX, at_stations, limit_blocks, reference_b, set_up, tangent_points
 from .result import TimeOptimalPlan, timed
 from .sequential import kept_better, plan_sequential
@@ -132,10 +130,7 @@ class TimeOptimalPlanner:
         """Plan (rest-to-rest unless sd_start/sd_end, the path speeds θ̇ at the ends, are given); viscous friction
         first on its tangent at `start`, a `TimeLaw` on the path (a coarser grid's plan, `finer`), if given."""
         t_all, timings = time.perf_counter(), dict(coefficients=0.0, build=0.0, compile=0.0, solve=0.0, verify=0.0)
-        sd_start, sd_end, start = number(sd_start, "sd_start"), number(sd_end, "sd_end"), start_law(start, self.path)
-        # a mass or a dict as the `RigidBodyInertia` it stands for: the plan keeps it (`plan.payload`, its
-        # summary's payload_mass read `.mass` of a float), and a dict the caller changes later cannot change it
-        payload = None if payload is None else as_payload(payload)
+        payload, sd_start, sd_end, start = plan_arguments(payload, sd_start, sd_end, start, self.path)
         with timed(timings, "coefficients"):
             self._prepare()
             robot = self.payload_robot(payload)
