@@ -29,14 +29,27 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .checks import ModelError
+from .checks import ModelError, as_batch, short_repr
 from .inertial_parameters import merge_inertials  # the parallel-axis theorem
 from .model import RobotModel
 
 
 def zxz_euler(z1, x2, z3) -> np.ndarray:
     """Intrinsic ZXZ Euler rotation Rz(z1) Rx(x2) Rz(z3) (eq. 2), broadcast over the angles: (..., 3, 3)."""
-    z1, x2, z3 = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (z1, x2, z3)))
+    angles = []
+    for name, a in (("z1", z1), ("x2", x2), ("z3", z3)):
+        try:
+            kind = np.asarray(a).dtype.kind
+            arr = np.asarray(a, dtype=float) if kind in "iuf" else None
+        except (TypeError, ValueError, OverflowError):    # (OverflowError: an int beyond a double)
+            arr = None
+        if arr is None or not np.isfinite(arr).all():      # (text, booleans, complex, None, NaN, inf)
+            raise ModelError(f"zxz_euler: {name}: expected finite real angles (rad), got {short_repr(a)}")
+        angles.append(arr)
+    try:
+        z1, x2, z3 = np.broadcast_arrays(*angles)
+    except ValueError:
+        raise ModelError(f"zxz_euler: angle shapes {[a.shape for a in angles]} do not broadcast") from None
     c1, s1, c2, s2, c3, s3 = np.cos(z1), np.sin(z1), np.cos(x2), np.sin(x2), np.cos(z3), np.sin(z3)
     R = np.empty(z1.shape + (3, 3))
     R[..., 0, 0] = c1 * c3 - s1 * c2 * s3
@@ -161,12 +174,9 @@ class EulerPoints(NamedTuple):
 
 def euler_points(model: EulerModel, q) -> EulerPoints:
     """World coordinates of every point of every link for q of shape (n,) or (N, n) (eq. 1–6)."""
-    q2 = np.asarray(q, dtype=float)
-    single = q2.ndim == 1
-    q2 = np.atleast_2d(q2)
-    if q2.ndim != 2 or q2.shape[1] != model.n:
-        raise ModelError(f"q: expected {model.n} values for model '{model.name}' "
-                         f"({', '.join(model.joint_names)}), got shape {np.shape(q)}")
+    # as every dynamics function: real finite numbers of shape (n,) or (N, n), else one line naming q
+    # (text, booleans, NaN and ints beyond a double were read, or gave NaN points, or escaped as OverflowError)
+    q2, single = as_batch(model, q, "q")
     N = q2.shape[0]
     col = {jn: q2[:, k] for k, jn in enumerate(model.joint_names)}
     R, P, names = {}, {}, {}

@@ -153,7 +153,7 @@ def test_euler_model_checks():
     with pytest.raises(ModelError, match="moves links"):
         to_robot_model(twins)
     assert to_robot_model(twins, exclude=("f2",)).n == 1
-    with pytest.raises(ModelError, match="expected 1 values"):
+    with pytest.raises(ModelError, match=r"expected shape \(1,\) or \(N, 1\)"):
         euler_points(twins, np.zeros(3))
 
 
@@ -198,3 +198,21 @@ def test_draw_command(tmp_path, capsys):
         err = capsys.readouterr().err.strip()
         assert flag in err and len(err.splitlines()) == 1
     assert not (tmp_path / "x.png").exists()
+
+
+@pytest.mark.parametrize("q, what", [
+    (np.full(21, np.nan), "non-finite value at sample 0, joint 0"),
+    ("0," * 21, "text"), ([True] * 21, "boolean"), ([10 ** 400] * 21, "non-numeric"),
+    (np.zeros(3), "expected shape (21,) or (N, 21)"), (np.zeros((2, 2, 21)), "expected shape (21,) or (N, 21)")])
+def test_euler_points_refuses_bad_q_in_one_line(q, what):
+    """Before: NaN and booleans were drawn as NaN/1-rad points, text gave numpy's bare "could not convert",
+    a huge int an OverflowError."""
+    with pytest.raises(ModelError) as err:
+        euler_points(charmie_euler(), q)
+    assert str(err.value).startswith("q: ") and what in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("bad", ["a", None, np.nan, True, 10 ** 400, 1j])
+def test_zxz_euler_refuses_non_angles(bad):
+    with pytest.raises(ModelError, match=r"^zxz_euler: x2: expected finite real angles"):
+        zxz_euler(0.1, bad, 0.2)
