@@ -42,15 +42,27 @@ def _shift(r: np.ndarray) -> np.ndarray:
 
 
 def _frames(robot: RobotModel, frames) -> list:
+    """(body, transform) per operational frame, checked before Λ⁻¹ (N, 6m, 6m) is allocated: a frame named
+    twice is refused (its rows would repeat, Λ⁻¹ singular, and a long list of repeats asked for terabytes)."""
     if frames is None or isinstance(frames, str):
         frames = [frames]
     try:
+        if isinstance(frames, (bytes, dict)):          # (bytes iterate as ints, a dict as its keys)
+            raise TypeError
         frames = list(frames)
     except TypeError:
         raise ModelError(f"frames: expected a frame name or a list of frame names, got {short_repr(frames)}") from None
-    out = [robot.frame(f) for f in frames]
-    if not out:
+    if not frames:
         raise ModelError("frames: give at least one operational frame")
+    out = []
+    for k, f in enumerate(frames):
+        if isinstance(f, str) and f == robot.base_name:
+            raise ModelError(f"frames: '{f}' is the fixed base of robot '{robot.name}' (it does not move: "
+                             "no operational space inertia); name a link or frame on a moving body")
+        out.append(robot.frame(f))
+        if f in frames[:k]:
+            raise ModelError(f"frames: '{f}' is given twice (entries {frames.index(f)} and {k}); "
+                             "each operational point once")
     return out
 
 

@@ -147,3 +147,17 @@ def test_rotor_armature_enters_the_operational_space_inertia(panda):
     ours = operational_space_inertia_inverse(geared, q, frames)
     assert np.abs(ours - ref).max() <= 1e-9 * np.abs(ref).max()
     assert np.abs(ours - operational_space_inertia_inverse(robot, q, frames)).max() > 1e-3 * np.abs(ref).max()
+
+
+def test_operational_frames_named_twice_or_on_the_base_are_refused_in_one_line():
+    """Before: a repeated frame was accepted, and 20 000 repeats asked numpy for 215 GiB (MemoryError); the
+    base link was reported as an unknown frame; bytes were read as a list of ints ("got 102")."""
+    robot, q = dynamics.load_robot("panda"), np.full(7, 0.3)
+    for frames, message in [(["flange", "panda_link4", "flange"], "frames: 'flange' is given twice (entries 0 and 2)"),
+                            (["flange"] * 20000, "frames: 'flange' is given twice (entries 0 and 1)"),
+                            (["panda_link0"], "frames: 'panda_link0' is the fixed base of robot 'panda'"),
+                            (b"flange", "frames: expected a frame name or a list of frame names, got b'flange'")]:
+        for function in (operational_space_inertia_inverse, operational_space_inertia):
+            with pytest.raises(dynamics.ModelError) as err:
+                function(robot, np.zeros((2, 7)) + q, frames)
+            assert str(err.value).startswith(message) and "\n" not in str(err.value)
