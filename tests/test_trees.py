@@ -271,3 +271,14 @@ def test_property_random_trees(case):
     G = christoffel_tree(robot, q)
     assert np.abs(G - dynamics.christoffel(robot, q)).max() <= 1e-11
     assert np.abs(C - np.einsum("nijk,nk->nij", G, qd)).max() <= 1e-11
+
+
+@pytest.mark.parametrize("flag, value", [("full", "no"), ("dense", "no"), ("dense", 0), ("full", None)])
+def test_tree_functions_take_only_booleans_as_flags(flag, value):
+    """Before: full="no" returned the (C, M, Ṁ) tuple and dense="no" the dense array ("no" is truthy)."""
+    robot, q = dynamics.load_robot("panda"), np.full(7, 0.3)
+    with pytest.raises(dynamics.ModelError, match=rf"^coriolis_matrix_tree: {flag}: expected True or False"):
+        coriolis_matrix_tree(robot, q, q, **{flag: value})
+    if flag == "dense":
+        with pytest.raises(dynamics.ModelError, match=r"^christoffel_tree: dense: expected True or False"):
+            christoffel_tree(robot, q, dense=value)
