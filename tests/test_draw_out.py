@@ -47,3 +47,15 @@ def test_a_name_with_no_image_format_is_refused_naming_out(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and f"--out {out}: no image format '.txt'" in err and "png" in err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("q, bad", [("0,,0.5,0", "value 2 is ''"), ("0,,0.5,0,1", "value 2 is ''"), ("0,1_0,0,0", "value 2 is '1_0'"),
+                                    ("0,0.5,0,-30deg", "value 4 is '-30deg'")])
+def test_q_fields_must_each_be_a_plain_number(tmp_path, capsys, q, bad):
+    """Before: an empty field was dropped ("0,,0.5,0,1" drew planar4 with 0.5 on joint 2, meant for joint 3;
+    "0,,0.5,0" was refused as "got 3 values"), and "1_0" was read as 10."""
+    out = tmp_path / "fig.png"
+    assert main(["draw", "planar4", "--q", q, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"--q: {bad}, not a number" in err and "\n" not in err and not out.exists()
+    assert main(["draw", "planar4", "--q", "0,0.5,0,1,", "--out", str(out)]) == 0      # a trailing comma is fine

@@ -29,10 +29,18 @@ def _parse_q(text, n_allowed, robot_name):
     from toppra_app.errors import InputError
     if text is None:
         return None
-    try:
-        q = [float(x) for x in text.replace(" ", "").split(",") if x != ""]
-    except ValueError:
-        raise InputError(f"--q: expected comma-separated numbers, got '{text}'") from None
+    from dynamics.checks import plain_number
+    fields = text.replace(" ", "").split(",")
+    if fields and fields[-1] == "" and len(fields) > 1:
+        fields.pop()                                   # (one trailing comma is harmless)
+    # an empty field ("0,,1") was dropped and shifted every later value onto the wrong joint; float() also
+    # read "1_0" as 10 and other scripts' digits
+    values = [math.nan if x.lower() == "nan" else plain_number(x, inf=True) for x in fields]   # (NaN: below)
+    if None in values:
+        k = values.index(None)
+        raise InputError(f"--q: value {k + 1} is {fields[k]!r}, not a number (expected comma-separated numbers, "
+                         f"rad or m)")
+    q = values
     if len(q) not in n_allowed:
         want = " or ".join(str(k) for k in n_allowed)
         raise InputError(f"--q: robot '{robot_name}' has {want} joints, got {len(q)} values")
