@@ -238,8 +238,12 @@ class RobotModel:
             return int(self.frame_bodies[k]), np.array(self.frame_transforms[k])
         if name in self.link_names:
             return self.link_names.index(name), np.eye(4)
+        if name == self.base_name:      # (it read "unknown frame", as if misspelt; Pinocchio has it as the universe's)
+            raise ModelError(f"frame {short_repr(name)}: the fixed base of robot '{self.name}', not a frame on a moving "
+                             f"body: poses and Jacobians are given in it (its pose is the identity)")
         known = ", ".join(self.link_names + self.frame_names)
-        raise ModelError(f"frame {short_repr(name)}: unknown frame of robot '{self.name}' (known: {known})")
+        raise ModelError(f"frame {short_repr(name)}: unknown frame of robot '{self.name}' (known: {known}; links "
+                         f"welded to the fixed base are part of it)")
 
     def subtree_mask(self) -> np.ndarray:
         """``A[j, i]`` is True when body ``j`` is body ``i`` or one of its ancestors."""

@@ -63,3 +63,17 @@ def test_a_payload_frame_without_a_payload_is_refused(arm, tmp_path, capsys):
     assert err.endswith("--payload-mass: required with --payload-com / --payload-inertia / --payload-frame")
     assert "\n" not in err and not (tmp_path / "o").exists()
     assert main(args + ["--payload-frame", "b", "--payload-mass", "1"]) == 0
+
+
+def test_the_fixed_base_is_named_as_such_not_as_an_unknown_frame():
+    """frame_pose(robot, q, 'panda_link0') said "unknown frame", as for a misspelt name: it is the fixed base,
+    whose pose is the identity (Pinocchio has the frame; ours are frames on moving bodies)."""
+    import dynamics
+    from dynamics.forward_kinematics import frame_pose
+    robot = dynamics.load_robot("panda")
+    with pytest.raises(ModelError, match=r"^frame 'panda_link0': the fixed base of robot 'panda', not a frame on a "
+                                         r"moving body: .*identity\)$"):
+        frame_pose(robot, np.zeros(robot.n), robot.base_name)
+    with pytest.raises(ModelError, match=r"unknown frame of robot 'panda' \(known: .*; links welded to the fixed "
+                                         r"base are part of it\)$"):
+        robot.frame("panda_link9")
