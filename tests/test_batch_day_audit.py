@@ -25,3 +25,13 @@ def test_a_bad_variant_is_found_before_any_pick_posture_is_solved(tmp_path, monk
     with pytest.raises(InputError, match=r"default_cell~51: boxes\.heavy\.mass = -1\.0\]: boxes\.heavy\.mass: must be > 0"):
         load_cells(spec)
     assert solved == [] and time.perf_counter() - t0 < 2.0
+
+
+def test_a_box_number_the_pallet_does_not_have_names_the_manifest(tmp_path):
+    """`boxes = [99]` is the manifest's key, but the line named the cell file (`default_cell.toml: batch.boxes: …`),
+    which has no such key."""
+    manifest = write_manifest(tmp_path, boxes="[1, 99]", masses="[2.0]")
+    with pytest.raises(InputError) as exc:
+        load_cells(read_source(manifest))
+    assert str(exc.value).startswith(f"{manifest}: batch.boxes: box 99 does not exist in ")
+    assert "default_cell.toml" in str(exc.value) and "\n" not in str(exc.value)

@@ -52,8 +52,8 @@ def load_cells(spec: BatchSpec):
         if isinstance(spec.boxes, tuple):
             bad = [b + 1 for b in spec.boxes if b >= len(cell.slots)]
             if bad:
-                raise InputError(f"{cs.source}: batch.boxes: box {bad[0]} does not exist (the pallet has "
-                                 f"{len(cell.slots)} boxes)")
+                raise InputError(f"{spec.sources[0]}: batch.boxes: box {bad[0]} does not exist in {cs.source} "
+                                 f"(its pallet has {len(cell.slots)} boxes)")     # (the manifest's key)
         boxes = list(spec.boxes) if isinstance(spec.boxes, tuple) else select_boxes(cell, spec.boxes == "quick")
         total += len(boxes)
         if total > MAX_BATCH_BOXES:
