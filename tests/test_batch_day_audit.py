@@ -35,3 +35,14 @@ def test_a_box_number_the_pallet_does_not_have_names_the_manifest(tmp_path):
         load_cells(read_source(manifest))
     assert str(exc.value).startswith(f"{manifest}: batch.boxes: box 99 does not exist in ")
     assert "default_cell.toml" in str(exc.value) and "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("name, why", [("nope.toml", "no such file"), ("sub", "is a directory, not a cell file")])
+def test_a_missing_cell_file_names_the_manifest_and_its_key(tmp_path, name, why):
+    """The line was `nope.toml: no such file`: neither the manifest nor batch.cells, where the name was written."""
+    (tmp_path / "sub").mkdir()
+    manifest = tmp_path / "day.toml"
+    manifest.write_text(f'[batch]\ncells = ["{name}"]\n')
+    with pytest.raises(InputError) as exc:
+        read_source(manifest)
+    assert str(exc.value) == f"{manifest}: batch.cells: {tmp_path / name}: {why}"
