@@ -46,3 +46,22 @@ def test_a_missing_cell_file_names_the_manifest_and_its_key(tmp_path, name, why)
     with pytest.raises(InputError) as exc:
         read_source(manifest)
     assert str(exc.value) == f"{manifest}: batch.cells: {tmp_path / name}: {why}"
+
+
+def test_a_run_stopped_as_it_creates_its_directory_can_be_resumed(tmp_path, monkeypatch):
+    """moves.csv was created before the marker: a run stopped between the two (Ctrl-C, SIGKILL) left a directory
+    with an empty moves.csv and no marker, which the same command then refused as not a batch of this tool."""
+    from scenarios.batch.store import BatchStore
+    fingerprint = read_source(write_manifest(tmp_path, boxes="[1]", masses="[2.0]")).fingerprint(dt=1e-3)
+    out = tmp_path / "out"
+
+    def stopped(self):
+        raise KeyboardInterrupt
+    with monkeypatch.context() as m:
+        m.setattr(BatchStore, "_lock", stopped)
+        with pytest.raises(KeyboardInterrupt):
+            BatchStore(out, fingerprint).open("0")
+    store = BatchStore(out, fingerprint)
+    assert store.resuming
+    assert store.open("0") == {}
+    store.close()

@@ -73,11 +73,11 @@ class BatchStore:
         moves again (52 rows for 32 moves, the totals in batch_summary.json counted twice)."""
         try:
             self.path.mkdir(exist_ok=True)
+            if not self.resuming:                     # the marker first: a run stopped before it left a moves.csv
+                self._atomic_text(MARKER, json.dumps(dict(tool=TOOL, version=version,   # the next run refused
+                                                          fingerprint=self.fingerprint), indent=2) + "\n")
             self._moves = open(self.path / MOVES, "a+b")
             self._lock()
-            if not self.resuming:
-                self._atomic_text(MARKER, json.dumps(dict(tool=TOOL, version=version,
-                                                          fingerprint=self.fingerprint), indent=2) + "\n")
             self._remove_temporaries()
             done = self._finished_rows()
             if os.fstat(self._moves.fileno()).st_size == 0:
