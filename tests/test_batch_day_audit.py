@@ -65,3 +65,24 @@ def test_a_run_stopped_as_it_creates_its_directory_can_be_resumed(tmp_path, monk
     assert store.resuming
     assert store.open("0") == {}
     store.close()
+
+
+def test_a_resumed_batch_removes_its_own_temporaries_only(tmp_path):
+    """Resuming removed every `.*.tmp-*` file anywhere in DIR — a user's notes/.draft.tmp-2-ab too — where only the
+    batch's temporaries of a killed run (`.NAME.tmp-PID-XXXXXX` of its own files) are stale."""
+    from scenarios.batch.store import BatchStore
+    out = tmp_path / "out"
+    store = BatchStore(out, "f")
+    store.open("0")
+    store.close()
+    user = [out / ".draft.tmp-2-ab", out / "notes" / ".move001_box001_loaded.csv.tmp-1-abc",
+            out / "trajectories" / ".plan.tmp-3-ff"]
+    ours = [out / "..toppra-app-batch.json.tmp-12-a1b2c3", out / ".batch_summary.json.tmp-12-a1b2c3",
+            out / "trajectories" / "line~1" / ".move001_box001_loaded.csv.tmp-12-a1b2c3"]
+    for p in user + ours:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("x")
+    store = BatchStore(out, "f")
+    store.open("0")
+    store.close()
+    assert [p.exists() for p in user] == [True] * 3 and [p.exists() for p in ours] == [False] * 3
