@@ -152,7 +152,7 @@ def batch_report(summary: dict, rows: list) -> str:
     head = ["cell", *swept, "moves", "failed", "total time s", "worst value / limit"]
     table = [[n, *[cells[n].get("sweep", {}).get(k, "") for k in swept], cells[n]["moves"], cells[n]["failed"],
               *_totals(cells[n])] for n in names]
-    chart = dict(data=[dict(type="bar", x=names, y=[cells[n]["total_time_s"] for n in names], name="total time",
+    chart = dict(data=[dict(type="bar", x=names, y=[cells[n]["total_time_s"] or 0.0 for n in names], name="total time",
                             hovertemplate="%{x}: %{y:.3f} s<extra></extra>")],
                  layout=dict(title=dict(text="total time of the planned moves per cell"), height=380,
                              yaxis=dict(title=dict(text="s")), margin=dict(l=50, r=20, t=50, b=80)))

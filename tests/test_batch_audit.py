@@ -210,7 +210,7 @@ def test_report_does_not_show_failed_cells_as_taking_no_time():
     from scenarios.report_html import batch_report
     cells = {"ok": dict(moves=4, failed=0, total_time_s=4.0576, worst_ratio=1.0007, errors=[]),
              "part": dict(moves=4, failed=2, total_time_s=2.0312, worst_ratio=1.0006, errors=["e"]),
-             "none": dict(moves=4, failed=4, total_time_s=0.0, worst_ratio=0.0, errors=["e"])}
+             "none": dict(moves=4, failed=4, total_time_s=None, worst_ratio=None, errors=["e"])}   # (summarise: null)
     run = dict(moves_planned=12, wall_s=1.0, workers=1, moves_per_s=12.0)
     html = batch_report(dict(cells=cells, moves=12, failed=6, run=run), [])
     assert "4.058" in html and "2.031 (2 of 4 moves)" in html and "— (none planned)" in html

@@ -86,3 +86,19 @@ def test_a_resumed_batch_removes_its_own_temporaries_only(tmp_path):
     store.open("0")
     store.close()
     assert [p.exists() for p in user] == [True] * 3 and [p.exists() for p in ours] == [False] * 3
+
+
+def test_a_cell_whose_moves_all_failed_is_not_summarised_as_within_its_limits():
+    """batch_summary.json gave a cell whose every move failed within_limits true, total 0.0 s and worst ratio 0.0:
+    read by a script, a good cell. Nothing was planned, so there is nothing to judge: null."""
+    from types import SimpleNamespace
+    from scenarios.batch.run import summarise
+    ok = dict(cell="good", move="1", box="1", kind="loaded", status="ok", duration_s="1.5", worst_ratio="0.9",
+              within_limits="true", limit_ratio="0.9", limit_problems="", error="")
+    bad = dict(cell="bad", move="1", box="1", kind="loaded", status="failed", duration_s="", worst_ratio="",
+               error="unreachable")
+    out = summarise([ok, bad, dict(bad, move="2", kind="return")], SimpleNamespace(cells=()), {}, "f")
+    assert out["cells"]["bad"]["failed"] == 2
+    assert out["cells"]["bad"]["within_limits"] is None and out["cells"]["bad"]["total_time_s"] is None
+    assert out["cells"]["bad"]["worst_ratio"] is None
+    assert out["cells"]["good"]["within_limits"] is True and out["cells"]["good"]["total_time_s"] == 1.5

@@ -388,6 +388,8 @@ def summarise(rows: list, spec: BatchSpec, run: dict, fingerprint: str) -> dict:
             c["sweep"] = overrides[cid]
     for c in cells.values():
         c["moves_over_limits"].sort()
+        if c["failed"] == c["moves"]:      # nothing planned: nothing to judge (it read within limits, 0.0 s, ratio 0)
+            c.update(within_limits=None, total_time_s=None, worst_ratio=None)
     return dict(cells=cells, moves=len(rows), failed=sum(c["failed"] for c in cells.values()),
                 moves_over_limits=sum(len(c["moves_over_limits"]) for c in cells.values()),
                 fingerprint=fingerprint, run=run)
