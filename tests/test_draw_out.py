@@ -59,3 +59,23 @@ def test_q_fields_must_each_be_a_plain_number(tmp_path, capsys, q, bad):
     err = capsys.readouterr().err.strip()
     assert f"--q: {bad}, not a number" in err and "\n" not in err and not out.exists()
     assert main(["draw", "planar4", "--q", "0,0.5,0,1,", "--out", str(out)]) == 0      # a trailing comma is fine
+
+
+@pytest.mark.parametrize("lock, bad", [("panda_finger_joint1=1_0", "1_0"), ("panda_finger_joint1=nan", "nan"),
+                                       ("=0.01", "=0.01")])
+def test_lock_values_are_plain_numbers_as_plans_are(tmp_path, capsys, lock, bad):
+    """draw read --lock with float(): "1_0" was 10 (plan's --lock refuses it), a joint given twice kept its last
+    value without a word. JOINT alone still means 0 (draw's documented JOINT[=VALUE])."""
+    from fixtures import erd_path
+    urdf = erd_path("robots/panda_description/urdf/panda.urdf")
+    if urdf is None:
+        pytest.skip("example-robot-data's panda.urdf not installed")
+    out = tmp_path / "p.png"
+    assert main(["draw", urdf, "--lock", lock, "--out", str(out)]) == 2
+    assert f"--lock: expected JOINT[=VALUE] with a finite number, got '{bad if bad.startswith('=') else lock}'" in \
+        capsys.readouterr().err and not out.exists()
+    assert main(["draw", urdf, "--lock", "panda_finger_joint1=0.01", "--lock", "panda_finger_joint1=0.02",
+                 "--out", str(out)]) == 2
+    assert "given twice" in capsys.readouterr().err
+    assert main(["draw", urdf, "--lock", "panda_finger_joint1", "--out", str(out)]) == 0 and out.exists()   # (at 0;
+    # its mimic panda_finger_joint2 follows it)

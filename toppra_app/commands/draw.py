@@ -56,14 +56,8 @@ def _load(args):
     from toppra_app.errors import InputError
     name = args.robot
     if name.lower().endswith(".urdf") or os.path.sep in name or os.path.exists(name):
-        locks = {}
-        for item in args.lock:
-            joint, _, value = item.partition("=")
-            try:
-                locks[joint] = float(value) if value else 0.0
-            except ValueError:
-                raise InputError(f"--lock: bad value in '{item}' (expected JOINT or JOINT=number)") from None
-        robot = dynamics.RobotModel.from_urdf(name, locked_joints=locks)
+        from toppra_app.commands.robot_arg import parse_locks
+        robot = dynamics.RobotModel.from_urdf(name, locked_joints=parse_locks(args.lock, bare=True))
         return robot, (robot.n,), ()
     if args.lock:
         raise InputError(f"--lock: only for a URDF robot ('{name}' is built in; its joints cannot be locked)")

@@ -18,16 +18,17 @@ ROBOT_HELP = ("built-in robot (iiwa7, panda, ur5e, planar4; puma560 and charmie 
               ".urdf or .xacro file (default iiwa7)")
 
 
-def parse_locks(items) -> dict:
+def parse_locks(items, bare: bool = False) -> dict:
     """{joint: position} of the --lock JOINT=VALUE items; VALUE a plain decimal number, as in the waypoint files
-    (float() alone took "1_0" for 10)."""
+    (float() alone took "1_0" for 10); with `bare` (`draw`'s JOINT[=VALUE]) a JOINT alone is held at 0."""
     from toppra_app.waypoints import number
     out = {}
     for item in items:
         name, sep, value = item.partition("=")
-        v = number(value.strip())
-        if not sep or not name.strip() or v is None or not math.isfinite(v):
-            raise InputError(f"--lock: expected JOINT=VALUE with a finite number, got '{item}'")
+        v = 0.0 if bare and not sep else number(value.strip())
+        if not (sep or bare) or not name.strip() or v is None or not math.isfinite(v):
+            raise InputError(f"--lock: expected JOINT{'[=VALUE]' if bare else '=VALUE'} with a finite number, "
+                             f"got '{item}'")
         if name.strip() in out and out[name.strip()] != v:       # (the last one was kept, without a word)
             raise InputError(f"--lock: joint '{name.strip()}' given twice, at {out[name.strip()]:g} and {v:g}")
         out[name.strip()] = v
