@@ -246,13 +246,18 @@ def _end_pose(chain: _Chain, q) -> np.ndarray:
     return T @ chain.T_end
 
 
+def _checked(check, *args):
+    """``check(*args)``, a `dynamics.checks` function, its one-line ModelError raised as an IKError."""
+    try:
+        return check(*args)
+    except ModelError as exc:
+        raise IKError(str(exc)) from None
+
+
 def _floats(name: str, value, expected: str) -> np.ndarray:
     """`checks.floats` as an IKError: a complex, boolean, text or object value, or an int beyond a double, is
     named in one line (np.asarray would raise TypeError or OverflowError, drop an imaginary part or parse "1")."""
-    try:
-        return floats(name, value, expected)
-    except ModelError as exc:
-        raise IKError(str(exc)) from None
+    return _checked(floats, name, value, expected)
 
 
 def _as_q(robot, q0, name: str = "q0"):
@@ -290,11 +295,8 @@ def _options(counts: dict = {}, numbers: dict = {}, switches: dict = {}, optiona
 
 def _joint_limits(robot, q_min, q_max):
     """(q_min, q_max) as (n,) arrays, the model's where None (checked: numpy would broadcast a wrong shape)."""
-    try:
-        return (vector("q_min", robot.q_min if q_min is None else q_min, robot.n, None),
-                vector("q_max", robot.q_max if q_max is None else q_max, robot.n, None))
-    except ModelError as exc:
-        raise IKError(str(exc)) from None
+    return (_checked(vector, "q_min", robot.q_min if q_min is None else q_min, robot.n, None),
+            _checked(vector, "q_max", robot.q_max if q_max is None else q_max, robot.n, None))
 
 
 def _velocity_bound(robot, qd_max, dt):
@@ -302,10 +304,7 @@ def _velocity_bound(robot, qd_max, dt):
         return None
     v = robot.qd_max if (isinstance(qd_max, str) and qd_max == "robot") or qd_max is True else qd_max
     _options(numbers={"dt": dt}, optional=("dt",))
-    try:                                         # (a scalar or n values; np.broadcast_to's error named nothing)
-        v = vector("qd_max", v, robot.n, None)
-    except ModelError as exc:
-        raise IKError(str(exc)) from None
+    v = _checked(vector, "qd_max", v, robot.n, None)   # (a scalar or n values; np.broadcast_to's named nothing)
     return np.where(np.isfinite(v), v * dt, np.inf)
 
 
