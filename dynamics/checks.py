@@ -6,6 +6,7 @@
 * Batched inputs of the algorithms: `as_batch`, `same_batch` (a configuration (n,) or a batch (N, n)).
 * Warnings at the user's line: `stacklevel_outside`.
 * Numbers written in files: `plain_number` (URDF attributes, waypoint CSVs).
+* Switches: `switch` (True or False, nothing else).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ if TYPE_CHECKING:                     # only for annotations: checks must not im
     from .model import RobotModel
 
 __all__ = ["ModelError", "PayloadError", "short_repr", "file_name", "readonly", "floats", "vector", "array",
-           "as_batch", "same_batch", "finite_result", "stacklevel_outside", "plain_number"]
+           "as_batch", "same_batch", "finite_result", "stacklevel_outside", "plain_number", "switch"]
 
 
 class ModelError(ValueError):
@@ -180,3 +181,11 @@ def plain_number(text: str, inf: bool = False) -> float | None:
     or ±inf written out) — or None. float() alone also reads "1_0" as 10, other scripts' digits ("０.５") and
     "nan" (the URDF reader's and the waypoint CSVs' numbers; each judges the size of what it reads)."""
     return float(text) if (_PLAIN_INF if inf else _PLAIN).fullmatch(text) else None
+
+
+def switch(name: str, value, error: type = ModelError) -> bool:
+    """`value` if it is True or False (np.bool_ too), else a one-line `error` naming `name`: "no", 0 or None
+    read as a truth value would silently pick a branch ("no" is truthy)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise error(f"{name}: expected True or False, got {short_repr(value)}")
+    return bool(value)

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .checks import as_batch, short_repr
+from .checks import as_batch, switch
 from .kinematics import world_quantities
 from .coriolis_tree import body_factorization, motion_axes, spatial_inertias, sum_subtrees, tree_index
 from .mimic import coordinate_christoffel
@@ -74,8 +74,7 @@ def christoffel_tree(robot: RobotModel, q, *, dense: bool = True):
     Shape (..., n, n, n); ``dense=False`` returns the O(Nd²) non-zero symbols as `SparseChristoffel` (not
     for a model with mimic joints, whose symbols Σ G G G c_bodies are dense, `dynamics.mimic`)."""
     q2, single = as_batch(robot, q, "q")
-    if not isinstance(dense, (bool, np.bool_)):         # ("no" is truthy: it gave the dense array)
-        raise ModelError(f"christoffel_tree: dense: expected True or False, got {short_repr(dense)}")
+    switch("christoffel_tree: dense", dense)            # ("no" is truthy: it gave the dense array)
     if robot.coupling is not None and not dense:
         raise ModelError(f"christoffel_tree: dense=False: robot '{robot.name}' has mimic joints, whose "
                          f"Christoffel symbols are not tree-sparse; use dense=True")

@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .checks import finite_result, same_batch, short_repr
+from .checks import finite_result, same_batch, switch
 from .kinematics import world_quantities
 from .mimic import body_rates, coordinate_matrix
 from .model import PRISMATIC, ModelError, RobotModel
@@ -124,9 +124,8 @@ def coriolis_matrix_tree(robot: RobotModel, q, qd, *, full: bool = False, dense:
     ``full=True`` returns ``CoriolisResult(C, M, Mdot)`` (the algorithm's three outputs);
     ``dense=False`` returns C as a `SparseTree` with only the O(Nd) related pairs (batched); not for a
     model with mimic joints, whose C = Gᵀ C_bodies(G q̇) G (and M, Ṁ alike, `dynamics.mimic`) is dense."""
-    for flag, value in (("full", full), ("dense", dense)):
-        if not isinstance(value, (bool, np.bool_)):     # ("no" is truthy: it gave the full result)
-            raise ModelError(f"coriolis_matrix_tree: {flag}: expected True or False, got {short_repr(value)}")
+    for flag, value in (("full", full), ("dense", dense)):     # ("no" is truthy: it gave the full result)
+        switch(f"coriolis_matrix_tree: {flag}", value)
     (q2, qd2), single = same_batch(robot, q, ("qd", qd))
     if robot.coupling is not None and not dense and not full:
         raise ModelError(f"coriolis_matrix_tree: dense=False: robot '{robot.name}' has mimic joints, whose "

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import PayloadError, short_repr
+from .checks import PayloadError, short_repr, switch
 from .inertial_parameters import RigidBodyInertia, body_inertia
 from .model import RobotModel
 
@@ -50,8 +50,7 @@ def with_payload(robot: RobotModel, payload, frame: str | None = None, *, allow_
     A payload heavier than ``robot.rated_payload`` (relative tolerance ``tol``, in [0, 1)) raises `PayloadError`
     unless ``allow_overload`` (True or False; anything else is refused, as a tol outside [0, 1) or NaN is).
     The returned model keeps every other field (limits, frames, name, rating) of ``robot``."""
-    if not isinstance(allow_overload, (bool, np.bool_)):        # ("no" is truthy: it allowed the overload)
-        raise PayloadError(f"allow_overload: expected True or False, got {short_repr(allow_overload)}")
+    switch("allow_overload", allow_overload, PayloadError)       # ("no" is truthy: it allowed the overload)
     if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)) or not 0 <= tol < 1:
         raise PayloadError(f"tol: expected a relative tolerance in [0, 1), got {short_repr(tol)}")   # (NaN: no check)
     p = as_payload(payload)

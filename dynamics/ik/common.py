@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..checks import floats, short_repr, vector
+from ..checks import floats, short_repr, switch, vector
 from ..forward_kinematics import frame_pose
 from ..model import PRISMATIC, ModelError, RobotModel
 
@@ -289,8 +289,7 @@ def _options(counts: dict = {}, numbers: dict = {}, switches: dict = {}, optiona
         if x > MAX_OPTION and not name.startswith("tol_"):
             raise IKError(f"{name}: expected a number >= 0 and <= {MAX_OPTION:g}, got {short_repr(v)}")
     for name, v in switches.items():
-        if not isinstance(v, (bool, np.bool_)):
-            raise IKError(f"{name}: expected True or False, got {short_repr(v)}")
+        switch(name, v, IKError)
 
 
 def _joint_limits(robot, q_min, q_max):
