@@ -110,6 +110,13 @@ def coordinate_prismatic(robot) -> np.ndarray:
     return np.array([robot.joint_types[body[name]] == "prismatic" for name in robot.joint_names], dtype=bool)
 
 
+def from_degrees(robot, values) -> np.ndarray:
+    """Joint values (..., n) written in degrees for the revolute coordinates and metres for the prismatic ones
+    (`plan --degrees`, a cell's ``preferred_posture_deg``) in the model's units, rad and m."""
+    values = np.asarray(values, dtype=float)
+    return np.where(coordinate_prismatic(robot), values, np.radians(values))
+
+
 # ------------------------------------------------------------------ maps used by the algorithms
 def body_positions(robot, q: np.ndarray) -> np.ndarray:
     """q_body = G q + q0, (N, n) → (N, n_b); the input itself for a model without coupling."""

@@ -62,8 +62,7 @@ def _delimiter(text: str) -> str:
     return next((d for d in (";", "\t") if d in first), ",")
 
 
-def read_waypoints(filename: str, n: int | None = None, degrees: bool = False,
-                   joint_names=None) -> tuple[np.ndarray, np.ndarray | None, list]:
+def read_waypoints(filename: str, n: int | None = None, joint_names=None) -> tuple[np.ndarray, np.ndarray | None, list]:
     """(waypoints (m, n), s or None, joint column names); `InputError` naming file, row and field. With the
     robot's `joint_names`, a header's columns are matched to them (`joint_order`) and the waypoints returned
     in the robot's joint order."""
@@ -143,8 +142,6 @@ def read_waypoints(filename: str, n: int | None = None, degrees: bool = False,
         data, names = data[:, order], [names[k] for k in order]
     elif n is not None and data.shape[1] != n:
         raise InputError(f"{filename}: row {rows[0][0]}: {data.shape[1]} joint columns but the robot has {n} joints")
-    if degrees:
-        data = np.deg2rad(data)
     return data, s, names
 
 

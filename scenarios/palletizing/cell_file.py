@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dynamics.mimic import coordinate_prismatic
+from dynamics.mimic import from_degrees
 from dynamics.model import ModelError, RobotModel
 from dynamics.payload import RigidBodyInertia, with_payload
 from toppra_app.errors import InputError, short_repr
@@ -267,8 +267,7 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
     if cell.transfer not in ("arc", "line"):
         raise rm.error("transfer", f"expected 'arc' or 'line', got {short_repr(cell.transfer)}")
     if rc.has("preferred_posture_deg"):
-        qp = rc.vector("preferred_posture_deg", robot.n)     # degrees; a prismatic joint's value in m
-        qp = np.where(coordinate_prismatic(robot), qp, np.radians(qp))
+        qp = from_degrees(robot, rc.vector("preferred_posture_deg", robot.n))   # (a prismatic joint's value in m)
         bad = np.flatnonzero((qp < robot.q_min) | (qp > robot.q_max))
         if bad.size:
             raise rc.error("preferred_posture_deg", f"joint {robot.joint_names[bad[0]]} outside its limits")

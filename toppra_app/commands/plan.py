@@ -264,8 +264,8 @@ def run(args) -> int:
     check_frame(robot, args.payload_frame)
     waypoints, s, _ = read_waypoints(args.waypoints, robot.n, joint_names=robot.joint_names)
     if args.degrees:                        # revolute joints only: a prismatic joint's column is in metres
-        from dynamics.mimic import coordinate_prismatic
-        waypoints = np.where(coordinate_prismatic(robot), waypoints, np.deg2rad(waypoints))
+        from dynamics.mimic import from_degrees
+        waypoints = from_degrees(robot, waypoints)
     _within_range(args.waypoints, waypoints, robot, args.degrees)
     tol = None if args.waypoint_tolerance is None else float(
         per_joint_positive(args.waypoint_tolerance, 1, "--waypoint-tolerance", allow_inf=False)[0])
