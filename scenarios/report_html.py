@@ -127,9 +127,8 @@ def pallet_report(report, move_sections, title: str | None = None, view: str | N
 
 def _not_set(report) -> str:
     """The note under the moves table naming the kinds of limit the robot has not (as the terminal's)."""
-    kinds = report.limits_not_set()
-    return (f'<p class="note">worst vs limit: {html.escape(report.cell.robot_name)} has no {" or ".join(kinds)} '
-            f'limit, so none is compared</p>') if kinds else ""
+    note = report.limits_not_set_note()
+    return f'<p class="note">{html.escape(note)}</p>' if note else ""
 
 
 def _totals(cell: dict) -> list:

@@ -280,9 +280,8 @@ def _print_summary(report, summary) -> None:
     print()
     print(rp.format_table(["#", "move", "slot", "payload kg", "path m", "time s", "worst vs limit %",
                            "plan s", "reused"], rows))
-    if summary["limits_not_set"]:
-        print(f"(worst vs limit: {cell.robot_name} has no {' or '.join(summary['limits_not_set'])} limit, so none is "
-              f"compared)")
+    if note := report.limits_not_set_note():
+        print(f"({note})")
     profile = (summary.get("cell_options") or {}).get("controller")
     if profile and (profile["torque_headroom"] < 1 or profile["velocity_headroom"] < 1):
         # (with headroom the column and the empty-gripper line below had two different limits, unsaid)

@@ -148,6 +148,12 @@ class PalletReport:
         kinds = dict.fromkeys(k for m in self.moves for k in m.plan.worst)
         return [k for k in kinds if not any(m.plan.worst[k].limit_set for m in self.moves if k in m.plan.worst)]
 
+    def limits_not_set_note(self) -> str:
+        """The sentence under the moves table (terminal and report.html) naming those kinds, or ""."""
+        kinds = self.limits_not_set()
+        return f"worst vs limit: {self.cell.robot_name} has no {' or '.join(kinds)} limit, so none is compared" \
+            if kinds else ""
+
     def over_limits(self) -> list:
         """The moves whose plans did not keep their limits (`TimeOptimalPlan.within_limits`), in move order."""
         return [m for m in self.moves if not m.plan.within_limits]
