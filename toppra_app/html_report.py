@@ -257,7 +257,8 @@ def plan_report(plan, sample, title: str) -> str:
     path = lines3d(tip, "tool path", "#1f77b4", width=2, dash="dot")
     fig = animation(times, lambda k: [robot_trace(pts[k])], [path], title=f"{robot.name} along the path",
                     ranges=list(zip(lo - pad, hi + pad)))
-    worst = ", ".join(f"{k} {100 * w.ratio:.2f} %" for k, w in plan.worst.items() if w.limit_set)
+    from .verify import worst_text
+    worst = worst_text(plan.worst)
     facts = table_html(["duration s", "grid points", "solver", "worst value / limit"],
                        [[f"{plan.duration:.4f}", plan.s.size, plan.solver, worst]])
     return page(title, [(None, figure_html(fig, "view3d")), ("Plan", facts),

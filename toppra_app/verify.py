@@ -54,6 +54,11 @@ class Worst:
         return d
 
 
+def worst_text(worst: dict) -> str:
+    """The worst value/limit of each kind of limit that is set, one line ("torque 100.01 %, velocity 99.2 %")."""
+    return ", ".join(f"{k} {100 * w.ratio:.2f} %" for k, w in worst.items() if w.limit_set)
+
+
 def worst_summary(worst: dict, joint_names=None) -> dict:
     """A summary.json's `worst` ({kind: `Worst.as_dict`}) of the limits that are set, and `limits_not_set`, the
     kinds the robot has no limit of (their entries read "ratio 0.0, joint −1", as if they had been checked)."""

@@ -301,7 +301,8 @@ def run(args) -> int:
         files = write_outputs(str(tmp), plan, sample, args.waypoints, plots=not args.no_plots, formats=formats,
                               report=not args.no_report,
                               options=_options(args, robot, locks, xacro_args, vs, accs, tol))
-    worst = ", ".join(f"{k} {100 * w.ratio:.2f} %" for k, w in plan.worst.items() if w.limit_set)
+    from toppra_app.verify import worst_text
+    worst = worst_text(plan.worst)
     fitted = "" if tol is None else (f" (a path on {len(path.knots) - 1} knot intervals within {tol:g}"
                                      f"{' deg' if args.degrees else ''} of them)")
     print(f"{robot.name}: {len(waypoints)} waypoints{fitted}, duration {plan.duration:.4f} s, "
