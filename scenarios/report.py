@@ -104,12 +104,9 @@ def format_table(headers, rows, aligns=None) -> str:
 
 
 # ------------------------------------------------------------------------------ figures
-DPI = 110
-
-
 def _save(fig, path, tight: bool = True) -> None:
     from toppra_app.figures import save_figure as save
-    save(fig, path, dpi=DPI, tight=tight)
+    save(fig, path, tight=tight)
 
 
 def profile_figure(sample, robot, title: str = ""):
@@ -118,6 +115,7 @@ def profile_figure(sample, robot, title: str = ""):
     samples the lines go through those that decide each pixel column (`toppra_app.decimate.envelope`)."""
     from matplotlib.figure import Figure
     from toppra_app.decimate import envelope, figure_bins
+    from toppra_app.figures import DPI
     fig = Figure(figsize=(9, 6.5))
     fig.subplots_adjust(left=0.09, right=0.98, top=0.86, bottom=0.08, hspace=0.08)
     ax1, ax2 = fig.subplots(2, 1, sharex=True)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import tempfile
 
+DPI = 110                  # every figure's resolution (the plots' envelopes are sized for it, `decimate.figure_bins`)
+
 
 def _umask() -> int:
     mask = os.umask(0o022)
@@ -14,7 +16,7 @@ def _umask() -> int:
     return mask
 
 
-def save_figure(fig, path, dpi: int = 110, tight: bool = False) -> str:
+def save_figure(fig, path, dpi: int = DPI, tight: bool = False) -> str:
     """Write the matplotlib figure `fig` to `path` (format from the extension, PNG by default); returns
     the path. ``tight`` crops to the drawn area (draws twice: slower)."""
     path = os.fspath(path)

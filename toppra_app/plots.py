@@ -14,7 +14,6 @@ import os
 
 import numpy as np
 
-DPI = 110                  # of every PNG here (`save_figure`)
 QUANTITIES = {
     "torque": ("tau", "tau_max", "joint torque [N·m]"),
     "velocity": ("qd", "qd_max", "joint velocity [rad/s]"),
@@ -33,7 +32,7 @@ def save_figure(fig, path) -> str:
     """Write a pyplot figure (`toppra_app.figures.save_figure`) and close it."""
     from .figures import save_figure as save
     try:
-        return save(fig, path, dpi=DPI)
+        return save(fig, path)
     finally:
         _pyplot().close(fig)
 
@@ -43,6 +42,7 @@ def plot_joints(robot, sample, kind: str, path) -> str:
     dashed; lower panel: value / limit (where limited) with ±1 drawn. Of many samples the lines go through
     those that decide each pixel column (`decimate.envelope`, two runs a pixel column): the same picture."""
     from .decimate import envelope, figure_bins
+    from .figures import DPI
     if kind not in QUANTITIES:
         raise ValueError(f"kind: expected one of {sorted(QUANTITIES)}, got {kind!r}")
     attr, lim_attr, label = QUANTITIES[kind]
