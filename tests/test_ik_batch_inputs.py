@@ -19,7 +19,7 @@ TA, TB = frame_pose(ROBOT, QA), frame_pose(ROBOT, QB)
 
 BAD_IK_OPTIONS = [dict(tol_pos=-1.0), dict(tol_pos=float("nan")), dict(tol_rot="1e-6"), dict(max_sweeps=2.5),
                   dict(max_sweeps=-1), dict(max_sweeps=True), dict(newton_steps=2.5), dict(rot_weight=float("nan")),
-                  dict(rot_weight=-1), dict(damping=-1.0), dict(newton_switch="a"), dict(newton_slow=float("nan")),
+                  dict(rot_weight=-1), dict(rot_weight=0.0), dict(damping=-1.0), dict(newton_switch="a"), dict(newton_slow=float("nan")),
                   dict(q_min=np.zeros(3)), dict(q_max="a"), dict(q_min=np.full(7, np.nan)), dict(penalty="yes"),
                   dict(step="bogus")]
 

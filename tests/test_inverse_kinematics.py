@@ -226,6 +226,9 @@ def test_default_tracking_is_the_recursive_method_with_a_polish_only_where_neede
             track_path(robot, targets[:3], PLANAR_THETA0, polish_after=bad)
     with pytest.raises(IKError, match="rot_weight"):
         track_path(robot, targets[:3], PLANAR_THETA0, rot_weight=0.0)
+    # solve_ik took rot_weight=0 (a pose's orientation without weight) and "stalled" far from it
+    with pytest.raises(IKError, match=r"rot_weight: expected a positive length \(m\), got 0.0"):
+        solve_ik(robot, targets[0], PLANAR_THETA0, rot_weight=0.0)
 
 
 def test_paper_circle_with_joint4_velocity_limits():

@@ -269,8 +269,9 @@ def _as_q(robot, q0, name: str = "q0"):
 
 def _options(counts: dict = {}, numbers: dict = {}, switches: dict = {}, optional: tuple = ()) -> None:
     """One-line IKErrors for the solvers' options, before any work: `counts` ints >= 0, `numbers` real numbers
-    in [0, MAX_OPTION] (tolerances may be larger, inf too), `switches` True/False; None only for the `optional`
-    names (dt, …).
+    in [0, MAX_OPTION] (tolerances may be larger, inf too; rot_weight, the length L of h, > 0: at 0 a pose's
+    orientation had no weight and `solve_ik` "stalled" 2.3 rad off it), `switches` True/False; None only for
+    the `optional` names (dt, …).
     (Unchecked, a string or an array reached a comparison: TypeError or numpy's "truth value … ambiguous".)"""
     for name, v in counts.items():
         if (v is None and name in optional) or (not isinstance(v, (bool, np.bool_))
@@ -286,6 +287,8 @@ def _options(counts: dict = {}, numbers: dict = {}, switches: dict = {}, optiona
             x = -1.0
         if not (x >= 0 and (np.isfinite(x) or name.startswith("tol_"))):
             raise IKError(f"{name}: expected a number >= 0, got {short_repr(v)}")
+        if x == 0 and name == "rot_weight":
+            raise IKError(f"rot_weight: expected a positive length (m), got {short_repr(v)}")
         if x > MAX_OPTION and not name.startswith("tol_"):
             raise IKError(f"{name}: expected a number >= 0 and <= {MAX_OPTION:g}, got {short_repr(v)}")
     for name, v in switches.items():

@@ -115,8 +115,6 @@ def _track_options(robot, *, method, dt, qd_max, penalty, tol_pos, tol_rot, max_
              optional=("dt", "tol_rot"))
     if not isinstance(method, str) or not isinstance(step, str):
         raise IKError(f"method, step: expected names, got {short_repr(method)}, {short_repr(step)}")
-    if not (np.isfinite(rot_weight) and rot_weight > 0):
-        raise IKError(f"rot_weight: expected a positive length (m), got {rot_weight!r}")
     if predict and qd_max is not None and dt is not None:
         raise IKError("predict: not with a velocity limit (eq. 22 bounds the step from the previous sample)")
     if method not in ("recursive", "pinv"):
