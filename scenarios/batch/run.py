@@ -46,7 +46,7 @@ def load_cells(spec: BatchSpec):
     read before the first pick posture is solved (~2 ms against ~35 ms a cell here): a bad value in the
     1000th variant of a sweep ended the batch after 41 s of IK on the 999 before it, now after ~3 s."""
     from scenarios.palletizing import IKFailure, cell_from_document, pick_posture, select_boxes
-    read, failed, loaded, total, warned = [], [], [], 0, set()
+    read, failed, loaded, total, warned, solved = [], [], [], 0, set(), {}
     for cs in spec.cells:
         cell = cell_from_document(cs.document, cs.source, cs.base_dir, cs.default_name, check_reach=False)
         if isinstance(spec.boxes, tuple):
@@ -66,7 +66,7 @@ def load_cells(spec: BatchSpec):
             warnings.warn(f"{cs.file}: [thermal]: batch plans the moves, not the RMS-limited cycle; run "
                           f"`toppra-app palletize` on this cell for it", RuntimeWarning, stacklevel=2)
         try:
-            pick_posture(cell)
+            pick_posture(cell, solved)                   # (sweep variants of one robot and pick: solved once)
         except IKFailure as exc:
             failed.extend(failed_outcome(cs.id, cell, b, exc) for b in boxes)
             continue

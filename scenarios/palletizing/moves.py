@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import pickle
 import time
 from dataclasses import dataclass
 
@@ -89,12 +90,20 @@ def _from_current(cell: Cell, targets, current) -> list:
                           **_pose_limits(cell))
 
 
-def pick_posture(cell: Cell) -> np.ndarray:
+def pick_posture(cell: Cell, solved: dict | None = None) -> np.ndarray:
     """Joint positions at the pick pose (the same every cycle): from the preferred posture, then from
     random starts (`_solve_pose`), towards the pick pose and the pick pose turned by π (the box and the
     conveyor are symmetric under a half turn); the reached posture nearest to the preferred one is kept.
-    A turned pick becomes the cell's pick pose (`Cell.grasp_turn` = π: the payload is then seen turned)."""
+    A turned pick becomes the cell's pick pose (`Cell.grasp_turn` = π: the payload is then seen turned).
+    ``solved``: a dict kept by the caller over many cells; a cell whose robot, pick pose, preferred posture
+    and rot_weight equal an earlier one's takes that one's posture (the solves are deterministic: the same
+    result) — a batch's sweep variants of one robot and conveyor were solved again each, ~37 ms a variant."""
     if cell.q_pick is None:
+        key = None if solved is None else pickle.dumps((cell.robot, cell.pick, cell.q_preferred, cell.rot_weight))
+        if key in (solved or {}):
+            cell.q_pick, cell.pick, cell.grasp_turn, cell.pose_ik["pick"] = (x.copy() if isinstance(x, np.ndarray)
+                                                                               else x for x in solved[key])
+            return cell.q_pick
         yaw = _yaw(cell.pick)
         targets = [cell.pick, tool_down_pose(cell.pick[:3, 3], wrap_angle(yaw + math.pi))]
         ms = _solve_pose(cell, targets, cell.q_preferred, _from_current(cell, targets, cell.q_preferred))
@@ -106,6 +115,8 @@ def pick_posture(cell: Cell) -> np.ndarray:
             cell.pick = targets[1]
             cell.grasp_turn = math.pi
         cell.q_pick = ms.best.q
+        if key is not None:
+            solved[key] = (cell.q_pick.copy(), cell.pick.copy(), cell.grasp_turn, ms)
     return cell.q_pick
 
 
