@@ -229,4 +229,38 @@ def _palletizing_all(ns) -> list[str]:
     return _palletizing(ns) + _cell_files(ns)
 
 
-CHECKS.update({"docs/palletizing.md": _palletizing_all, "docs/batch.md": _batch})
+def _collected(files: list[str]) -> dict[str, int]:
+    """Tests pytest collects per file (parameters counted), in one subprocess."""
+    import os
+    import subprocess
+    import sys
+
+    from benchmarks.docs_extract import ROOT
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1")
+    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *files],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300).stdout
+    counts = dict.fromkeys(files, 0)
+    for line in out.splitlines():
+        name = line.split("::")[0]
+        if "::" in line and name in counts:
+            counts[name] += 1
+    return counts
+
+
+def _safety(ns) -> list[str]:
+    """safety.md "Tests and counts": each file's count of tests ("37 tests (with parameters) + 60 generated",
+    "7") is what pytest collects from it."""
+    import re
+
+    from benchmarks.docs_extract import page_text
+    claims = {m.group(1): int(m.group(2)) for m in re.finditer(r"^\| `(tests/test_\w+\.py)` \|.*\| (\d+)[^|]*\|$",
+                                                                 page_text("docs/safety.md"), re.M)}
+    p: list[str] = []
+    _expect(p, len(claims) >= 10, '"Tests and counts": a row per test file', sorted(claims))
+    counts = _collected(sorted(claims))
+    for name, claimed in claims.items():
+        _expect(p, counts[name] == claimed, f"{name}: {claimed} tests (with parameters)", counts[name])
+    return p
+
+
+CHECKS.update({"docs/palletizing.md": _palletizing_all, "docs/batch.md": _batch, "docs/safety.md": _safety})

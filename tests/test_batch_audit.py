@@ -332,3 +332,13 @@ def test_more_boxes_than_a_batch_may_hold_are_refused_while_the_cells_load(tmp_p
     assert not out.exists()                                     # (nothing written)
     monkeypatch.setattr(batch_run, "MAX_BATCH_BOXES", 4)
     assert main(["batch", str(manifest), "--out", str(out), "--serial", "--no-report"]) == 0
+
+
+def test_an_empty_out_is_named_as_empty(tmp_path, capsys, monkeypatch):
+    """`batch --out ''` said "--out : it is the working directory" (docs/safety.md: an empty --out is one line,
+    as `plan`'s "--out: empty path"); nothing is written."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["batch", "default", "--out", "", "--serial"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "--out: empty path" in err and "working directory" not in err
+    assert list(tmp_path.iterdir()) == []

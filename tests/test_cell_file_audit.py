@@ -222,3 +222,19 @@ def test_a_robot_without_torque_limits_has_no_empty_gripper_torque_check(tmp_pat
     result = plan_box(cell, 0, 0, check_collisions=False)
     assert result.check is None and result.moves[0].plan.within_limits
     assert {m.kind for m in result.moves} == {"loaded", "return"}
+
+
+@pytest.mark.parametrize("name", ["puma560", "charmie"])
+def test_a_robot_without_limits_is_refused_when_the_cell_is_read(tmp_path, name):
+    """docs/palletizing.md offered `robot = "puma560"`; such a cell (and charmie's) was read, its IK solved
+    (puma560: an out-of-reach line naming pallet.position), and the planner then refused the robot in a line
+    naming neither the file nor the key. The model indeed has no torque, velocity or acceleration limit."""
+    import dynamics
+    robot = dynamics.load_robot(name)
+    assert not any(np.isfinite(getattr(robot, k)).any() for k in ("tau_max", "qd_max", "qdd_max"))
+    f = _load(tmp_path, _set("cell", "robot", name))
+    with pytest.raises(InputError) as exc:
+        load_cell(f)
+    msg = str(exc.value)
+    assert msg.startswith(f"{f}: cell.robot: robot '{name}' has no joint torque, velocity or acceleration limit")
+    assert "\n" not in msg

@@ -79,3 +79,18 @@ def test_lock_values_are_plain_numbers_as_plans_are(tmp_path, capsys, lock, bad)
     assert "given twice" in capsys.readouterr().err
     assert main(["draw", urdf, "--lock", "panda_finger_joint1", "--out", str(out)]) == 0 and out.exists()   # (at 0;
     # its mimic panda_finger_joint2 follows it)
+
+
+@pytest.mark.parametrize("name", ["robot.svg", "robot.jpg"])
+def test_a_figure_of_another_format_is_kept_without_being_called_foreign(tmp_path, capsys, name):
+    """Only a PNG carries our mark, so a second `draw --out robot.svg` is refused; it said the SVG "was not
+    written by this tool", which it had written a moment before (docs/safety.md: a PNG this tool wrote is
+    replaced, any other existing file refused)."""
+    out = tmp_path / name
+    assert main(["draw", "planar4", "--out", str(out)]) == 0
+    before = out.read_bytes()
+    capsys.readouterr()
+    assert main(["draw", "planar4", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and f"--out {out}: exists; only a PNG this tool wrote is replaced" in err
+    assert "not written by this tool" not in err and out.read_bytes() == before

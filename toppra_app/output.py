@@ -201,6 +201,9 @@ def check_output_file(out, inputs=(), flag: str = "--out") -> Path:
         raise OutputError(f"{flag} {out}: {parent} is not writable")
     check_name_room(parent, [path.name], out, flag)
     if path.exists() or path.is_symlink():
+        if path.is_file() and path.suffix.lower() not in ("", ".png"):   # (a figure of ours carries no mark there)
+            raise OutputError(f"{flag} {out}: exists; only a PNG this tool wrote is replaced (a {path.suffix} file "
+                              f"cannot be told from yours); choose a new file name")
         if not path.is_file() or path.is_symlink() or not _our_png(path):
             raise OutputError(f"{flag} {out}: exists and was not written by this tool; choose a new file name")
     return path

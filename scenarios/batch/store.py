@@ -40,6 +40,8 @@ _TMP_MOVE = re.compile(r"\.move\d+_box\d+_\w+\.csv" + _TMP)
 
 class BatchStore:
     def __init__(self, out, fingerprint: str, inputs=()):
+        if str(out).strip() == "":                      # (was "--out : it is the working directory")
+            raise OutputError("--out: empty path; give a directory name, e.g. --out results")
         check_path_length(out)
         self.path = Path(os.path.abspath(os.fspath(out))).resolve()
         self.fingerprint = fingerprint

@@ -105,6 +105,11 @@ def _load_robot(source, r: Reader, base_dir: Path, package_paths=()) -> tuple[st
             robot = load_robot(name)
         except ModelError as exc:
             raise r.error("robot", str(exc)) from None
+    if not any(np.isfinite(getattr(robot, k)).any() for k in ("tau_max", "qd_max", "qdd_max")):
+        # (puma560, charmie: the planner refused it after the IK, in a line naming no file or key)
+        raise r.error("urdf" if r.has("urdf") else "robot", f"robot '{name}' has no joint torque, velocity or "
+                      f"acceleration limit, so nothing bounds the motion (its minimum time is 0); choose a robot "
+                      f"with limits (iiwa7, panda, ur5e, planar4) or a URDF whose joints have <limit effort velocity>")
     if r.has("rated_payload"):
         robot = robot.replace(rated_payload=r.number("rated_payload", lo=0.0))
     return name, robot, (str(path) if r.has("urdf") else None)
