@@ -49,3 +49,15 @@ def test_a_xacro_robot_finds_its_packages_in_package_paths(tmp_path, monkeypatch
     path.write_text(path.read_text().replace('package_paths = ["vendor"]', ""))
     with pytest.raises(InputError, match=r"cell\.urdf: .*package 'gripper_description' not found"):
         load_cell(path, check_reach=False)
+
+
+def test_a_urdf_cell_without_a_rated_payload_says_so(tmp_path, panda_urdf, capsys):
+    """palletize's header printed "rated payload None kg" for a URDF robot without `rated_payload`. (The header
+    comes before the moves; in this cell the Panda's fingers then touch the box placed: exit 2, one line.)"""
+    text = DEFAULT_CELL.read_text().replace('robot = "iiwa7"', f'urdf = "{panda_urdf}"\nlocked_joints = '
+                                            '{ panda_finger_joint1 = 0.04, panda_finger_joint2 = 0.04 }\ntool_frame = "panda_hand"')
+    path = tmp_path / "panda.toml"
+    path.write_text(text.replace('flange = "flange"', 'flange = "panda_link8"'))
+    main(["palletize", str(path), "--out", str(tmp_path / "out"), "--no-plots", "--boxes", "1"])
+    header = [line for line in capsys.readouterr().out.splitlines() if line.startswith("robot: ")]
+    assert len(header) == 1 and "no rated payload, gripper " in header[0] and "None" not in header[0]

@@ -176,7 +176,9 @@ def _plan_and_write(args, tmp, helper, t0):
     if not args.no_plots:                                      # the pallet views: known before any plan
         helper.submit_pallet_views(rp.pallet_view(cell, [g.slot.index for g in geometries]), tmp)
     print(f"cell: {cell.name} ({cell.source})")
-    print(f"robot: {cell.robot_name}, rated payload {cell.base_robot.rated_payload} kg, gripper {cell.gripper.mass:g} kg; "
+    rated = cell.base_robot.rated_payload                      # (None: "rated payload None kg" was printed)
+    print(f"robot: {cell.robot_name}, " + ("no rated payload" if rated is None else f"rated payload {rated:g} kg") +
+          f", gripper {cell.gripper.mass:g} kg; "
           f"{len(cell.slots)} boxes in {cell.layers} layer(s)")
     if args.quick:
         print("--quick: planning the first box of every layer only")
