@@ -245,6 +245,14 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
         if nm not in boxes:
             raise rt.error(key, f"unknown box type '{nm}' (defined: {', '.join(boxes)})")
     layer_boxes = [boxes[names[k % len(names)]] for k in range(layers)]
+    # [pick] position is the top face of every box waiting on the conveyor (the conveyor lies that box's height
+    # below it): a box of another height was gripped above its top face (planned, the payload hanging from air)
+    # or, taller, "collides with the conveyor at t = 0.000 s" after the layers before it were planned
+    tall, low = max(layer_boxes, key=lambda b: b.size[2]), min(layer_boxes, key=lambda b: b.size[2])
+    if tall.size[2] - low.size[2] > 1e-9:
+        raise rt.error(key, f"box types '{low.name}' ({low.size[2]:g} m high) and '{tall.name}' ({tall.size[2]:g} m) "
+                            f"differ in height, but [pick] position is the top face of every box waiting on the "
+                            f"conveyor: one box height per cell file")
 
     rm = Reader(source, table(source, doc, "motion", required=False), "motion")
     rm.check_keys(SCHEMA["motion"])
