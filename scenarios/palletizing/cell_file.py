@@ -18,6 +18,7 @@ from toppra_app.textfile import read_toml
 from .cell import BoxType, Cell, DEFAULT_CELL, TCP_FRAME, read_only, read_only_int, rot_z, tool_down_pose
 from .moves import check_reachable
 from .pattern import check_slots, make_slots
+from .collisions import check_layout
 from .cell_options import read_collision, read_controller, read_friction, read_limits, read_thermal
 from .reader import BOX_KEYS, MAX_LENGTH, SCHEMA, Reader, table
 
@@ -289,6 +290,8 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
     cell.slots = make_slots(cell)
     read_thermal(source, doc, cell)
     check_slots(cell)
+    if cell.check_collisions:
+        check_layout(cell)                  # (the pallet over the conveyor: before any IK or planning)
     if check_reach:
         check_reachable(cell)
     return cell
