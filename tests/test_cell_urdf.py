@@ -49,3 +49,22 @@ def test_a_xacro_robot_finds_its_packages_in_package_paths(tmp_path, monkeypatch
     path.write_text(path.read_text().replace('package_paths = ["vendor"]', ""))
     with pytest.raises(InputError, match=r"cell\.urdf: .*package 'gripper_description' not found"):
         load_cell(path, check_reach=False)
+
+
+@pytest.mark.parametrize("command", [["palletize", "--boxes", "1", "--force"], ["payload-sweep", "--quick", "--force"],
+                                     ["batch", "--serial"]])
+def test_out_may_not_hold_the_cells_urdf(tmp_path, panda_urdf, capsys, command):
+    """docs/safety.md: --out is never a directory that contains an input file, "the robot URDF" among them, even
+    with --force. plan protected its --robot file; palletize, payload-sweep and batch only the cell file, and wrote
+    their output into the URDF's directory."""
+    import shutil
+    robot_dir = tmp_path / "robot dir"
+    robot_dir.mkdir()
+    shutil.copy(panda_urdf, robot_dir / "panda.urdf")
+    (tmp_path / "cells").mkdir()
+    cell = _panda_cell(tmp_path / "cells", "../robot dir/panda.urdf", "")
+    name, *flags = command
+    assert main([name, str(cell), *flags, "--out", str(robot_dir)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and f"--out {robot_dir}: " in err and "contains the input" in err and "panda.urdf" in err
+    assert [p.name for p in robot_dir.iterdir()] == ["panda.urdf"]
