@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dynamics.payload import RigidBodyInertia
-from toppra_app.errors import InputError
+from toppra_app.errors import InfeasiblePathError, InputError
 
 from .palletizing import Cell, load_cell, move_geometry, pick_posture
 
@@ -132,13 +132,24 @@ def sweep_payloads(cell: Cell | None = None, *, box: int = 0, masses=None, offse
     # the cell's own limits ([limits], [motion] energy_weight, [controller]) as in `plan_box`
     opts = {**dict(planner_options or {}), **cell.planner_options()}
     planner = TimeOptimalPlanner(cell.robot, path, grid=cell.grid, gap_target=cell.gap_target, **opts)
-    empty = planner.plan(payload=None)
+
+    def planned(payload, m=0.0, off=0.0):
+        """The plan, or the planner's line naming the cell file, the box and the payload, as palletize names its
+        moves (it said "gravity alone exceeds the torque limit ..." alone, after a progress line of another mass)."""
+        try:
+            return planner.plan(payload=payload)
+        except InfeasiblePathError as exc:
+            what = "the empty gripper" if payload is None else f"{m:g} kg, COM offset {off:g} m"
+            raise type(exc)(f"{cell.source}: box {box + 1} ({slot.label}), loaded move with {what}: {exc}",
+                            argument=exc.argument) from None
+
+    empty = planned(None)
     first = time.perf_counter() - t0
     points = []
     total = len(payloads)
     for m, off, payload in payloads:
         t1 = time.perf_counter()
-        plan = planner.plan(payload=payload)
+        plan = planned(payload, m, off)
         dt = time.perf_counter() - t1
         points.append(SweepPoint(float(m), float(off), float(plan.duration), float(plan.worst_ratio), dt,
                                  bool(plan.reused_problem), int(plan.iterations), str(plan.solver),

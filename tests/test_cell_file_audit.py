@@ -238,3 +238,19 @@ def test_a_robot_without_limits_is_refused_when_the_cell_is_read(tmp_path, name)
     msg = str(exc.value)
     assert msg.startswith(f"{f}: cell.robot: robot '{name}' has no joint torque, velocity or acceleration limit")
     assert "\n" not in msg
+
+
+@pytest.mark.parametrize("height", [0.13, 0.07])
+def test_box_types_of_different_heights_are_refused_when_read(tmp_path, height):
+    """[pick] position is the top face of the box waiting on the conveyor, which lies one box height below it
+    (`collisions.obstacles`: the first layer's box). The built-in cell with its light boxes (layer 2) 0.13 m high
+    planned layer 1 and then stopped: "the carried box collides with the conveyor at t = 0.000 s (penetration
+    30.0 mm); raise [motion] clearance or approach_height"; 0.07 m high they were planned gripped 3 cm above their
+    top face, the payload hanging from air. Now one line when the file is read, before any IK or planning."""
+    f = _load(tmp_path, _set("boxes.light", "size", [0.20, 0.15, height]))
+    with pytest.raises(InputError) as info:
+        load_cell(f, check_reach=False)
+    msg = str(info.value)
+    assert msg.startswith(f"{f}: pattern.boxes: box types ") and "differ in height" in msg and "\n" not in msg
+    assert f"{height:g} m" in msg and "0.1 m" in msg
+    load_cell(_load(tmp_path, _set("boxes.light", "size", [0.18, 0.15, 0.10])), check_reach=False)   # same height

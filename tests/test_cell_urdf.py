@@ -61,3 +61,22 @@ def test_a_urdf_cell_without_a_rated_payload_says_so(tmp_path, panda_urdf, capsy
     main(["palletize", str(path), "--out", str(tmp_path / "out"), "--no-plots", "--boxes", "1"])
     header = [line for line in capsys.readouterr().out.splitlines() if line.startswith("robot: ")]
     assert len(header) == 1 and "no rated payload, gripper " in header[0] and "None" not in header[0]
+
+
+@pytest.mark.parametrize("command", [["palletize", "--boxes", "1", "--force"], ["payload-sweep", "--quick", "--force"],
+                                     ["batch", "--serial"]])
+def test_out_may_not_hold_the_cells_urdf(tmp_path, panda_urdf, capsys, command):
+    """docs/safety.md: --out is never a directory that contains an input file, "the robot URDF" among them, even
+    with --force. plan protected its --robot file; palletize, payload-sweep and batch only the cell file, and wrote
+    their output into the URDF's directory."""
+    import shutil
+    robot_dir = tmp_path / "robot dir"
+    robot_dir.mkdir()
+    shutil.copy(panda_urdf, robot_dir / "panda.urdf")
+    (tmp_path / "cells").mkdir()
+    cell = _panda_cell(tmp_path / "cells", "../robot dir/panda.urdf", "")
+    name, *flags = command
+    assert main([name, str(cell), *flags, "--out", str(robot_dir)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and f"--out {robot_dir}: " in err and "contains the input" in err and "panda.urdf" in err
+    assert [p.name for p in robot_dir.iterdir()] == ["panda.urdf"]

@@ -179,3 +179,54 @@ def test_the_gripper_stays_clear_of_a_box_whose_top_face_is_at_the_tcp(tmp_path,
             assert d >= 0.005 - 1e-9
             if tcp_offset > 0.005:
                 assert d == pytest.approx(0.005, abs=1e-9)
+
+
+def _penetration(a, b) -> float:
+    """Penetration depth of two boxes standing upright ((centre xyz, yaw, size) each), by the separating axes:
+    z and the four horizontal face normals (> 0: they overlap)."""
+    (ca, ya, sa), (cb, yb, sb) = a, b
+    depth = [0.5 * (sa[2] + sb[2]) - abs(ca[2] - cb[2])]
+    R = [np.array([[np.cos(y), -np.sin(y)], [np.sin(y), np.cos(y)]]) for y in (ya, yb)]
+    for axis in [*R[0].T, *R[1].T]:
+        reach = [np.abs(Rk.T @ axis) @ (0.5 * np.asarray(s[:2])) for Rk, s in zip(R, (sa, sb))]
+        depth.append(sum(reach) - abs(axis @ (np.asarray(cb[:2]) - ca[:2])))
+    return min(depth)
+
+
+def test_a_pallet_over_the_conveyor_is_refused_when_the_cell_is_read(tmp_path):
+    """A pallet (or a box of its stack) placed into the conveyor or the box waiting on it was read and planned
+    until a move said "the carried box collides with the conveyor ... raise [motion] clearance or
+    approach_height". Now one line naming pallet.position when the file is read, exactly where the standing boxes
+    overlap by the separating axes (own geometry: pallet a 15 cm slab, conveyor a 5 cm slab 0.6 m long and 10 cm
+    wider than the box, the waiting box on it); not with [collision] enabled = false."""
+    import copy
+    from test_hostile_inputs import BASE, dump_toml
+    from toppra_app.errors import InputError
+    rng = np.random.default_rng(3)
+    refused = 0
+    for trial in range(30):
+        doc = copy.deepcopy(BASE)
+        doc["pallet"].update(position=[float(rng.uniform(-0.3, 0.6)), float(rng.uniform(-1.0, 0.0)),
+                                       float(rng.uniform(-0.2, 0.2))], yaw_deg=float(rng.uniform(-180, 180)))
+        f = tmp_path / f"cell{trial}.toml"
+        f.write_text(dump_toml(doc))
+        try:
+            load_cell(f, check_reach=False)
+            message = None
+        except InputError as exc:
+            message = str(exc)
+            doc["collision"] = {"enabled": False}
+            f.write_text(dump_toml(doc))
+        cell = load_cell(f, check_reach=False)
+        pick, yaw = cell.pick[:3, 3], np.deg2rad(doc["pick"]["yaw_deg"])
+        size = cell.layer_boxes[0].size
+        station = [(pick - [0, 0, size[2] + 0.025], yaw, (0.6, size[1] + 0.1, 0.05)),
+                   (pick - [0, 0, 0.5 * size[2]], yaw, size)]
+        pallet = (cell.pallet_pose[:3, 3] - [0, 0, 0.075], np.deg2rad(doc["pallet"]["yaw_deg"]), (*cell.pallet_size, 0.15))
+        stack = [pallet] + [(s.centre, s.box_yaw, s.box.size) for s in cell.slots]
+        overlap = max(_penetration(a, b) for a in station for b in stack) > cl.CONTACT
+        assert (message is not None) == overlap, (trial, message)
+        if message:
+            refused += 1
+            assert message.startswith(f"{f}: pallet.position: the ") and " overlaps the " in message and "\n" not in message
+    assert 8 <= refused <= 22, refused

@@ -151,3 +151,25 @@ def test_a_sweeps_default_masses_are_bounded_whatever_the_rating(rating, monkeyp
     assert report.masses.size == payload_change.DEFAULT_MASSES
     assert report.masses[0] == 0.0 and report.masses[-1] == rating
     assert len(seen) == 1 + 3 * payload_change.DEFAULT_MASSES          # the empty plan, then 3 offsets × masses
+
+
+def test_a_sweep_payload_the_robot_cannot_hold_names_the_cell_box_and_payload(tmp_path, capsys):
+    """A cell rated for 1000 kg ([cell] rated_payload) swept to 300 kg: the planner's line ("gravity alone exceeds
+    the torque limit of joint iiwa_joint_2 ...") came alone, naming neither the cell file nor the payload, under a
+    progress line of the mass before. Now as palletize names its moves: file, box, move and payload."""
+    from scenarios.palletizing import DEFAULT_CELL, load_cell
+    from scenarios.payload_change import sweep_payloads
+    from toppra_app.cli import main
+    from toppra_app.errors import InfeasiblePathError
+    f = tmp_path / "rated.toml"
+    f.write_text(DEFAULT_CELL.read_text().replace('flange = "flange"', 'flange = "flange"\nrated_payload = 1000', 1))
+    cell = load_cell(f, check_reach=False)
+    with pytest.raises(InfeasiblePathError) as info:
+        sweep_payloads(cell, masses=[0.0, 300.0], offsets=[0.05])
+    msg = str(info.value)
+    assert msg.startswith(f"{f}: box 1 (L1R1C1), loaded move with 300 kg, COM offset 0.05 m: gravity alone exceeds "
+                          "the torque limit of joint iiwa_joint_2"), msg
+    assert main(["payload-sweep", str(f), "--masses", "0,300", "--offsets", "0.05", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"toppra-app payload-sweep: error: {f}: box 1 (L1R1C1), loaded move with 300 kg")
+    assert not (tmp_path / "o").exists()

@@ -36,7 +36,7 @@ def add_parser(sub):
 
 
 def run(args) -> int:
-    from scenarios.commands import check_dt
+    from scenarios.commands import check_dt, robot_file
     from toppra_app.errors import InputError
     from scenarios.batch.manifest import read_source
     from scenarios.batch.run import close_dask, dask_client, load_cells
@@ -48,7 +48,8 @@ def run(args) -> int:
     t0 = time.perf_counter()
     spec = read_source(args.source)
     fingerprint = spec.fingerprint(dt=args.dt, trajectories=not args.no_trajectories)
-    store = BatchStore(args.out, fingerprint, inputs=[args.source, *spec.sources])   # before any work
+    urdfs = [f for c in spec.cells for f in robot_file(c.document, c.base_dir)]            # (the cells' robot files)
+    store = BatchStore(args.out, fingerprint, inputs=[args.source, *spec.sources, *urdfs])   # before any work
     loaded, failed_cells = load_cells(spec)
     client, cluster = (None, None) if args.serial else dask_client(args.jobs, args.scheduler)
     try:

@@ -101,7 +101,7 @@ def _profile(d):
 
 
 def run(args) -> int:
-    from scenarios.commands import check_dt
+    from scenarios.commands import cell_inputs, check_dt
     from scenarios import report as rp
     from scenarios.helper_process import HelperProcess
     from toppra_app.output import atomic_directory, check_output
@@ -109,7 +109,7 @@ def run(args) -> int:
 
     check_dt(args.dt)
     t0 = time.perf_counter()
-    inputs = [args.cell] if args.cell else []
+    inputs = cell_inputs(args.cell)                          # (the cell file and its URDF)
     target = check_output(args.out, inputs, args.force,      # before any work: a bad --out fails at once
                           writes=["summary.json"] + ([] if args.no_report else ["report.html"]))
     # a second process loads the cell and solves its IK while this one imports the planner, then checks

@@ -59,13 +59,14 @@ def run(args) -> int:
     import numpy as np
 
     from scenarios import report as rp
+    from scenarios.commands import cell_inputs
     from toppra_app.output import atomic_directory, check_output
     from toppra_app.errors import InputError
     from scenarios.palletizing import load_cell
     from scenarios.payload_change import sweep_payloads
 
     t0 = time.perf_counter()
-    inputs = [args.cell] if args.cell else []
+    inputs = cell_inputs(args.cell)                          # (the cell file and its URDF)
     target = check_output(args.out, inputs, args.force,      # before any work: a bad --out fails at once
                           writes=["summary.json", "sweep.csv"])
     cell = load_cell(args.cell)

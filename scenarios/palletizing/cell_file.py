@@ -18,6 +18,7 @@ from toppra_app.textfile import read_toml
 from .cell import BoxType, Cell, DEFAULT_CELL, TCP_FRAME, read_only, read_only_int, rot_z, tool_down_pose
 from .moves import check_reachable
 from .pattern import check_slots, make_slots
+from .collisions import check_layout
 from .cell_options import read_collision, read_controller, read_friction, read_limits, read_thermal
 from .reader import BOX_KEYS, MAX_LENGTH, SCHEMA, Reader, table
 
@@ -250,6 +251,14 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
         if nm not in boxes:
             raise rt.error(key, f"unknown box type '{nm}' (defined: {', '.join(boxes)})")
     layer_boxes = [boxes[names[k % len(names)]] for k in range(layers)]
+    # [pick] position is the top face of every box waiting on the conveyor (the conveyor lies that box's height
+    # below it): a box of another height was gripped above its top face (planned, the payload hanging from air)
+    # or, taller, "collides with the conveyor at t = 0.000 s" after the layers before it were planned
+    tall, low = max(layer_boxes, key=lambda b: b.size[2]), min(layer_boxes, key=lambda b: b.size[2])
+    if tall.size[2] - low.size[2] > 1e-9:
+        raise rt.error(key, f"box types '{low.name}' ({low.size[2]:g} m high) and '{tall.name}' ({tall.size[2]:g} m) "
+                            f"differ in height, but [pick] position is the top face of every box waiting on the "
+                            f"conveyor: one box height per cell file")
 
     rm = Reader(source, table(source, doc, "motion", required=False), "motion")
     rm.check_keys(SCHEMA["motion"])
@@ -286,6 +295,8 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
     cell.slots = make_slots(cell)
     read_thermal(source, doc, cell)
     check_slots(cell)
+    if cell.check_collisions:
+        check_layout(cell)                  # (the pallet over the conveyor: before any IK or planning)
     if check_reach:
         check_reachable(cell)
     return cell

@@ -84,6 +84,32 @@ def obstacles(cell, box: int, kind: str):
     return out
 
 
+def check_layout(cell) -> None:
+    """The standing bodies clear of each other when the cell is read: the pallet and every box on it against the
+    conveyor and the box waiting on it (contact allowed, `CONTACT`). A pallet put over the conveyor planned its
+    first moves and then stopped with "the carried box collides with the conveyor ...; raise [motion] clearance"."""
+    from toppra_app.errors import InputError
+    coal = _coal()
+    obs = obstacles(cell, len(cell.slots) - 1, "return")               # pallet, conveyor, every box
+    first = cell.layer_boxes[0]
+    W = cell.pick.copy()
+    W[:3, :3] = rot_z(np.arctan2(cell.pick[1, 0], cell.pick[0, 0]))
+    W[:3, 3] = cell.pick[:3, 3] - [0.0, 0.0, 0.5 * first.size[2]]
+    station = [obs[1], ("box waiting at the pick", _box_object(first.size, W), W[:3, 3], 0.5 * np.linalg.norm(first.size))]
+    req, res = coal.DistanceRequest(), coal.DistanceResult()
+    for a in station:
+        for b in [obs[0]] + obs[2:]:
+            if np.linalg.norm(a[2] - b[2]) > a[3] + b[3]:          # bounding spheres apart
+                continue
+            res.clear()
+            d = coal.distance(a[1], b[1], req, res)
+            if d < -CONTACT:
+                what = "pallet" if b[0] == "pallet" else f"{b[0]} on the pallet"
+                raise InputError(f"{cell.source}: pallet.position: the {what} overlaps the {a[0]} ({1000 * -d:.1f} mm "
+                                 f"deep; pick.position {np.round(cell.pick[:3, 3], 3).tolist()} m): move the pallet or "
+                                 f"the pick apart")
+
+
 def _frame(robot, T, name):
     """Poses (K, 4, 4) of a named frame from the body poses T (K, n, 4, 4)."""
     body, X = robot.frame(name)
