@@ -114,3 +114,19 @@ def test_bad_energy_options(kw, field):
 def test_default_R_is_inverse_squared_torque_limit():
     w, R = energy_weights(robot())
     assert w == 0.0 and np.allclose(R, 1.0 / robot().tau_max ** 2)
+
+
+@pytest.mark.parametrize("weights, message", [
+    (None, "weights: expected a list"), (5, "weights: expected a list"),
+    ("abc", "weights: expected a list"),                       # was planned letter by letter, refused as 'a'
+    ([1.0, "x"], "weights: expected a list"),                  # weight 1 was planned before "x" was refused
+    ([0.0, float("nan")], r"weights\[1\]: must be a finite number"),
+    ([0.1, -1.0], r"weights\[1\]: must be a finite number from 0 to 1e\+06"),
+    ([1.0, 1e7], r"weights\[1\]: must be a finite number from 0 to 1e\+06")])
+def test_bad_weights_of_the_curve_are_refused_before_planning(weights, message, monkeypatch):
+    import toppra_app.objectives.tradeoff as tradeoff
+    made = []
+    monkeypatch.setattr(tradeoff, "TimeOptimalPlanner", lambda *a, **kw: made.append(kw) or TimeOptimalPlanner(*a, **kw))
+    with pytest.raises(InputError, match="^" + message):
+        time_energy_curve(robot(), path(), weights)
+    assert made == []

@@ -91,3 +91,15 @@ def test_the_empty_gripper_line_says_when_the_payload_aware_plan_takes_the_same_
              nominal_plan_duration_s=1.019)
     assert "exceeds the robot's limit by 102.1 % (the payload-aware plan takes 1.050 s instead of 1.019 s and" \
         in _nominal_line(w)
+
+
+@pytest.mark.parametrize("line, key", [("torque_rate_max = 2e9", "torque_rate_max"), ("jerk_max = 1e-7", "jerk_max"),
+                                       ("jerk_max = [1e-7, 1e3, 1e3, 1e3, 1e3, 1e3, 1e3]", "jerk_max")])
+def test_limits_rates_outside_the_profiles_range_name_the_file_and_key(tmp_path, line, key):
+    """[limits] rates are planned as a controller profile, which takes 1e-6 to 1e9: 2e9 or 1e-7 was read, and the run
+    stopped after the cell with "controller.torque_rate_max: expected at most 1e+09", a key the file does not have,
+    without the file's name."""
+    from toppra_app.errors import InputError
+    path = write_cell(tmp_path, DEFAULT_TEXT.replace("# [limits]", f"[limits]\n{line}\n# [limits]", 1))
+    with pytest.raises(InputError, match=f"^{path}: limits.{key}: values must be from 1e-06 to 1e\\+09, got "):
+        load_cell(path).planner_options()

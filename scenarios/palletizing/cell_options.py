@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from toppra_app.controller import LARGEST_RATE, SMALLEST
 from toppra_app.errors import InputError, short_repr
 
 from .cell import Cell
@@ -43,15 +44,19 @@ def read_limits(source, doc, cell: Cell) -> None:
             cell.contact_mass = rc.number("contact_mass", positive=True)
     for key in ("torque_rate_max", "jerk_max"):
         if rl.has(key):
-            setattr(cell, key, _scalar_or_vector(rl, key, cell.robot.n))
+            setattr(cell, key, _rates(rl, key, cell.robot.n))
 
 
-def _scalar_or_vector(reader: "Reader", key: str, n: int) -> np.ndarray:
-    """A positive number for every joint, or a list of n positive numbers."""
+def _rates(reader: "Reader", key: str, n: int) -> np.ndarray:
+    """A torque-rate or jerk limit: a number for every joint or a list of n, each within the controller profile's
+    range (`controller.SMALLEST` to `LARGEST_RATE`) that plans them (`Cell.rates_profile`): 2e9 or 1e-7 passed here
+    and the run stopped after reading the cell with "controller.torque_rate_max: expected at most 1e+09", a key
+    the file does not have, without naming the file."""
     v = reader.table[key]
-    if isinstance(v, list):
-        return reader.vector(key, n, positive=True)
-    return np.full(n, reader.number(key, positive=True))
+    arr = reader.vector(key, n, positive=True) if isinstance(v, list) else np.full(n, reader.number(key, positive=True))
+    if ((arr < SMALLEST) | (arr > LARGEST_RATE)).any():
+        raise reader.error(key, f"values must be from {SMALLEST:g} to {LARGEST_RATE:g}, got {short_repr(v)}")
+    return arr
 
 
 def read_friction(source, doc, cell: Cell) -> None:

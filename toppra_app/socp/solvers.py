@@ -56,7 +56,7 @@ def time_limit(size: int | None) -> float | None:
     return None if size is None else TIME_LIMIT_BASE + TIME_LIMIT_PER_ROW * float(size)
 
 
-def _limited(name: str, options: dict, limit: float | None) -> dict:
+def limited(name: str, options: dict, limit: float | None) -> dict:
     """`options` with the solver's own time-limit setting (Clarabel, SCS), if `limit`."""
     key = {"CLARABEL": "time_limit", "SCS": "time_limit_secs"}.get(name)
     return options if limit is None or key is None else {**options, key: limit}
@@ -102,7 +102,7 @@ def solve_with_chain(solve, solver: str | None, normalised: bool = True, what: s
     failures, candidate = [], None
     wall_all = compile_all = 0.0
     limit = time_limit(size)
-    chain = [(name, _limited(name, {**opts, **(clarabel or {})} if name == "CLARABEL" else opts, limit))
+    chain = [(name, limited(name, {**opts, **(clarabel or {})} if name == "CLARABEL" else opts, limit))
              for name, opts in solver_chain(solver, normalised)]
     chain = chain[:1] if first_only else chain
     if probe is not None and chain[0][0] == "CLARABEL":
