@@ -183,7 +183,9 @@ def test_energy_with_rates_is_never_worse_than_the_rate_limited_time_optimal_pla
     """An energy weight with rate limits plans by the sequential scheme, whose plan was returned as it came: on this
     iiwa 7 path at 500 N·m/s, w = 1e-4 gave 2.108 s, 7.9 % slower than without the weight (1.954 s, the controller
     profile's plan of the same rates) and so its J = T + w ∫τᵀRτ dt too; w = 1 ended "optimal_inaccurate", not within
-    its limits. The profile's plan is a feasible point of the same problem, so J may not exceed its J. J from the
+    its limits (the plan at w = 1e-4 took 35 s: a careful Clarabel try failed and SCS ran 28 s; `solver_chain`
+    now tries the planner's Clarabel settings before SCS: ~7 s). The profile's plan is a feasible point of the same
+    problem, so J may not exceed its J. J from the
     1 ms samples with Pinocchio's RNEA (the iiwa has no friction), R = 1/τ_max², the sampled torque rate with the
     steps from and to rest (gravity held)."""
     import pinocchio as pin

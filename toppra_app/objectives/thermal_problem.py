@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..socp.general import GeneralProblem, end_torque_operator
-from ..socp.solvers import FAST_CLARABEL, SolverError, limited, solver_chain, time_limit
+from ..socp.solvers import SolverError, limited, solver_chain, time_limit
 
 
 def motion_time_tangent(theta: np.ndarray, b: np.ndarray) -> tuple[float, np.ndarray]:
@@ -118,15 +118,13 @@ class CycleProblem:
         (the planner's solver chain; `SolverError` when none solves it). `first_only`: only the chain's
         first solver, None when it fails (a later round: the fallback SCS took ~60 s and returned an
         inaccurate T there). Where the careful Clarabel try fails, Clarabel with the planner's own settings
-        (`FAST_CLARABEL`) is tried before SCS, and Clarabel and SCS stop at the planner's time limit for the
+        (`FAST_CLARABEL`, `solver_chain`) is tried before SCS, and Clarabel and SCS stop at the planner's time limit for the
         problem's rows (`solvers.time_limit`; a try stopped there is a failure): on a two-move iiwa 7 cycle the
         careful try ended "insufficient progress" and SCS then ran 250 s, where the planner's settings solve it
         in 0.7 s."""
         self.rho.value = np.asarray(rho, dtype=float)
         last = None
         chain = solver_chain(solver, normalised=False)
-        if chain[0][0] == "CLARABEL":
-            chain.insert(1, ("CLARABEL", dict(FAST_CLARABEL)))
         limit = time_limit(sum(con.size for con in self.problem.constraints))
         chain = [(name, limited(name, opts, limit)) for name, opts in chain]
         for name, opts in chain[:1] if first_only else chain:
