@@ -103,3 +103,28 @@ def test_limits_rates_outside_the_profiles_range_name_the_file_and_key(tmp_path,
     path = write_cell(tmp_path, DEFAULT_TEXT.replace("# [limits]", f"[limits]\n{line}\n# [limits]", 1))
     with pytest.raises(InputError, match=f"^{path}: limits.{key}: values must be from 1e-06 to 1e\\+09, got "):
         load_cell(path).planner_options()
+
+
+@pytest.mark.parametrize("line, said", [
+    ("torque_rate_max = [1e3, 1e3, 1e3, 1e3, inf, inf, inf]", None),
+    ("jerk_max = [inf, inf, inf, inf, inf, inf, inf]", None),
+    ("jerk_max = [-inf, 1e3, 1e3, 1e3, 1e3, 1e3, 1e3]", r"values must be finite numbers or inf"),
+    ("jerk_max = [nan, 1e3, 1e3, 1e3, 1e3, 1e3, 1e3]", r"values must be finite numbers or inf"),
+    ("torque_rate_max = inf", r"must be a finite number"),
+])
+def test_limits_rates_take_inf_for_a_joint_without_a_limit(tmp_path, line, said):
+    """inf in a per-joint [limits] rate list (no limit on that joint, as [controller] and the library take it, and
+    as Cell documents) was refused: "values must be finite numbers". It is read as inf, and the cell's profile
+    plans it; NaN or -inf are still refused, and inf for every joint as one number too (no rate limit: leave it out)."""
+    from toppra_app.errors import InputError
+    path = write_cell(tmp_path, DEFAULT_TEXT.replace("# [limits]", f"[limits]\n{line}\n# [limits]", 1))
+    if said is not None:
+        with pytest.raises(InputError, match=f"^{path}: limits.{line.split()[0]}: {said}"):
+            load_cell(path, check_reach=False)
+        return
+    cell = load_cell(path, check_reach=False)
+    key = line.split()[0]
+    arr = getattr(cell, key)
+    assert np.array_equal(np.isinf(arr), ["inf" in x for x in line.split("[")[1].split(",")])
+    planned = getattr(cell.planner_options()["controller"], key)         # (planned as a profile; inf everywhere: none)
+    assert np.array_equal(planned, arr) if np.isfinite(arr).any() else planned is None

@@ -27,7 +27,8 @@ MIN_TOOL_SPEED = 1e-3     # m/s: [limits] tool_speed_max below a millimetre a se
 
 def read_limits(source, doc, cell: Cell) -> None:
     """[limits] tool_speed_max = V (m/s), collaborative = { energy_max = E (J), contact_mass = m (kg) },
-    torque_rate_max = N·m/s and jerk_max = rad/s³ (a number for every joint or a list)."""
+    torque_rate_max = N·m/s and jerk_max = rad/s³ (a number for every joint or a list; inf in a list: no limit on
+    that joint, as in [controller] and the library — it was refused here)."""
     rl = Reader(source, table(source, doc, "limits", required=False), "limits")
     rl.check_keys(SCHEMA["limits"])
     if rl.has("tool_speed_max"):
@@ -53,8 +54,9 @@ def _rates(reader: "Reader", key: str, n: int) -> np.ndarray:
     and the run stopped after reading the cell with "controller.torque_rate_max: expected at most 1e+09", a key
     the file does not have, without naming the file."""
     v = reader.table[key]
-    arr = reader.vector(key, n, positive=True) if isinstance(v, list) else np.full(n, reader.number(key, positive=True))
-    if ((arr < SMALLEST) | (arr > LARGEST_RATE)).any():
+    arr = reader.vector(key, n, positive=True, inf=True) if isinstance(v, list) else \
+        np.full(n, reader.number(key, positive=True))     # (inf in a list: that joint unlimited, as in [controller])
+    if ((arr < SMALLEST) | (np.isfinite(arr) & (arr > LARGEST_RATE))).any():
         raise reader.error(key, f"values must be from {SMALLEST:g} to {LARGEST_RATE:g}, got {short_repr(v)}")
     return arr
 

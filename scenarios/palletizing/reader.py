@@ -74,8 +74,8 @@ class Reader:
             raise self.error(key, f"must be <= {hi}, got {v}")
         return int(v) if integer else float(v)
 
-    def vector(self, key, n, default=None, *, positive=False, bound=None):
-        """A list of n finite numbers (> 0 with ``positive``; within ±``bound`` m when given)."""
+    def vector(self, key, n, default=None, *, positive=False, bound=None, inf=False):
+        """A list of n finite numbers (> 0 with ``positive``; within ±``bound`` m when given; ``inf``: +inf too)."""
         if key not in self.table:
             if default is None:
                 raise self.error(key, "required")
@@ -84,8 +84,8 @@ class Reader:
         if not isinstance(v, list) or len(v) != n or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in v):
             raise self.error(key, f"expected a list of {n} numbers, got {short_repr(v)}")
         arr = np.array(v, dtype=float)
-        if not np.isfinite(arr).all():
-            raise self.error(key, f"values must be finite numbers, got {v}")
+        if not (np.isfinite(arr) | (inf & (arr == np.inf))).all():
+            raise self.error(key, f"values must be finite numbers{' or inf' if inf else ''}, got {v}")
         if positive and not (arr > 0).all():
             raise self.error(key, f"values must be > 0, got {v}")
         if bound is not None and (np.abs(arr) > bound).any():
