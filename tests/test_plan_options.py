@@ -200,3 +200,25 @@ def test_xacro_arguments_at_the_command_line(tmp_path, capsys):
                       (["--robot", str(robot), "--xacro-arg", "vmax"], "expected NAME=VALUE, got 'vmax'")):
         assert main(["plan", str(tmp_path / "w.csv"), "--out", str(tmp_path / "bad"), *args]) == 2
         assert capsys.readouterr().err.strip() == f"toppra-app plan: error: --xacro-arg: {why}"
+
+
+def test_a_path_the_robot_cannot_hold_anywhere_is_reported_over_its_whole_range():
+    """The grid points are followed by the stations between them in the list checked: the message counted the
+    stations as grid points ("801 grid points" on 200 intervals), named a station's position in that list as a
+    "grid index", and gave the last station's θ (0.9994) as the top of the range for a path overloaded everywhere."""
+    import re
+
+    import dynamics
+    from fixtures import BENCH_PATHS
+    from toppra_app import JointPath
+    from toppra_app.errors import InfeasiblePathError
+    from toppra_app.planner import TimeOptimalPlanner
+    planner = TimeOptimalPlanner(dynamics.load_robot("iiwa7"), JointPath.from_waypoints(BENCH_PATHS["iiwa7"]["straight"]),
+                                 grid=200, allow_overload=True)
+    planner.plan()                                   # (the robot alone holds it: the check with a payload below)
+    with pytest.raises(InfeasiblePathError) as err:
+        planner.plan(payload=300.0)
+    msg = str(err.value)
+    assert "at θ = 0 (grid index 0 of 200)" in msg and msg.endswith("θ ∈ [0, 1])"), msg
+    count, total = map(int, re.search(r"\((\d+) of (\d+) points checked, grid points and stations", msg).groups())
+    assert count == total > 201

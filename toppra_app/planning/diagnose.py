@@ -74,24 +74,32 @@ def check_time_scale(robot, theta, law) -> None:
                          f"longer than the {MAX_TIME_SCALE:.0e} s a plan represents; check the limits' units")
 
 
-def check_holdable(robot, theta, d, dq=None) -> None:
-    """Gravity + Coulomb friction d̃ (P, n) within the torque limits at every grid point θ (P,): a creep
-    along the path is then possible. (`dq`: q′ there, to tell gravity alone from the friction moving adds.)"""
+def check_holdable(robot, theta, d, dq=None, grid_points: int | None = None) -> None:
+    """Gravity + Coulomb friction d̃ (P, n) within the torque limits at every point θ (P,): a creep along the
+    path is then possible. (`dq`: q′ there, to tell gravity alone from the friction moving adds.) `theta`: the
+    grid points (the first `grid_points`; default all) and then any stations between them — the message named
+    the first over-limit entry's position in that list as a "grid index", counted the stations as grid points,
+    and took the last station's θ as the top of the range."""
     lim = np.isfinite(robot.tau_max)
     over = (np.abs(d) > robot.tau_max) & lim
     if over.any():
-        i = int(np.nonzero(over)[0][0])
+        P = theta.size if grid_points is None else grid_points
+        rows = np.flatnonzero(over.any(axis=1))
+        i = int(rows[np.argmin(theta[rows])])                    # the first such point along the path
         ks = np.flatnonzero(over[i])
         k = int(ks[np.argmax(np.abs(d[i, ks]) / robot.tau_max[ks])])
-        on_k = np.flatnonzero(over[:, k])
+        on_k = theta[over[:, k]]
         g = d[i, k] - (0.0 if dq is None else robot.coulomb[k] * np.sign(dq[i, k]))    # d̃ without Coulomb
         what, why = ("gravity alone exceeds", "hold the path") if abs(g) > robot.tau_max[k] else \
             (f"gravity and Coulomb friction ({robot.coulomb[k]:.6g} N·m, moving) exceed", "creep along the path")
+        j = int(np.searchsorted(theta[:P], theta[i], side="right")) - 1        # (the grid points are increasing)
+        at = f"grid index {i} of {P - 1}" if i < P else f"between grid indices {j} and {j + 1} of {P - 1}"
+        count = f"{on_k.size} grid points" if P == theta.size else \
+            f"{on_k.size} of {theta.size} points checked, grid points and stations between them"
         raise InfeasiblePathError(
-            f"{what} the torque limit of joint {robot.joint_names[k]} (#{k}) at θ = "
-            f"{theta[i]:.6g} (grid index {i} of {theta.size - 1}): |d̃| = {abs(d[i, k]):.6g} N·m > "
-            f"tau_max = {robot.tau_max[k]:.6g} N·m; the robot cannot {why} there "
-            f"({on_k.size} grid points, θ ∈ [{theta[on_k[0]]:.6g}, {theta[on_k[-1]]:.6g}])")
+            f"{what} the torque limit of joint {robot.joint_names[k]} (#{k}) at θ = {theta[i]:.6g} ({at}): "
+            f"|d̃| = {abs(d[i, k]):.6g} N·m > tau_max = {robot.tau_max[k]:.6g} N·m; the robot cannot {why} there "
+            f"({count}, θ ∈ [{on_k.min():.6g}, {on_k.max():.6g}])")
 
 
 def warn_rest_margin(robot, theta, d, sd_start: float, sd_end: float, tol: float) -> None:
