@@ -154,3 +154,21 @@ def test_each_law_is_sampled_for_J_once(monkeypatch):
     assert len(seen) == len(set(seen)) >= 3, seen
     J = plan.duration + 100.0 * plan.energy
     assert J == pytest.approx(sequential._J(plan.planner, plan.robot, plan.law), rel=1e-12)
+
+
+def test_an_inaccurate_energy_plan_is_not_kept_where_the_time_optimal_one_keeps_its_limits():
+    """An energy weight on a 1 mrad ur5e motion under a collision-energy limit: the energy plan's solve ended
+    "optimal_inaccurate", 25 % over the plain plan's duration and not within its limits, and it was kept for its
+    smaller J though the time-optimal plan (a feasible point of the same problem) kept every limit. The plan
+    returned now keeps its limits and its J is at most the time-optimal plan's."""
+    import warnings
+    r = load_robot("ur5e")
+    rng = np.random.default_rng(1)
+    lo, hi = r.q_min + 0.2 * (r.q_max - r.q_min), r.q_min + 0.8 * (r.q_max - r.q_min)
+    path = JointPath.from_waypoints(rng.uniform(lo, hi) + rng.uniform(-1e-3, 1e-3, (4, r.n)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = TimeOptimalPlanner(r, path, collision_energy_max=0.2).plan()
+        plan = TimeOptimalPlanner(r, path, collision_energy_max=0.2, energy_weight=1.0).plan()
+    assert plain.within_limits and plan.within_limits and plan.status == "optimal"
+    assert plan.duration + plan.energy <= (plain.duration + plain.energy) * (1 + 1e-6)
