@@ -128,3 +128,28 @@ def test_limits_rates_take_inf_for_a_joint_without_a_limit(tmp_path, line, said)
     assert np.array_equal(np.isinf(arr), ["inf" in x for x in line.split("[")[1].split(",")])
     planned = getattr(cell.planner_options()["controller"], key)         # (planned as a profile; inf everywhere: none)
     assert np.array_equal(planned, arr) if np.isfinite(arr).any() else planned is None
+
+
+def test_the_summary_records_each_box_as_merged_so_pinocchio_recomputes_the_loaded_torques(tmp_path):
+    """summary.json gave a loaded move's payload_kg only: with the box's COM off-centre (the built-in cell's heavy
+    box) and turned by the grasp, its torques could not be recomputed. Each loaded move now records the payload in
+    the TCP frame (mass, COM, inertia) and the summary the grasp turn; Pinocchio's RNEA of the nominal model with
+    that inertia appended at the TCP (pin.Inertia, SE3.act) gives the move's planned torques on its 1 ms samples."""
+    import pinocchio as pin
+    from benchmarks.peers import to_pinocchio
+    cell = load_cell(write_cell(tmp_path, DEFAULT_TEXT))
+    report = plan_pallet(cell, boxes=[0])
+    summary = report.summary()
+    assert summary["grasp_turn_deg"] in (0.0, 180.0)
+    move = next(m for m in report.moves if m.kind == "loaded")
+    rec = next(s for s in summary["moves"] if s["kind"] == "loaded")["payload"]
+    assert rec["frame"] == "tcp" and rec["mass_kg"] == cell.slots[0].box.mass and np.linalg.norm(rec["com_m"][:2]) > 0
+    model = to_pinocchio(cell.robot)
+    tcp = model.frames[model.getFrameId("tcp")]
+    model.inertias[tcp.parentJoint] += tcp.placement.act(pin.Inertia(rec["mass_kg"], np.array(rec["com_m"]),
+                                                                     np.array(rec["inertia_about_com_kg_m2"])))
+    data = model.createData()
+    smp = move.plan.sample(1e-3)
+    tau = np.array([pin.rnea(model, data, q, qd, qdd) for q, qd, qdd in zip(smp.q, smp.qd, smp.qdd)])
+    assert not np.any(cell.robot.coulomb) and not np.any(cell.robot.viscous)        # (the built-in cell: no friction)
+    assert np.abs(tau - smp.tau).max() <= 1e-9 * np.abs(smp.tau).max()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,6 +49,7 @@ class MoveResult:
         report = self.plan.limit_report()
         return dict(move=self.index + 1, box=self.box + 1, kind=self.kind, slot=self.slot.label,
                     box_type=self.slot.box.name, payload_kg=0.0 if self.payload is None else self.payload.mass,
+                    **({} if self.payload is None else dict(payload=payload_record(self.payload))),
                     duration_s=self.duration, path_length_m=self.cart.length, worst_ratio=float(self.plan.worst_ratio),
                     **worst_summary(self.plan.worst, list(robot.joint_names)), plan_seconds=self.plan_seconds,
                     ik_seconds=self.ik_seconds,
@@ -58,6 +60,14 @@ class MoveResult:
                     **({} if self.unlimited_duration is None else
                        dict(duration_without_cell_options_s=self.unlimited_duration)),
                     within_limits=report.within_limits, limit_check=report.as_dict())
+
+
+def payload_record(p) -> dict:
+    """A carried box as merged into the model (summary.json): in the TCP frame, where its COM and inertia
+    depend on the grasp (`BoxType.payload`: the box's COM offset seen turned by the grasp turn). payload_kg alone
+    did not let anyone recompute a loaded move's torques for a box with its COM off-centre."""
+    return dict(frame=TCP_FRAME, mass_kg=float(p.mass), com_m=[float(x) for x in p.com],
+                inertia_about_com_kg_m2=[[float(x) for x in row] for row in p.inertia])
 
 
 @dataclass
@@ -195,6 +205,7 @@ class PalletReport:
                           **{k: float(v) for k, v in self.seconds.items()}),
             ik=self.ik_summary(),
             gripper_kg=self.cell.gripper.mass,
+            grasp_turn_deg=math.degrees(self.cell.grasp_turn),
             rated_payload_kg=self.cell.base_robot.rated_payload,
             **self._options_summary(),
             **self._thermal_summary(),
