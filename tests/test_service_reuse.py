@@ -1,0 +1,55 @@
+"""One planner reused by a long-running service: what a caller does with a plan's arrays does not reach the
+planner's later plans, and `replan` keeps what it is not told to change. Each later plan is compared bit for
+bit with the same plan from a fresh planner (the independent oracle: nothing shared with the mutated one)."""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+import numpy as np
+
+import dynamics
+from toppra_app import JointPath, TimeOptimalPlanner
+
+W = np.array([[0, 0.3, 0, -1.2, 0, 0.8, 0], [0.6, 0.5, 0.1, -1.0, 0.05, 0.9, 0.2], [1.2, 0.6, 0.2, -0.9, 0.1, 1.0, 0.5]])
+
+
+@functools.lru_cache(maxsize=None)
+def iiwa():
+    return dynamics.load_robot("iiwa7")
+
+
+def path():
+    return JointPath.from_waypoints(W)
+
+
+def same(a, b) -> bool:
+    """Bit for bit the same plan: grid, θ̇², θ̈'s change per interval, the check's worst ratio."""
+    return (a.s.tobytes(), a.law.b.tobytes(), a.law.d.tobytes(), a.worst_ratio) == \
+        (b.s.tobytes(), b.law.b.tobytes(), b.law.d.tobytes(), b.worst_ratio)
+
+
+def mutated(array) -> bool:
+    """Change `array` in place as a caller might (normalise, scale); False where it is read-only."""
+    try:
+        array *= 2.0
+    except ValueError:                                  # "assignment destination is read-only"
+        return False
+    return True
+
+
+def test_a_plans_grid_and_the_planners_grid_are_not_the_planners_to_change():
+    """`plan.s` (and `plan.law.theta`, `planner.grid`) was the planner's own grid array: doubling it in place (the
+    caller's copy, they thought) made every later plan on the planner fail with "grid: must start at 0 and end
+    at 1" — or, changed less, plan on a wrong grid."""
+    fresh = TimeOptimalPlanner(iiwa(), path()).plan(payload=2.0, sd_end=0.3)
+    planner = TimeOptimalPlanner(iiwa(), path())
+    first = planner.plan()
+    grid = first.s.copy()
+    mutated(first.s)
+    mutated(first.law.b)
+    mutated(first.sd)
+    mutated(planner.grid)                               # (read-only: the planner's)
+    assert np.array_equal(planner.grid, grid)
+    assert same(planner.plan(payload=2.0, sd_end=0.3), fresh)
