@@ -191,6 +191,7 @@ def energy_terms(robot, energy_weight, energy_R, controller) -> tuple[float, np.
     """The time–energy objective's (weight, R) (`objectives.energy.energy_weights`); none with a controller."""
     from ..objectives.energy import energy_weights
     weight, R = energy_weights(robot, energy_weight, energy_R)
+    R.flags.writeable = False                      # every plan's `energy_R` is the planner's: read-only, as a robot's
     if controller is not None and weight > 0:
         raise InputError("controller: the controller profile plans for time only; it cannot be combined with "
                          "energy_weight")
