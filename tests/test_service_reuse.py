@@ -5,9 +5,11 @@ bit with the same plan from a fresh planner (the independent oracle: nothing sha
 from __future__ import annotations
 
 import functools
+import pickle
 import warnings
 
 import numpy as np
+import pytest
 
 import dynamics
 from toppra_app import JointPath, TimeOptimalPlanner
@@ -67,3 +69,21 @@ def test_a_plans_energy_weights_are_not_the_planners_to_change():
         mutated(first.energy_R)
         assert np.array_equal(planner.energy_R, R)
         assert same(planner.plan(payload=2.0), fresh)
+
+
+def test_replan_keeps_the_payload_unless_told():
+    """`replan(sd_end=...)` kept the plan's end speeds where not given, but dropped its payload: the 5 kg plan
+    re-planned as an empty arm (faster than the load allows). Now the payload too is the plan's unless given;
+    `payload=None` still plans without one."""
+    planner = TimeOptimalPlanner(iiwa(), path())
+    loaded = planner.plan(payload=5.0)
+    again = loaded.replan(sd_end=0.3)
+    assert again.payload is not None and again.payload.mass == 5.0
+    assert same(again, TimeOptimalPlanner(iiwa(), path()).plan(payload=5.0, sd_end=0.3))
+    empty = loaded.replan(payload=None)
+    assert empty.payload is None and same(empty, TimeOptimalPlanner(iiwa(), path()).plan())
+    with pytest.raises(ValueError, match="unpickled"):
+        pickle.loads(pickle.dumps(loaded)).replan()
+    back = loaded.reversed(JointPath.from_waypoints(W[::-1]))
+    with pytest.raises(ValueError, match="made by reversed"):     # (it said "unpickled")
+        back.replan()
