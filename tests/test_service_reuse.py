@@ -87,3 +87,21 @@ def test_replan_keeps_the_payload_unless_told():
     back = loaded.reversed(JointPath.from_waypoints(W[::-1]))
     with pytest.raises(ValueError, match="made by reversed"):     # (it said "unpickled")
         back.replan()
+
+
+def test_the_callers_limit_list_changed_later_does_not_reach_a_split_grid():
+    """The planner copied `limits` for its own plans but kept the caller's list for the planners of its split grids
+    (`planning.finer`): a service that reused its list after making the planner (here: only a velocity limit left)
+    got a plan on the split grid without the torque limit, 183× over it (the coarse grid's plan kept it)."""
+    from benchmarks.cases import BENCH_PATHS
+    from toppra_app.limits import default_limits
+    from toppra_app.limits.joint import JointVelocityLimit
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        W = BENCH_PATHS["iiwa7"]["pick-place"]
+        fresh = TimeOptimalPlanner(iiwa(), JointPath.from_waypoints(W), limits=default_limits()).plan(payload=6.0)
+        assert fresh.s.size > 129                       # (the default 128 intervals split: a finer planner)
+        mine = default_limits()
+        planner = TimeOptimalPlanner(iiwa(), JointPath.from_waypoints(W), limits=mine)
+        mine[:] = [JointVelocityLimit()]
+        assert same(planner.plan(payload=6.0), fresh)

@@ -48,6 +48,19 @@ REFINE_MAX_INTERVALS = 1024        # refined only below this size (a 3000-waypoi
 REFINE_SHARE = 0.95                # a refinement halves the intervals holding this share of the room
 
 
+def snapshot(value, depth: int = 2):
+    """`value` with its lists, tuples, dicts and arrays copied (`depth` levels: a controller dict's lists; the
+    limits in a list are kept), as the options are when a planner is made: its finer grids' planners (`finer`)
+    take them again, and a caller's list changed later (reused for another planner) reached those alone."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if depth > 0 and type(value) in (list, tuple):
+        return type(value)(snapshot(v, depth - 1) for v in value)
+    if depth > 0 and type(value) is dict:
+        return {k: snapshot(v, depth - 1) for k, v in value.items()}
+    return value
+
+
 def whole(value, name: str, lo: int, hi: int) -> int:
     """A whole number in [lo, hi] (bools, strings and non-integral floats refused: `checks.whole`)."""
     return checks.whole(value, name, lo, hi)
