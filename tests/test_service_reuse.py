@@ -105,3 +105,20 @@ def test_the_callers_limit_list_changed_later_does_not_reach_a_split_grid():
         planner = TimeOptimalPlanner(iiwa(), JointPath.from_waypoints(W), limits=mine)
         mine[:] = [JointVelocityLimit()]
         assert same(planner.plan(payload=6.0), fresh)
+
+
+def test_compiled_structures_are_kept_to_a_bound_and_compiled_again_the_same(monkeypatch):
+    """Every structure (intervals × row slots) compiled was kept for the life of the process: a service planning
+    user grids of many sizes grew ~1.6 MB a size at N ≈ 128, without bound. Now the `MAX_STRUCTURES` last used
+    are kept; a dropped one is compiled again, and plans on it are the same bit for bit."""
+    from toppra_app.planning import cache
+    monkeypatch.setattr(cache, "_POOL", type(cache._POOL)())       # (the other tests' structures stay)
+    monkeypatch.setattr(cache, "MAX_STRUCTURES", 2, raising=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)             # (the gap estimate of these coarse grids)
+        first = TimeOptimalPlanner(iiwa(), path(), grid=31, max_splits=0).plan(payload=1.0)
+        for N in (32, 33, 34):
+            TimeOptimalPlanner(iiwa(), path(), grid=N, max_splits=0).plan()
+            assert len(cache._POOL) <= 2
+        again = TimeOptimalPlanner(iiwa(), path(), grid=31, max_splits=0).plan(payload=1.0)
+    assert not again.reused_problem and same(again, first)
