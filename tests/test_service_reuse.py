@@ -122,3 +122,27 @@ def test_compiled_structures_are_kept_to_a_bound_and_compiled_again_the_same(mon
             assert len(cache._POOL) <= 2
         again = TimeOptimalPlanner(iiwa(), path(), grid=31, max_splits=0).plan(payload=1.0)
     assert not again.reused_problem and same(again, first)
+
+
+
+SHARED = {}                                             # the parent's planner, inherited by a forked worker
+
+
+def _plan_in_child(payload):
+    """`same`'s fields of a fresh planner's plan and of the parent's planner's plan, in a worker process."""
+    plans = (TimeOptimalPlanner(iiwa(), path()).plan(payload=payload), SHARED["planner"].plan(payload=payload))
+    return [(p.s.tobytes(), p.law.b.tobytes(), p.law.d.tobytes(), p.worst_ratio) for p in plans]
+
+
+def test_a_forked_worker_plans_after_its_parent_did(monkeypatch):
+    """A multiprocessing "fork" worker (Linux's default start method) of a process that had planned waited for ever
+    in its first plan: the between-grid check's kinematics go to a helper thread (`samples.SubSamples.prefetch`)
+    that a forked child does not have. (The 300 s only make the old code fail instead of hang: a plan takes 0.1 s.)"""
+    import multiprocessing
+    monkeypatch.setitem(SHARED, "planner", TimeOptimalPlanner(iiwa(), path()))
+    mine = SHARED["planner"].plan(payload=1.0)
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        fresh, shared = pool.apply_async(_plan_in_child, (1.0,)).get(timeout=300)
+        pool.terminate()
+    key = (mine.s.tobytes(), mine.law.b.tobytes(), mine.law.d.tobytes(), mine.worst_ratio)
+    assert fresh == key and shared == key
