@@ -146,3 +146,14 @@ def test_a_forked_worker_plans_after_its_parent_did(monkeypatch):
         pool.terminate()
     key = (mine.s.tobytes(), mine.law.b.tobytes(), mine.law.d.tobytes(), mine.worst_ratio)
     assert fresh == key and shared == key
+
+
+def test_limits_given_as_any_iterable_are_all_kept_and_none_at_all_is_named():
+    """A generator of limits was used up by the check that each is a limit, and the planner kept none: the plan then
+    failed with "ValueError: no limit rows", as did `limits=[]`, naming no option."""
+    from toppra_app.errors import InputError
+    from toppra_app.limits import default_limits
+    listed = TimeOptimalPlanner(iiwa(), path(), limits=default_limits()).plan()
+    assert same(TimeOptimalPlanner(iiwa(), path(), limits=(lim for lim in default_limits())).plan(), listed)
+    with pytest.raises(InputError, match=r"^limits: .*nothing bounds the path speed"):
+        TimeOptimalPlanner(iiwa(), path(), limits=[])

@@ -93,7 +93,7 @@ class TimeOptimalPlanner:
         self.prune, self.allow_overload = flag(prune, "prune"), flag(allow_overload, "allow_overload")
         self.payload_frame = frame_option(robot, payload_frame, "payload_frame")
         self.tangent = choice(time_objective, "time_objective", OBJECTIVES) == "tangent"
-        self.limits = limit_list(robot, limits, tool_speed_max, collision_energy_max, cartesian_frame, contact_mass)
+        self.limits = limit_list(robot, self._options)          # (`limits` as snapshot: a generator is used up there)
         # the time–energy objective and torque-rate / jerk limits (optional; `planning.sequential`)
         self.energy_weight, self.energy_R = energy_terms(robot, energy_weight, energy_R, self.controller)
         self.rates = rate_limits(robot, torque_rate_max, jerk_max, rate_dt)
