@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -157,3 +158,15 @@ def test_limits_given_as_any_iterable_are_all_kept_and_none_at_all_is_named():
     assert same(TimeOptimalPlanner(iiwa(), path(), limits=(lim for lim in default_limits())).plan(), listed)
     with pytest.raises(InputError, match=r"^limits: .*nothing bounds the path speed"):
         TimeOptimalPlanner(iiwa(), path(), limits=[])
+
+
+def test_a_payload_the_robot_cannot_hold_is_reported_at_a_station_not_a_grid_index():
+    """A plan's payload too heavy to hold was reported at "grid index 0 of 512 … (513 grid points)" of the planner's
+    129-point grid: the indices are of its stations. The planner is unchanged by the refusal (next plan as fresh)."""
+    from toppra_app.errors import InfeasiblePathError
+    planner = TimeOptimalPlanner(iiwa(), path(), allow_overload=True)
+    with pytest.raises(InfeasiblePathError) as err:
+        planner.plan(payload=60.0)
+    stations = int(re.search(r"\(station \d+ of (\d+)\)", str(err.value)).group(1))
+    assert planner.grid.size == 129 and stations > 128 and "grid" not in str(err.value)
+    assert same(planner.plan(payload=1.0), TimeOptimalPlanner(iiwa(), path(), allow_overload=True).plan(payload=1.0))

@@ -74,9 +74,11 @@ def check_time_scale(robot, theta, law) -> None:
                          f"longer than the {MAX_TIME_SCALE:.0e} s a plan represents; check the limits' units")
 
 
-def check_holdable(robot, theta, d, dq=None) -> None:
+def check_holdable(robot, theta, d, dq=None, stations: bool = False) -> None:
     """Gravity + Coulomb friction d̃ (P, n) within the torque limits at every grid point θ (P,): a creep
-    along the path is then possible. (`dq`: q′ there, to tell gravity alone from the friction moving adds.)"""
+    along the path is then possible. (`dq`: q′ there, to tell gravity alone from the friction moving adds;
+    `stations`: θ are a plan's stations, the points in its grid's intervals where rows are, named so: a payload
+    the robot cannot hold was reported at "grid index 96 of 512" of a 129-point grid.)"""
     lim = np.isfinite(robot.tau_max)
     over = (np.abs(d) > robot.tau_max) & lim
     if over.any():
@@ -89,9 +91,9 @@ def check_holdable(robot, theta, d, dq=None) -> None:
             (f"gravity and Coulomb friction ({robot.coulomb[k]:.6g} N·m, moving) exceed", "creep along the path")
         raise InfeasiblePathError(
             f"{what} the torque limit of joint {robot.joint_names[k]} (#{k}) at θ = "
-            f"{theta[i]:.6g} (grid index {i} of {theta.size - 1}): |d̃| = {abs(d[i, k]):.6g} N·m > "
-            f"tau_max = {robot.tau_max[k]:.6g} N·m; the robot cannot {why} there "
-            f"({on_k.size} grid points, θ ∈ [{theta[on_k[0]]:.6g}, {theta[on_k[-1]]:.6g}])")
+            f"{theta[i]:.6g} ({'station' if stations else 'grid index'} {i} of {theta.size - 1}): |d̃| = "
+            f"{abs(d[i, k]):.6g} N·m > tau_max = {robot.tau_max[k]:.6g} N·m; the robot cannot {why} there "
+            f"({on_k.size} {'stations' if stations else 'grid points'}, θ ∈ [{theta[on_k[0]]:.6g}, {theta[on_k[-1]]:.6g}])")
 
 
 def warn_rest_margin(robot, theta, d, sd_start: float, sd_end: float, tol: float) -> None:

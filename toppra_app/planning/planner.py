@@ -136,7 +136,7 @@ class TimeOptimalPlanner:
             robot = self.payload_robot(payload)
             theta, P, ths, dsig = self.theta, self.theta.size, self.ths, np.diff(self.theta) / self.L
             data = self.data0 if robot is self.robot else self.data0.with_robot(robot)
-        diagnose.check_holdable(robot, ths, data.coefficients.d, data.dq)
+        diagnose.check_holdable(robot, ths, data.coefficients.d, data.dq, stations=True)
         diagnose.warn_rest_margin(robot, theta, data.coefficients.d[:P], sd_start, sd_end, self.tol)
         self.sub.prefetch(robot)                               # the check's kinematics, during the solve
         linear = self.linear and not self.dense_constant and (not self.rated or P - 1 <= LINEAR_MAX_INTERVALS)
