@@ -6,6 +6,7 @@ per planner, the configuration-only part of inverse dynamics there once per robo
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -28,6 +29,16 @@ PREFETCH = True     # overlap the check's kinematics with the solve in a thread;
                     # has a process of its own (batch workers), where the thread would only compete
 
 
+def _prefetch_after_fork() -> None:
+    """A forked child's own prefetch thread: the parent's is not there, and its executor, which had seen it idle,
+    started none, so a plan in a `multiprocessing` "fork" child of a process that had planned waited for ever."""
+    global _PREFETCH
+    _PREFETCH = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toppra-app-prefetch")
+
+
+os.register_at_fork(after_in_child=_prefetch_after_fork)
+
+
 def flip_joints(robot) -> np.ndarray:
     """(n,) bool: the joints with Coulomb friction under a finite torque limit — those whose flips (q′ changing
     sign) the planner puts on grid points (`planning.layers.on_coulomb_flips`) and the check examines."""
@@ -48,7 +59,7 @@ class SubSamples:
     crossings: "CrossingSamples | None" = None               # where a joint's q′ changes sign between them
     direction: np.ndarray | None = None                      # (N·(S+1), n) whose sign Coulomb friction takes:
                                                              # q′, at an interval's end on a flip its neighbour's
-    _world: dict = field(default_factory=dict, repr=False)   # id(robot) -> (robot, Future of WorldT)
+    _world: dict = field(default_factory=dict, repr=False)   # (id(robot), pid) -> (robot, Future of WorldT)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
@@ -82,7 +93,7 @@ class SubSamples:
             self._future(robot)
 
     def _future(self, robot):
-        key = id(robot)
+        key = (id(robot), os.getpid())                     # (a forked child: not the parent's future, maybe pending)
         with self._lock:
             if key not in self._world or self._world[key][0] is not robot:
                 if len(self._world) >= 2:                  # keep the memory bounded (payload re-plans)

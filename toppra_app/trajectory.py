@@ -59,7 +59,7 @@ class TimeLaw:
     integral of 1/√(C + B v + A v²) (`elapsed`), and θ(t) its inverse (safeguarded Newton)."""
 
     def __init__(self, theta, b, d=None):
-        self.theta = np.asarray(theta, dtype=float)
+        self.theta = np.array(theta, dtype=float)            # its own (not the planner's grid: `plan.s`)
         self.b = np.maximum(np.asarray(b, dtype=float), 0.0)
         if self.theta.ndim != 1 or self.theta.shape != self.b.shape or self.theta.size < 2:
             raise ValueError("TimeLaw: theta and b must be 1-D arrays of the same length >= 2")

@@ -1,9 +1,11 @@
-"""Compiled problems per structure, kept for the life of the process and shared by all planners.
+"""Compiled problems per structure, the `MAX_STRUCTURES` last used kept and shared by all planners.
 
 A structure is (N intervals, R row slots per interval) (`socp.problem.StationProblem`); the first plan
 that needs one compiles it (~0.2–1 s), every later plan with the same structure — any path, payload,
-grid placement or limit values — only sets Parameters. Each instance serves one solve at a time: a
-thread that finds every instance of its structure busy builds another one (at most `MAX_INSTANCES`,
+grid placement or limit values — only sets Parameters. Beyond `MAX_STRUCTURES` the one not used for
+the longest is dropped (compiled again if needed: the same problem); a service planning user grids of
+many sizes kept every one, ~1.6 MB an instance at N = 128, without bound. Each instance serves one solve
+at a time: a thread that finds every instance of its structure busy builds another one (at most `MAX_INSTANCES`,
 then it waits), so planners can be used from several threads. All instances of a structure are
 compiled from the same expression, so the result never depends on which one solved it.
 """
@@ -12,13 +14,15 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections import OrderedDict
 
 from ..socp.controller_problem import ControllerProblem
 from ..socp.problem import StationProblem
 
 MAX_INSTANCES = 4
+MAX_STRUCTURES = 32                # structures kept (the demo palletizing cell's plans use 2)
 
-_POOL: dict[tuple, list] = {}
+_POOL: "OrderedDict[tuple, list]" = OrderedDict()
 _LOCK = threading.Lock()
 
 
@@ -34,6 +38,9 @@ def acquire(N: int, R: int, K: int = 0, linear: bool = False, tangent: bool = Fa
     prob = None
     with _LOCK:
         pool = _POOL.setdefault(key, [])
+        _POOL.move_to_end(key)
+        while len(_POOL) > MAX_STRUCTURES:    # (a thread solving on a dropped one keeps its instance)
+            _POOL.popitem(last=False)
         for candidate in pool:
             if candidate.lock.acquire(blocking=False):
                 prob = candidate
@@ -56,6 +63,6 @@ def acquire(N: int, R: int, K: int = 0, linear: bool = False, tangent: bool = Fa
 
 def compiled_structures() -> list[tuple]:
     """(N, R) (or (N, R, K), controller profile; "linear" appended for θ̈ linear per interval, "tangent"
-    (and "no roots") for the tangent objective) of every structure compiled in this process."""
+    (and "no roots") for the tangent objective) of every compiled structure the process keeps."""
     with _LOCK:
         return sorted((k for k, pool in _POOL.items() if any(p.compiled for p in pool)), key=repr)

@@ -30,6 +30,8 @@ rates alone plan as a controller profile (`rates_as_profile`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from dynamics.model import RobotModel
@@ -46,6 +48,22 @@ DEFAULT_TOL = 1e-3                 # allowed relative over-limit between grid po
 REFINE_MAX_INTERVALS = 1024        # refined only below this size (a 3000-waypoint path on 4096 intervals
                                    # would take 57 s and 1.1 GB to refine twice, instead of 10 s)
 REFINE_SHARE = 0.95                # a refinement halves the intervals holding this share of the room
+
+
+def snapshot(value, depth: int = 2):
+    """`value` with its lists, tuples, dicts and arrays copied (`depth` levels: a controller dict's lists; the
+    limits in a list are kept) and an iterator (a generator of limits) as a list, as the options are when a planner
+    is made: its finer grids' planners (`finer`) take them again, and a caller's list changed later (reused for
+    another planner) reached those alone."""
+    if isinstance(value, Iterator):
+        value = list(value)
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if depth > 0 and type(value) in (list, tuple):
+        return type(value)(snapshot(v, depth - 1) for v in value)
+    if depth > 0 and type(value) is dict:
+        return {k: snapshot(v, depth - 1) for k, v in value.items()}
+    return value
 
 
 def whole(value, name: str, lo: int, hi: int) -> int:
@@ -167,9 +185,11 @@ def joint_path(path, robot):
     return path
 
 
-def limit_list(robot, limits, tool_speed_max, collision_energy_max, cartesian_frame, contact_mass) -> list:
-    """`limits` (default: the joint torque, velocity and acceleration limits) and the Cartesian ones
-    (`limits.cartesian.cartesian_limits`); refused when nothing bounds the path speed."""
+def limit_list(robot, options: dict) -> list:
+    """The planner's `options`' (as `snapshot`) `limits` (default: the joint torque, velocity and acceleration
+    limits) and the Cartesian ones (`limits.cartesian.cartesian_limits`); refused when nothing bounds the path speed."""
+    limits, tool_speed_max, collision_energy_max, cartesian_frame, contact_mass = (options[k] for k in (
+        "limits", "tool_speed_max", "collision_energy_max", "cartesian_frame", "contact_mass"))
     from ..limits.rows import Limit
     # (a number, a string or a list of other things failed with a TypeError or AttributeError)
     if limits is not None and (isinstance(limits, (str, bytes, dict)) or not np.iterable(limits)
@@ -179,6 +199,9 @@ def limit_list(robot, limits, tool_speed_max, collision_energy_max, cartesian_fr
     out = list(limits) if limits is not None else [JointTorqueLimit(), JointVelocityLimit(), JointAccelerationLimit()]
     from ..limits.cartesian import cartesian_limits
     out += cartesian_limits(robot, tool_speed_max, collision_energy_max, cartesian_frame, contact_mass)
+    if not out:                                        # (failed in the first plan: "ValueError: no limit rows")
+        raise InputError("limits: an empty list, and no tool_speed_max or collision_energy_max: nothing bounds the "
+                         "path speed and the minimum time is 0")
     if limits is None and len(out) == 3 and not any(
             np.isfinite(getattr(robot, k)).any() for k in ("tau_max", "qd_max", "qdd_max")):
         raise InputError(f"robot '{robot.name}' has no joint torque, velocity or acceleration limit (all inf), so "
@@ -191,6 +214,7 @@ def energy_terms(robot, energy_weight, energy_R, controller) -> tuple[float, np.
     """The time–energy objective's (weight, R) (`objectives.energy.energy_weights`); none with a controller."""
     from ..objectives.energy import energy_weights
     weight, R = energy_weights(robot, energy_weight, energy_R)
+    R.flags.writeable = False                      # every plan's `energy_R` is the planner's: read-only, as a robot's
     if controller is not None and weight > 0:
         raise InputError("controller: the controller profile plans for time only; it cannot be combined with "
                          "energy_weight")

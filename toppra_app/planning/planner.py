@@ -43,7 +43,7 @@ from .finer import (LIMIT_SPLITS, in_one, plan_constant, plan_finer, split_for_g
 from .grid import MAX_INTERVALS, intervals_for, parse_grid, user_intervals
 from .options import (DEFAULT_SUBSTEPS, DEFAULT_TOL, LINEAR_MAX_INTERVALS, REFINE_MAX_INTERVALS, choice,
                       controlled_robot, energy_terms, estimates_gap, flag, frame_option, joint_path, limit_list,
-                      linear_law, number, plan_arguments, rate_limits, whole)
+                      linear_law, number, plan_arguments, rate_limits, snapshot, whole)
 from .prepare import DENSE_REFINE_MAX, at_stations, limit_blocks, reference_b, set_up, tangent_points
 from .result import TimeOptimalPlan, timed
 from .sequential import kept_better, plan_sequential
@@ -76,7 +76,7 @@ class TimeOptimalPlanner:
                  jerk_max=None, rate_dt: float = 1e-3, max_rate_iterations: int = 40, max_splits: int = 2,
                  gap_target: float | None = None, controller=None, relocate: bool = True,
                  time_law: str = "auto", time_objective: str = "tangent"):
-        self._options = {k: v for k, v in locals().items() if k not in ("self", "robot", "path", "grid")}
+        self._options = {k: snapshot(v) for k, v in locals().items() if k not in ("self", "robot", "path", "grid")}
         # checked in this order (`options`): the first bad option is the one reported
         self.drive_robot, self.grid_arg = robot, grid            # as given (`finer`, `sequential`)
         self.controller, robot, torque_rate_max, jerk_max = controlled_robot(
@@ -93,7 +93,7 @@ class TimeOptimalPlanner:
         self.prune, self.allow_overload = flag(prune, "prune"), flag(allow_overload, "allow_overload")
         self.payload_frame = frame_option(robot, payload_frame, "payload_frame")
         self.tangent = choice(time_objective, "time_objective", OBJECTIVES) == "tangent"
-        self.limits = limit_list(robot, limits, tool_speed_max, collision_energy_max, cartesian_frame, contact_mass)
+        self.limits = limit_list(robot, self._options)          # (`limits` as snapshot: a generator is used up there)
         # the time–energy objective and torque-rate / jerk limits (optional; `planning.sequential`)
         self.energy_weight, self.energy_R = energy_terms(robot, energy_weight, energy_R, self.controller)
         self.rates = rate_limits(robot, torque_rate_max, jerk_max, rate_dt)

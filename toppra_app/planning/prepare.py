@@ -186,7 +186,10 @@ def set_up(planner, refine_above: float, dense_refine_above: float) -> None:
                 may_refine=planner.auto_grid and planner.max_splits > 0 and gap, with_layers=gap,
                 dense_linear=planner.linear and planner.auto_grid and gap, dense_stations=not planner.rated)
     for name in Setup.__dataclass_fields__:
-        setattr(planner, name + "0" if name in ("law", "data", "b_ref", "lams", "moved") else name, getattr(s, name))
+        value = getattr(s, name)
+        if isinstance(value, np.ndarray):          # shared by every plan (`planner.grid`): read-only, as a robot's
+            value.flags.writeable = False
+        setattr(planner, name + "0" if name in ("law", "data", "b_ref", "lams", "moved") else name, value)
     if planner.gap_target is None:
         planner.gap_target = dense_refine_above if s.dense else refine_above
 

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from .planner import TimeOptimalPlanner
 
 
+SAME = object()                    # `replan`'s default payload: the plan's own (None plans without one)
+
+
 @dataclass
 class TimeOptimalPlan:
     """A planned motion: the speed profile on the grid, its exact time law and diagnostics."""
@@ -166,12 +169,13 @@ class TimeOptimalPlan:
         state["planner"] = None
         return state
 
-    def replan(self, payload=None, sd_start=None, sd_end=None) -> "TimeOptimalPlan":
-        """Plan again on the same path and grid with another payload (reuses the compiled problem)."""
+    def replan(self, payload=SAME, sd_start=None, sd_end=None) -> "TimeOptimalPlan":
+        """Plan again on the same path and grid with another payload or end speeds (reuses the compiled problem);
+        what is not given is this plan's (`payload=None`: without a payload)."""
         if self.planner is None:
-            raise ValueError("replan: this plan was unpickled without its planner; plan again with "
-                             "plan_time_optimal(robot, path, ...)")
-        return self.planner.plan(payload=payload,
+            raise ValueError("replan: this plan has no planner (it was unpickled, or made by reversed); plan again "
+                             "with plan_time_optimal(robot, path, ...)")
+        return self.planner.plan(payload=self.payload if payload is SAME else payload,
                                  sd_start=self.sd_start if sd_start is None else sd_start,
                                  sd_end=self.sd_end if sd_end is None else sd_end)
 
