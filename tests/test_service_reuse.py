@@ -158,6 +158,9 @@ def test_limits_given_as_any_iterable_are_all_kept_and_none_at_all_is_named():
     assert same(TimeOptimalPlanner(iiwa(), path(), limits=(lim for lim in default_limits())).plan(), listed)
     with pytest.raises(InputError, match=r"^limits: .*nothing bounds the path speed"):
         TimeOptimalPlanner(iiwa(), path(), limits=[])
+    from toppra_app.limits import JointAccelerationLimit      # (the iiwa 7 has no acceleration limit: the same)
+    with pytest.raises(InputError, match=r"^limits: robot 'iiwa7' has no qdd_max \(all inf\), so these limits bound"):
+        TimeOptimalPlanner(iiwa(), path(), limits=[JointAccelerationLimit()])
 
 
 def test_a_payload_the_robot_cannot_hold_is_reported_on_the_planners_grid():

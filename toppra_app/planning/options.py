@@ -202,11 +202,16 @@ def limit_list(robot, options: dict) -> list:
     if not out:                                        # (failed in the first plan: "ValueError: no limit rows")
         raise InputError("limits: an empty list, and no tool_speed_max or collision_energy_max: nothing bounds the "
                          "path speed and the minimum time is 0")
-    if limits is None and len(out) == 3 and not any(
-            np.isfinite(getattr(robot, k)).any() for k in ("tau_max", "qd_max", "qdd_max")):
-        raise InputError(f"robot '{robot.name}' has no joint torque, velocity or acceleration limit (all inf), so "
-                         f"nothing bounds the path speed and the minimum time is 0; set limits with "
-                         f"robot.with_limits(tau_max=..., qd_max=..., qdd_max=...)")
+    fields = {JointTorqueLimit: "tau_max", JointVelocityLimit: "qd_max", JointAccelerationLimit: "qdd_max"}
+    if all(type(lim) in fields and not np.isfinite(getattr(robot, fields[type(lim)])).any() for lim in out):
+        if limits is None:
+            raise InputError(f"robot '{robot.name}' has no joint torque, velocity or acceleration limit (all inf), so "
+                             f"nothing bounds the path speed and the minimum time is 0; set limits with "
+                             f"robot.with_limits(tau_max=..., qd_max=..., qdd_max=...)")
+        # (JointAccelerationLimit() alone on the iiwa 7, which has none: "ValueError: no limit rows" in the plan)
+        raise InputError(f"limits: robot '{robot.name}' has no {' or '.join(fields[type(lim)] for lim in out)} (all "
+                         f"inf), so these limits bound nothing and the minimum time is 0; set them with "
+                         f"robot.with_limits(...) or give other limits")
     return out
 
 
