@@ -230,3 +230,28 @@ def test_a_pallet_over_the_conveyor_is_refused_when_the_cell_is_read(tmp_path):
             refused += 1
             assert message.startswith(f"{f}: pallet.position: the ") and " overlaps the " in message and "\n" not in message
     assert 8 <= refused <= 22, refused
+
+
+def test_meshes_are_read_again_when_changed_and_the_caches_stay_bounded(tmp_path):
+    """A collision mesh edited on disk kept its first version for the life of the process, and every URDF cell
+    loaded added its shapes (~17 kB) to a cache never emptied (a batch of URDF cells). Now a changed file is read
+    again (its size and modification time are in the key) and at most `MAX_KEPT` entries are kept."""
+    import os
+    from scenarios.palletizing import collisions as col
+
+    def stl(size):                  # an ASCII STL tetrahedron of edge `size`
+        v = np.array([[0, 0, 0], [size, 0, 0], [0, size, 0], [0, 0, size]], float)
+        faces = "".join("facet normal 0 0 0\n outer loop\n" + "".join(f"  vertex {x} {y} {z}\n" for x, y, z in v[list(f)])
+                        + " endloop\nendfacet\n" for f in ((0, 2, 1), (0, 1, 3), (0, 3, 2), (1, 2, 3)))
+        return f"solid t\n{faces}endsolid t\n"
+    path = tmp_path / "part.stl"
+    path.write_text(stl(0.1))
+    first = col._mesh(str(path), (1.0, 1.0, 1.0))
+    path.write_text(stl(0.25))
+    os.utime(path, ns=(os.stat(path).st_atime_ns, os.stat(path).st_mtime_ns + 10**9))
+    second = col._mesh(str(path), (1.0, 1.0, 1.0))
+    extent = lambda m: np.ptp(np.asarray(m.vertices()), axis=0)                                  # noqa: E731
+    assert np.allclose(extent(first), 0.1) and np.allclose(extent(second), 0.25)
+    for k in range(3 * col.MAX_KEPT):
+        col._kept(col._SHAPES, ("x", k), lambda: k)
+    assert len(col._SHAPES) <= col.MAX_KEPT and len(col._MESHES) <= col.MAX_KEPT

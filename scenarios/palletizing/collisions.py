@@ -19,6 +19,7 @@ is there (at least the next 1 ms sample). Between consecutive samples the bound 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -168,28 +169,39 @@ def _geometry(shape):
 
 
 _MESHES: dict = {}
+_SHAPES: dict = {}
+MAX_KEPT = 16          # meshes and URDF robots' shape lists kept (a batch of URDF cells added one a cell, ~17 kB, for good)
+
+
+def _kept(cache: dict, key, make):
+    """cache[key], made once; the oldest entries dropped beyond `MAX_KEPT`."""
+    if key not in cache:
+        while len(cache) >= MAX_KEPT:
+            cache.pop(next(iter(cache)))
+        cache[key] = make()
+    return cache[key]
 
 
 def _mesh(path, scale):
-    key = (path, tuple(scale))
-    if key not in _MESHES:
-        coal = _coal()
-        _MESHES[key] = coal.MeshLoader().load(path, np.asarray(scale, dtype=float))
-    return _MESHES[key]
-
-
-_SHAPES: dict = {}
+    """A mesh file, loaded again when it changed on disk (its size and modification time are in the key)."""
+    try:
+        st = os.stat(path)
+        changed = (st.st_size, st.st_mtime_ns)
+    except OSError:                            # (the loader says what is wrong)
+        changed = None
+    return _kept(_MESHES, (path, tuple(scale), changed),
+                 lambda: _coal().MeshLoader().load(path, np.asarray(scale, dtype=float)))
 
 
 def _urdf_shapes(cell):
     """The URDF robot's collision shapes (None for built-ins, or a URDF without any); read once per file."""
     if not getattr(cell, "urdf_path", None):
         return None
+    from dynamics.urdf_collision import collision_shapes
     key = (cell.urdf_path, tuple(cell.package_paths), id(cell.base_robot))
-    if key not in _SHAPES:
-        from dynamics.urdf_collision import collision_shapes
-        _SHAPES[key] = (cell.base_robot, collision_shapes(cell.urdf_path, cell.base_robot, cell.package_paths) or None)
-    return _SHAPES[key][1]                     # (the model is kept with its shapes so that its id stays its own)
+    return _kept(_SHAPES, key, lambda: (cell.base_robot, collision_shapes(cell.urdf_path, cell.base_robot,
+                                                                         cell.package_paths) or None))[1]
+    #                                          (the model is kept with its shapes so that its id stays its own)
 
 
 def moving_bodies(cell, move, q):
