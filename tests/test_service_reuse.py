@@ -177,3 +177,14 @@ def test_a_payload_the_robot_cannot_hold_is_reported_on_the_planners_grid():
     count, total = map(int, re.search(r"\((\d+) of (\d+) points checked, grid points and stations", msg).groups())
     assert planner.grid.size == 129 and last == 128 and index <= last and total > 129 and count <= total
     assert same(planner.plan(payload=1.0), TimeOptimalPlanner(iiwa(), path(), allow_overload=True).plan(payload=1.0))
+
+
+def test_plan_time_optimal_does_not_reuse_a_planner_for_arrays_that_differ_beyond_their_repr():
+    """plan_time_optimal keeps the planners it made, keyed on the options' repr, which rounds an array to 8 digits:
+    energy_R of 1e-4 and 1e-4 (1 + 1e-9) were planned by one planner, with the first one's weights."""
+    from toppra_app import plan_time_optimal
+    R, p = np.full(7, 1e-4), path()
+    a = plan_time_optimal(iiwa(), p, energy_weight=1.0, energy_R=R)
+    b = plan_time_optimal(iiwa(), p, energy_weight=1.0, energy_R=R * (1 + 1e-9))
+    assert a.planner is not b.planner and np.array_equal(b.energy_R, R * (1 + 1e-9))
+    assert plan_time_optimal(iiwa(), p, energy_weight=1.0, energy_R=R.copy()).planner is a.planner

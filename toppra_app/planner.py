@@ -39,6 +39,14 @@ def _grid_key(grid):
     return (g.shape, g.tobytes())
 
 
+def _option_key(value):
+    """An option's value as a key, exact: an array's repr rounds to 8 digits and elides past 1000 entries, so
+    options differing beyond that (torque_rate_max=800 and 800.000000001) were given one kept planner."""
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.dtype.str, value.shape, value.tobytes())
+    return repr(value)
+
+
 def plan_time_optimal(robot, path, grid=None, payload=None, sd_start: float = 0.0, sd_end: float = 0.0,
                       **options) -> TimeOptimalPlan:
     """Minimum-time speed profile along `path` (a `JointPath`, a scipy spline or an (m, n) waypoint array)
@@ -50,7 +58,7 @@ def plan_time_optimal(robot, path, grid=None, payload=None, sd_start: float = 0.
     key = None
     gk = _grid_key(grid)
     if isinstance(path, JointPath) and gk is not None:
-        key = (id(robot), id(path), gk, tuple(sorted((k, repr(v)) for k, v in options.items())))
+        key = (id(robot), id(path), gk, tuple(sorted((k, _option_key(v)) for k, v in options.items())))
     planner = None
     if key is not None:
         with _PLANNERS_LOCK:
