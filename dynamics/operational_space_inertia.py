@@ -101,7 +101,11 @@ def operational_space_inertia_inverse(robot: RobotModel, q, frames=None) -> np.n
         D = np.einsum("na,na->n", S[:, i], U)                             # D_i = S_iᵀ I^A_i S_i
         if robot.armature is not None:
             D = D + robot.armature[i]                                     # + the rotor's reflected inertia
-        if not np.all(D > 1e-12 * max(1.0, np.abs(IA[:, i]).max(initial=0.0))):     # (initial: N = 0 samples)
+        # D is 0 only up to rounding of the block it is taken from: I^A's linear block (kg) for a prismatic joint,
+        # its angular block (kg·m² about o_i) for a revolute one; relative to that block only (a floor of 1 refused
+        # a mm-size robot's wrist, D ~ 1e-14 kg·m², as moving no mass)
+        block = IA[:, i, :3, :3] if prism[i] else IA[:, i, 3:, 3:]
+        if not np.all(D > 1e-12 * np.abs(block).max(axis=(1, 2), initial=0.0)):
             raise ModelError(f"joint '{robot.joint_names[i]}' of robot '{robot.name}' moves no mass: "
                              "the joint-space inertia is singular")
         Dinv[:, i] = 1.0 / D

@@ -161,3 +161,32 @@ def test_operational_frames_named_twice_or_on_the_base_are_refused_in_one_line()
             with pytest.raises(dynamics.ModelError) as err:
                 function(robot, np.zeros((2, 7)) + q, frames)
             assert str(err.value).startswith(message) and "\n" not in str(err.value)
+
+
+
+def _millimetre(big):
+    """`big` shrunk 1000× in length (frames and prismatic strokes too) and 10⁶× in mass."""
+    scale = np.r_[1, 1, 1, 1e-3]
+    return big.replace(placement_translations=big.placement_translations * 1e-3, coms=big.coms * 1e-3,
+                       masses=big.masses * 1e-6, inertias=big.inertias * 1e-12,
+                       frame_transforms=big.frame_transforms * scale + np.eye(4)[3][:, None] * (1 - scale))
+
+
+def _small_cases():
+    for big, frame in ((dynamics.load_robot("iiwa7"), "flange"), (two_arm_tree(), "left_hand")):
+        small = _millimetre(big)
+        q = _q(small, seed=5)
+        q[:, [t == "prismatic" for t in small.joint_types]] *= 1e-3          # millimetre strokes
+        yield small, q, frame
+
+
+def test_a_millimetre_robot_is_not_refused_as_moving_no_mass():
+    """A micro-manipulator: the iiwa 7 and the two-armed tree (prismatic joints too) shrunk 1000× in length and
+    10⁶× in mass (links of 1e-6 … 4e-6 kg, wrist inertias ~1e-14 kg·m²). Before, a joint's articulated inertia D
+    was compared with 1e-12 · max(1, |I^A|), an absolute 1e-12 kg·m², so the wrist was refused as "moves no mass"
+    (and with it the Cartesian limits, which call this). Now Λ⁻¹ matches Pinocchio's J M⁻¹ Jᵀ as at full size."""
+    from fixtures import to_pinocchio
+    for small, q, frame in _small_cases():
+        ref = pin_inverse_osi(to_pinocchio(small), q, [frame])
+        ours = operational_space_inertia_inverse(small, q, [frame])
+        assert np.abs(ours - ref).max() <= 1e-9 * np.abs(ref).max()
