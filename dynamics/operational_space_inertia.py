@@ -178,8 +178,9 @@ def operational_space_inertia(robot: RobotModel, q, frames=None, *, rcond: float
     Khatib's Table 1 and a final symmetric inversion (step 6).
 
     Λ exists only where Λ⁻¹ is invertible (6m ≤ n and no kinematic singularity): when the smallest
-    eigenvalue of Λ⁻¹ is below ``rcond`` times its largest (at any sample) a `ModelError` is
-    raised — use `operational_space_inertia_inverse` then."""
+    eigenvalue of Λ⁻¹ scaled to unit diagonal (D^-½ Λ⁻¹ D^-½, D = diag Λ⁻¹: the test then does not depend on
+    the unit of length, which weighs the angular rows against the linear ones) is below ``rcond`` times its
+    largest (at any sample) a `ModelError` is raised — use `operational_space_inertia_inverse` then."""
     try:
         valid = not isinstance(rcond, (bool, str, bytes)) and 0.0 <= float(rcond) < 1.0
     except (TypeError, ValueError, OverflowError):     # (OverflowError: a Python int beyond a double)
@@ -187,11 +188,15 @@ def operational_space_inertia(robot: RobotModel, q, frames=None, *, rcond: float
     if not valid:                      # (NaN or a negative rcond would let a singular Λ⁻¹ be inverted)
         raise ModelError(f"rcond: expected a number in [0, 1), got {short_repr(rcond)}")
     Linv = np.asarray(operational_space_inertia_inverse(robot, q, frames))
-    w, U = np.linalg.eigh(Linv)                                           # step 6, symmetric PSD
+    # step 6, symmetric PSD, scaled to unit diagonal: the angular rows of Λ⁻¹ are 1/(kg·m²), the linear ones 1/kg,
+    # so unscaled a robot 1000× smaller (lengths in mm) had eigenvalue ratios 10⁶× smaller and was refused as singular
+    d = np.sqrt(np.einsum("...ii->...i", Linv))
+    s = np.divide(1.0, d, out=np.zeros_like(d), where=d > 0)             # (a zero row: singular below)
+    w, U = np.linalg.eigh(Linv * s[..., :, None] * s[..., None, :])
     bad = w[..., 0] <= rcond * w[..., -1]
     if np.any(bad):
         where = "" if Linv.ndim == 2 else f" at sample {int(np.flatnonzero(bad)[0])}"
         raise ModelError(f"operational space inertia of robot '{robot.name}' is singular{where} "
                          f"({Linv.shape[-1]} task coordinates, {robot.n} joints); "
                          "use operational_space_inertia_inverse")
-    return (U / w[..., None, :]) @ np.swapaxes(U, -1, -2)
+    return s[..., :, None] * ((U / w[..., None, :]) @ np.swapaxes(U, -1, -2)) * s[..., None, :]

@@ -190,3 +190,22 @@ def test_a_millimetre_robot_is_not_refused_as_moving_no_mass():
         ref = pin_inverse_osi(to_pinocchio(small), q, [frame])
         ours = operational_space_inertia_inverse(small, q, [frame])
         assert np.abs(ours - ref).max() <= 1e-9 * np.abs(ref).max()
+
+
+def test_a_millimetre_robot_has_an_operational_space_inertia():
+    """The same shrunk robots: Λ⁻¹'s angular rows are 1/(kg·m²) and its linear ones 1/kg, so in metres a robot
+    1000× smaller has eigenvalue ratios 10⁶× smaller (the iiwa 7 at these q: 1e-11 … 1e-13, full size 1e-5 …
+    1e-7), and Λ was refused as singular at rcond = 1e-12. The test is now on Λ⁻¹ scaled to unit diagonal,
+    which does not depend on the unit; Λ inverts Pinocchio's J M⁻¹ Jᵀ, and at full size still equals the old Λ."""
+    from fixtures import to_pinocchio
+    for small, q, frame in _small_cases():
+        ref = pin_inverse_osi(to_pinocchio(small), q, [frame])
+        lam, expected = operational_space_inertia(small, q, [frame]), np.linalg.inv(ref)
+        size = np.sqrt(np.einsum("nii->ni", expected))                    # |Λ_ab| ≤ √(Λ_aa Λ_bb), in any unit
+        assert (np.abs(lam - expected) / (size[:, :, None] * size[:, None, :])).max() <= 1e-7
+    robot, q = dynamics.load_robot("iiwa7"), _q(dynamics.load_robot("iiwa7"), seed=5)
+    Linv = operational_space_inertia_inverse(robot, q, "flange")
+    assert np.abs(operational_space_inertia(robot, q) - np.linalg.inv(Linv)).max() <= 1e-9 * np.abs(np.linalg.inv(Linv)).max()
+    assert np.abs(np.linalg.svd(Linv[0], compute_uv=False)).min() > 0       # (a regular configuration)
+    with pytest.raises(ModelError, match="is singular"):                     # elbow stretched: still refused
+        operational_space_inertia(robot, np.zeros(7))
