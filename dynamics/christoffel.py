@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from .checks import as_batch
-from .kinematics import WorldT, world_quantities_t
+from .kinematics import WorldT, dynamics_origin, world_quantities_t
 from .spatial import cross3
 from .mimic import body_rates, coordinate_christoffel, coordinate_forces
 from .model import PRISMATIC, RobotModel
@@ -105,7 +105,7 @@ def christoffel(robot: RobotModel, q) -> np.ndarray:
     """Christoffel symbols C[..., k, i, j] = c^k_ij, so that the Coriolis and centrifugal torques are
     τ_k = Σ_ij C[k, i, j] q̇_i q̇_j. Shape (..., n, n, n)."""
     q2, single = as_batch(robot, q, "q")
-    C = christoffel_world(robot, world_quantities_t(robot, q2))
+    C = christoffel_world(robot, world_quantities_t(robot, q2, dynamics_origin(robot)))
     return C[0] if single else C
 
 

@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .checks import as_batch, switch
-from .kinematics import world_quantities
+from .kinematics import dynamics_origin, world_quantities
 from .coriolis_tree import body_factorization, motion_axes, spatial_inertias, sum_subtrees, tree_index
 from .mimic import coordinate_christoffel
 from .model import ModelError, RobotModel
@@ -79,7 +79,7 @@ def christoffel_tree(robot: RobotModel, q, *, dense: bool = True):
         raise ModelError(f"christoffel_tree: dense=False: robot '{robot.name}' has mimic joints, whose "
                          f"Christoffel symbols are not tree-sparse; use dense=True")
     idx, tr = tree_index(robot), tree_triples(robot)
-    W = world_quantities(robot, q2)
+    W = world_quantities(robot, q2, dynamics_origin(robot))
     Phi = motion_axes(robot, W)                                  # (N, n, 6)
     IC = sum_subtrees(robot, idx, spatial_inertias(robot, W))    # lines 1–3 and 22
     Bt = body_factorization(Phi, IC)                             # line 5: B̃_k = B(Φ_k, I^C_k)

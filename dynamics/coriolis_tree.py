@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .checks import finite_result, same_batch, switch
-from .kinematics import world_quantities
+from .kinematics import dynamics_origin, world_quantities
 from .mimic import body_rates, coordinate_matrix
 from .model import PRISMATIC, ModelError, RobotModel
 from .spatial import crf, crf_bar, crm, cross, skew  # noqa: F401  (crf_bar: christoffel_tree's old import)
@@ -132,7 +132,7 @@ def coriolis_matrix_tree(robot: RobotModel, q, qd, *, full: bool = False, dense:
                          f"Coriolis matrix Gᵀ C G is not tree-sparse; use dense=True")
     qd2 = body_rates(robot, qd2)
     idx = tree_index(robot)
-    W = world_quantities(robot, q2)
+    W = world_quantities(robot, q2, dynamics_origin(robot))   # (about the robot: less cancellation)
     Phi = motion_axes(robot, W)                                          # (N, n, 6)
     I = spatial_inertias(robot, W)                                       # (N, n, 6, 6)
     v = propagate_out(robot, idx, Phi * qd2[..., None])                  # line 3, eq. 5

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .checks import as_batch
-from .kinematics import WorldT, world_quantities_t
+from .kinematics import WorldT, dynamics_origin, world_quantities_t
 from .spatial import cross3
 from .mass_matrix import composite_inertias
 from .mimic import coordinate_forces
@@ -31,5 +31,5 @@ def gravity_torques_world(robot: RobotModel, W: WorldT, composites=None) -> np.n
 def gravity_torques(robot: RobotModel, q) -> np.ndarray:
     """Joint torques (forces) that hold the robot still against gravity, shape (..., n)."""
     q2, single = as_batch(robot, q, "q")
-    g = gravity_torques_world(robot, world_quantities_t(robot, q2))
+    g = gravity_torques_world(robot, world_quantities_t(robot, q2, dynamics_origin(robot)))
     return g[0] if single else g

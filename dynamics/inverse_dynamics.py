@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .checks import as_batch, finite_result, same_batch
-from .kinematics import WorldT, world_quantities_into
+from .kinematics import WorldT, dynamics_origin, world_quantities_into
 from .spatial import cross3
 from .mimic import body_rates, coordinate_forces
 from .model import PRISMATIC, ModelError, RobotModel
@@ -30,8 +30,8 @@ BLOCK = 16384   # bodies × samples per block, at most (work arrays of a few MB)
 def inverse_dynamics(robot: RobotModel, q, qd, qdd, *, gravity: bool = True, world=None) -> np.ndarray:
     """τ = M(q) q̈ + C(q, q̇) q̇ + g(q), shape (..., n).
 
-    `world`: the configuration-only quantities `world_quantities_t(robot, q)` if already computed (for
-    batches of q), so that repeated calls at the same configurations skip the forward kinematics.
+    `world`: the configuration-only quantities `world_quantities_t(robot, q, dynamics_origin(robot))` if already
+    computed (for batches of q), so that repeated calls at the same configurations skip the forward kinematics.
     With mimic joints the bodies move with G q̇, G q̈ and τ = Gᵀ τ_bodies (`dynamics.mimic`)."""
     (q2, qd2, qdd2), single = same_batch(robot, q, ("qd", qd), ("qdd", qdd))
     N, n = q2.shape[0], robot.n_bodies
@@ -44,6 +44,7 @@ def inverse_dynamics(robot: RobotModel, q, qd, qdd, *, gravity: bool = True, wor
     M = max(-(-N // blocks), 1)                         # samples per block, all blocks (nearly) equal
     work, world_work = _work_arrays(n, M, world is None)
     support = _support_matrix(robot.parents)
+    origin = dynamics_origin(robot)
     a_base = np.zeros(6)
     if gravity:
         a_base[3:] = -robot.gravity
@@ -54,7 +55,7 @@ def inverse_dynamics(robot: RobotModel, q, qd, qdd, *, gravity: bool = True, wor
             m = b.stop - s
             buf = {k: x[..., :m] for k, x in work.items()}
             if world is None:
-                W = world_quantities_into(robot, q2[b], WorldT(*(x[..., :m] for x in world_work)))
+                W = world_quantities_into(robot, q2[b], WorldT(*(x[..., :m] for x in world_work)), origin)
             else:
                 W = WorldT(*(x[..., b] for x in world))
             _rnea(robot, support, a_base, W, qdT[:, b], qddT[:, b], buf, tau[:, b])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .checks import as_batch
-from .kinematics import WorldT, world_quantities_t
+from .kinematics import WorldT, dynamics_origin, world_quantities_t
 from .spatial import cross3
 from .mimic import coordinate_matrix
 from .model import PRISMATIC, RobotModel
@@ -70,5 +70,5 @@ def mass_matrix_world(robot: RobotModel, W: WorldT, composites=None) -> np.ndarr
 def mass_matrix(robot: RobotModel, q) -> np.ndarray:
     """Joint-space inertia matrix M(q), shape (..., n, n)."""
     q2, single = as_batch(robot, q, "q")
-    M = mass_matrix_world(robot, world_quantities_t(robot, q2))
+    M = mass_matrix_world(robot, world_quantities_t(robot, q2, dynamics_origin(robot)))
     return M[0] if single else M

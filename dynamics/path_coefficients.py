@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .checks import finite_result, same_batch
-from .kinematics import world_quantities_t
+from .kinematics import dynamics_origin, world_quantities_t
 from .christoffel import christoffel_quadratic_world, christoffel_world
 from .gravity_torques import gravity_torques_world
 from .mass_matrix import composite_inertias, mass_matrix_world
@@ -36,7 +36,7 @@ def path_coefficients(robot: RobotModel, q, dq, ddq, *, method: str = "contracte
     if method not in ("contracted", "full"):
         raise ValueError(f"method: expected 'contracted' or 'full', got {method!r}")
     (q2, dq2, ddq2), single = same_batch(robot, q, ("dq", dq), ("ddq", ddq))
-    W = world_quantities_t(robot, q2)
+    W = world_quantities_t(robot, q2, dynamics_origin(robot))
     composites = composite_inertias(robot, W)
     M = mass_matrix_world(robot, W, composites)
     with np.errstate(over="ignore", invalid="ignore"):              # huge q′, q″ overflow: one ModelError below

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dynamics._batch import world_quantities_t
+from dynamics.kinematics import dynamics_origin
 
 from .limits.rows import at_flip
 
@@ -98,11 +99,11 @@ class SubSamples:
             if key not in self._world or self._world[key][0] is not robot:
                 if len(self._world) >= 2:                  # keep the memory bounded (payload re-plans)
                     self._world.pop(next(iter(self._world)))
-                self._world[key] = (robot, _PREFETCH.submit(world_quantities_t, robot, self.q))
+                self._world[key] = (robot, _PREFETCH.submit(world_quantities_t, robot, self.q, dynamics_origin(robot)))
             return self._world[key][1]
 
     def world(self, robot):
-        """`world_quantities_t(robot, q)` at the sub-samples (from `prefetch`, or computed now)."""
+        """`world_quantities_t(robot, q, dynamics_origin(robot))` at the sub-samples (from `prefetch`, or computed now)."""
         return self._future(robot).result()
 
 
