@@ -301,6 +301,9 @@ def _validate(m: RobotModel) -> None:
         raise ModelError("axes: joint axes must be unit vectors (use RobotModel.create to normalise)")
     for i in range(nb):
         check_inertial(f"link '{m.link_names[i]}'", m.masses[i], m.inertias[i], realisable=m.realisable_inertias)
+    I = m.inertias          # symmetric within check_inertial's 1e-9: kept symmetric (each algorithm reads other entries:
+    if not np.array_equal(I, np.swapaxes(I, 1, 2)):       # RNEA and M q̈ + C q̇ + g disagreed; Pinocchio refuses it)
+        object.__setattr__(m, "inertias", _ro(0.5 * (I + np.swapaxes(I, 1, 2))))
     for i in range(n):
         if m.q_min[i] > m.q_max[i]:
             raise ModelError(f"joint '{m.joint_names[i]}': q_min {m.q_min[i]} is above q_max {m.q_max[i]}")
