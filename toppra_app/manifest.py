@@ -9,6 +9,7 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import shutil
 from pathlib import Path
 
@@ -63,12 +64,27 @@ def _manifest(directory: Path) -> frozenset | None:
 
 
 def _write_manifest(directory: Path, files) -> None:
+    """The manifest written beside its final name and renamed onto it: never through a symbolic link of that name
+    (with --force it truncated the file the link pointed to), never torn by a full disk or a kill (our files
+    would be left unlisted, then refused as the user's)."""
     data = dict(tool=TOOL, version=_version(), files=sorted(files),
                 note="written by toppra-app; the directory may be replaced by the next run with the same --out "
                      "as long as it holds only these files")
-    with open(directory / MANIFEST, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2)
-        fh.write("\n")
+    tmp = directory / f".{MANIFEST}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        with open(tmp, "x", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2)
+            fh.write("\n")
+        os.replace(tmp, directory / MANIFEST)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def foreign_manifest(directory: Path) -> bool:
+    """A file (or link) by our manifest's name in `directory` that is not a manifest of ours: the user's."""
+    p = directory / MANIFEST
+    return os.path.islink(p) or (os.path.lexists(p) and _manifest(directory) is None)
 
 
 def clean_stale(path: Path) -> list[str]:

@@ -30,7 +30,7 @@ from pathlib import Path
 from . import interrupt
 from .errors import InputError
 from .manifest import (MANIFEST, MARK, TOOL, _dirs, _files, _manifest, _parents, _version,  # noqa: F401
-                       _write_manifest, clean_stale, remove_listed)
+                       _write_manifest, clean_stale, foreign_manifest, remove_listed)
 
 _SUFFIX_ROOM = 40                       # characters the temporary names add to DIR's name
 
@@ -124,6 +124,8 @@ def check_output(out, inputs=(), force: bool = False, flag: str = "--out", write
         raise OutputError(f"{flag} {_short(out)}: cannot be used ({exc.strerror or exc})") from None
     clash = sorted(f for f in writes if target.mode == "merge" and f not in target.ours and
                    os.path.lexists(target.path / f))
+    if target.mode == "merge" and foreign_manifest(target.path):   # (written over, through a link too)
+        clash.insert(0, MANIFEST)
     if clash:
         raise OutputError(f"{flag} {out}: refused to overwrite {', '.join(clash[:3])} (not written by this tool); "
                           f"choose a new directory")
