@@ -61,3 +61,36 @@ def test_force_after_force_still_replaces_its_own_manifest(cwd):
     assert sorted(p.name for p in (cwd / "out").iterdir()) == [output.MANIFEST, "joint_trajectory.json",
                                                                 "summary.json", "user.txt"]
 
+
+@pytest.mark.parametrize("before", [None, "ours"])
+def test_draw_keeps_a_file_that_appears_at_out_while_the_robot_is_drawn(tmp_path, capsys, monkeypatch, before):
+    """`draw --out fig.png` checked the name before it drew (~0.5 s) and then renamed its figure onto it: a file
+    saved there meanwhile (by another program) was replaced, silently, exit 0. Now the figure is linked in as a
+    new file, or renamed over a PNG of ours only if one is still there: the user's file is kept, one line."""
+    from toppra_app import drawing
+    out = tmp_path / "fig.png"
+    if before == "ours":
+        assert main(["draw", "planar4", "--out", str(out)]) == 0
+    real = drawing.draw_robot
+
+    def drawn_while_a_file_is_saved(*args, **kwargs):
+        ax = real(*args, **kwargs)
+        out.unlink(missing_ok=True)
+        out.write_bytes(b"\x89PNG the user's own picture")
+        return ax
+    monkeypatch.setattr(drawing, "draw_robot", drawn_while_a_file_is_saved)
+    capsys.readouterr()
+    assert main(["draw", "planar4", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "appeared while the robot was drawn" in err and str(out) in err, err
+    assert out.read_bytes() == b"\x89PNG the user's own picture"
+    assert [p.name for p in tmp_path.iterdir()] == ["fig.png"]           # no temporary left
+
+
+def test_draw_still_writes_a_new_figure_and_replaces_its_own(tmp_path):
+    out = tmp_path / "fig.png"
+    assert main(["draw", "planar4", "--out", str(out)]) == 0
+    first = out.stat().st_ino
+    assert main(["draw", "planar4", "--q", "0.3,0,0,0", "--out", str(out)]) == 0
+    assert output._our_png(out) and out.stat().st_ino != first and out.stat().st_nlink == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["fig.png"]
