@@ -94,3 +94,37 @@ def test_draw_still_writes_a_new_figure_and_replaces_its_own(tmp_path):
     assert main(["draw", "planar4", "--q", "0.3,0,0,0", "--out", str(out)]) == 0
     assert output._our_png(out) and out.stat().st_ino != first and out.stat().st_nlink == 1
     assert [p.name for p in tmp_path.iterdir()] == ["fig.png"]
+
+
+def _gone(pid: int) -> bool:
+    """The process no longer runs (exited, or a zombie left to a parent that does not reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc")
+def test_the_helper_process_ends_with_a_run_killed_with_sigkill(tmp_path):
+    """A `palletize` killed with SIGKILL (kill -9, the out-of-memory killer) left its helper process running for
+    good — a pool's worker waits for tasks forever, holding both ends of the task pipe — finishing the tasks it
+    had into the dead run's temporary directory (an audit found two after four kill -9). Now it ends with it."""
+    script = ("import os, sys, time\nfrom scenarios.helper_process import HelperProcess\nh = HelperProcess()\n"
+              "print(h.show(h.run(os.getpid).result(timeout=120)), flush=True)\ntime.sleep(300)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        helper = int(proc.stdout.readline())
+        assert helper != proc.pid and not _gone(helper)
+    finally:
+        proc.kill()
+        proc.wait()
+    for _ in range(300):                                # (it ends at once; not a timing test: up to 30 s)
+        if _gone(helper):
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(helper, signal.SIGKILL)
+        pytest.fail("the helper process outlived its run")
+
