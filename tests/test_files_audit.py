@@ -128,3 +128,19 @@ def test_the_helper_process_ends_with_a_run_killed_with_sigkill(tmp_path):
         os.kill(helper, signal.SIGKILL)
         pytest.fail("the helper process outlived its run")
 
+
+def test_a_helper_process_that_dies_ends_palletize_in_one_line(tmp_path, capsys, monkeypatch):
+    """The helper process killed while the pallet was planned (the out-of-memory killer picks the larger one;
+    kill) ended `palletize` with BrokenProcessPool's traceback and exit 1. Now one line, exit 2, nothing
+    written and no temporary left."""
+    from scenarios.helper_process import HelperProcess
+
+    def dies(self, path, sample, joint_names):
+        self.futures.append(self.pool.submit(os._exit, 9))
+    monkeypatch.setattr(HelperProcess, "submit_csv", dies)
+    monkeypatch.chdir(tmp_path)
+    assert main(["palletize", "--boxes", "1", "--no-plots", "--no-report", "--no-compare", "--out", "p"]) == 2
+    err = "\n".join(x for x in capsys.readouterr().err.strip().splitlines() if not x.startswith("planning ["))
+    assert "\n" not in err and err.startswith("toppra-app palletize: error: the second process") and \
+        "ended abruptly" in err and "nothing was written" in err, err
+    assert list(tmp_path.iterdir()) == []
