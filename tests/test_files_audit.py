@@ -144,3 +144,27 @@ def test_a_helper_process_that_dies_ends_palletize_in_one_line(tmp_path, capsys,
     assert "\n" not in err and err.startswith("toppra-app palletize: error: the second process") and \
         "ended abruptly" in err and "nothing was written" in err, err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_full_disk_while_a_batch_writes_a_trajectory_names_that_file(tmp_path, capsys, monkeypatch):
+    """A full disk while a batch wrote a box's second trajectory said "cannot write moves.csv" (a write's
+    OSError names no file; seen on a 2 MB tmpfs), and left the box's first trajectory without its row. Now the
+    line names the trajectory file, the box leaves no file, and the same command plans it again."""
+    from test_batch import rows, write_manifest
+    real = Path.write_bytes
+
+    def full(self, data):
+        if "_return.csv" in self.name:          # as the kernel says it: no file name with a write's error
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(self, data)
+    monkeypatch.setattr(Path, "write_bytes", full)
+    manifest, out = write_manifest(tmp_path, boxes="[1]", masses="[2.0]"), tmp_path / "out"
+    args = ["batch", str(manifest), "--out", str(out), "--serial", "--no-report"]
+    assert main(args) == 2
+    err = [x for x in capsys.readouterr().err.strip().splitlines() if not x.startswith("batch: ")]
+    assert len(err) == 1 and "move002_box001_return.csv: no space left on the device" in err[0], err
+    assert not list((out / "trajectories").rglob("*.csv"))
+    assert not list(out.rglob(".*.tmp-*")) and rows(out) == {}
+    monkeypatch.setattr(Path, "write_bytes", real)
+    assert main(args) == 0
+    assert len(rows(out)) == 2 and len(list((out / "trajectories").rglob("*.csv"))) == 2
