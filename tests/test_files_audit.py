@@ -168,3 +168,22 @@ def test_a_full_disk_while_a_batch_writes_a_trajectory_names_that_file(tmp_path,
     monkeypatch.setattr(Path, "write_bytes", real)
     assert main(args) == 0
     assert len(rows(out)) == 2 and len(list((out / "trajectories").rglob("*.csv"))) == 2
+
+
+@pytest.mark.parametrize("force", [True, False])
+def test_a_run_killed_as_it_puts_its_output_in_place_leaves_a_temporary_the_next_run_removes(cwd, force):
+    """SIGKILL just as the finished output was put in place (its manifest being written): the temporary
+    directory had lost its marker already and had no manifest yet, so no later run removed it — it stayed
+    beside --out for good (with --force, in the user's directory's parent, a full copy of the output). The
+    marker now goes last; the next run into the same place removes the temporary."""
+    args = ["plan", "wp.csv", "--out", "out" if force else "new", "--dt", "0.01", "--no-plots", "--no-report"]
+    args += ["--force"] if force else []
+    script = ("import os, signal, sys\nfrom toppra_app import output\nfrom toppra_app.cli import main\n"
+              "output._write_manifest = lambda *a: os.kill(os.getpid(), signal.SIGKILL)\nmain(sys.argv[1:])\n")
+    proc = subprocess.run([sys.executable, "-c", script, *args], cwd=cwd, capture_output=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == -signal.SIGKILL
+    assert len([p for p in cwd.iterdir() if ".tmp-" in p.name]) == 1
+    assert main(args) == 0
+    assert [p.name for p in cwd.iterdir() if ".tmp-" in p.name] == []
+    assert (cwd / "out" / "user.txt").read_text() == "mine\n"

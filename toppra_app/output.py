@@ -259,8 +259,8 @@ def atomic_directory(out, inputs=(), force: bool = False, target: Target | None 
         (tmp / MARK).touch()
         yield tmp
         interrupt.check()           # a Ctrl-C swallowed while the output was made (`interrupt`): nothing is moved
-        (tmp / MARK).unlink()
-        files = _files(tmp)
+        files = _files(tmp) - {MARK}    # (the marker stays until the manifest is in: a temporary killed between
+                                        # the two carried neither, and no later run removed it)
         # what is there now (another run may have written), no foreign file of any name this run wrote
         now = check_output(path, inputs, force, writes=files)
         if now.mode == "merge":
@@ -277,6 +277,7 @@ def atomic_directory(out, inputs=(), force: bool = False, target: Target | None 
             tmp = None
             return
         _write_manifest(tmp, files)
+        (tmp / MARK).unlink()
         if now.mode == "ours":
             old = path.parent / f".{path.name}.old-{os.getpid()}-{secrets.token_hex(4)}"
             os.rename(path, old)
