@@ -187,3 +187,17 @@ def test_a_run_killed_as_it_puts_its_output_in_place_leaves_a_temporary_the_next
     assert main(args) == 0
     assert [p.name for p in cwd.iterdir() if ".tmp-" in p.name] == []
     assert (cwd / "out" / "user.txt").read_text() == "mine\n"
+
+
+def test_the_manifest_temporary_of_a_killed_force_run_is_removed_by_the_next(cwd):
+    """The manifest is written beside its name and renamed (above): with --force that is in the user's
+    directory, so a run killed in that moment leaves ``..toppra-app-manifest.json.tmp-PID-…`` there. The next
+    run into it removes it (its process gone); one of a live process, and a user's file like it, stay."""
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = cwd / "out" / f".{output.MANIFEST}.tmp-{int(dead.stdout)}-0a1b2c3d"
+    live = cwd / "out" / f".{output.MANIFEST}.tmp-{os.getpid()}-0a1b2c3d"
+    users = cwd / "out" / f".{output.MANIFEST}.tmp-{int(dead.stdout)}-notes"
+    for p in (stale, live, users):
+        p.write_text("{}")
+    assert main(PLAN) == 0
+    assert not stale.exists() and live.exists() and users.exists()

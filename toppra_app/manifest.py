@@ -109,6 +109,20 @@ def clean_stale(path: Path) -> list[str]:
             with contextlib.suppress(OSError):
                 d.rmdir()
                 removed.append(entry.name)
+    return removed + _clean_manifest_temporaries(path)
+
+
+def _clean_manifest_temporaries(path: Path) -> list[str]:
+    """`_write_manifest`'s temporaries in `path` (``..toppra-app-manifest.json.tmp-PID-*``, files) of runs killed
+    while writing one there (--force: the user's directory), their process gone."""
+    pattern = re.compile(rf"^\.{re.escape(MANIFEST)}\.tmp-(\d+)-[0-9a-f]+$")
+    removed = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(path):
+            m = pattern.match(entry.name)
+            if m and entry.is_file(follow_symlinks=False) and not _alive(int(m.group(1))):
+                os.unlink(entry.path)
+                removed.append(entry.name)
     return removed
 
 
