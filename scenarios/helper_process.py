@@ -78,6 +78,25 @@ def _draw_cycles(cycles, directory: str) -> None:
     save_figure(cycle_figure(cycles), os.path.join(directory, "cycle_times.png"))
 
 
+def _exit_with_parent() -> None:
+    """The pool's initializer: end this process when the first one is gone (killed with SIGKILL, out of memory).
+    A pool's worker waits for its next task forever — it holds both ends of the task queue's pipe — so every
+    `palletize` killed that way left its helper behind for good, finishing the tasks it had queued into the
+    dead run's temporary directory. The parent's sentinel (multiprocessing's pipe from it) becomes readable then."""
+    import multiprocessing
+    import os
+    import threading
+    from multiprocessing.connection import wait
+    parent = multiprocessing.parent_process()
+    if parent is None or parent.sentinel is None:
+        return
+
+    def watch():
+        wait([parent.sentinel])
+        os._exit(1)
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
 # ------------------------------------------------------------------------------ the first process's side
 class HelperProcess:
     """A second process (`workers`) for the work off the planning path: `run` any function there (the
@@ -87,7 +106,8 @@ class HelperProcess:
     def __init__(self, workers: int = 1):
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
-        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                        initializer=_exit_with_parent)
         self.futures, self.sections = [], []
 
     def run(self, fn, *args):

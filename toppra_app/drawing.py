@@ -80,9 +80,9 @@ def draw_robot(model, q=None, ax=None, *, title: str | None = None, extra_lines=
     return ax
 
 
-def save_figure(fig, path, dpi: int = 120) -> None:
+def save_figure(fig, path, dpi: int = 120, replaceable=None) -> None:
     """Write the figure whole or not at all, marked as ours (`toppra_app.figures.save_figure`)."""
     from .figures import save_figure as save
-    save(fig, path, dpi=dpi)
+    save(fig, path, dpi=dpi, replaceable=replaceable)
 
 

@@ -4,6 +4,7 @@ before it replaces a file), readable by others (the umask's permissions, not mks
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 
@@ -16,9 +17,11 @@ def _umask() -> int:
     return mask
 
 
-def save_figure(fig, path, dpi: int = DPI, tight: bool = False) -> str:
+def save_figure(fig, path, dpi: int = DPI, tight: bool = False, replaceable=None) -> str:
     """Write the matplotlib figure `fig` to `path` (format from the extension, PNG by default); returns
-    the path. ``tight`` crops to the drawn area (draws twice: slower)."""
+    the path. ``tight`` crops to the drawn area (draws twice: slower). With `replaceable` (a test of the file
+    found at `path`) the figure becomes `path` only if nothing is there when it is done, or what is there passes
+    the test (`FileExistsError` otherwise): a file that appeared while the figure was drawn is not replaced."""
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     ext = os.path.splitext(path)[1].lstrip(".").lower() or "png"
@@ -29,9 +32,27 @@ def save_figure(fig, path, dpi: int = DPI, tight: bool = False) -> str:
                 if ext in ("pdf", "svg", "ps", "eps") else None)         # (JPEG, TIFF, WebP take none: an error)
         fig.savefig(tmp, dpi=dpi, format=ext, metadata=meta, **({"bbox_inches": "tight"} if tight else {}))
         os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
+        if replaceable is None:
+            os.replace(tmp, path)
+        else:
+            _publish(tmp, path, replaceable)
     except BaseException:
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
     return path
+
+
+def _publish(tmp: str, path: str, replaceable) -> None:
+    """`tmp` becomes `path`: as a new file (a hard link, which fails if `path` exists: `link_new`), or over the
+    file there if `replaceable(path)` still says it may be replaced."""
+    from dynamics.io.new_file import link_new
+    try:
+        link_new(tmp, path)
+    except FileExistsError:
+        if not replaceable(path):
+            raise FileExistsError(errno.EEXIST, "it appeared while the figure was drawn and was not written by this "
+                                  "tool", path) from None
+        os.replace(tmp, path)
+    else:
+        os.remove(tmp)

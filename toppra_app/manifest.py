@@ -9,6 +9,7 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import shutil
 from pathlib import Path
 
@@ -63,12 +64,27 @@ def _manifest(directory: Path) -> frozenset | None:
 
 
 def _write_manifest(directory: Path, files) -> None:
+    """The manifest written beside its final name and renamed onto it: never through a symbolic link of that name
+    (with --force it truncated the file the link pointed to), never torn by a full disk or a kill (our files
+    would be left unlisted, then refused as the user's)."""
     data = dict(tool=TOOL, version=_version(), files=sorted(files),
                 note="written by toppra-app; the directory may be replaced by the next run with the same --out "
                      "as long as it holds only these files")
-    with open(directory / MANIFEST, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2)
-        fh.write("\n")
+    tmp = directory / f".{MANIFEST}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        with open(tmp, "x", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2)
+            fh.write("\n")
+        os.replace(tmp, directory / MANIFEST)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def foreign_manifest(directory: Path) -> bool:
+    """A file (or link) by our manifest's name in `directory` that is not a manifest of ours: the user's."""
+    p = directory / MANIFEST
+    return os.path.islink(p) or (os.path.lexists(p) and _manifest(directory) is None)
 
 
 def clean_stale(path: Path) -> list[str]:
@@ -92,6 +108,20 @@ def clean_stale(path: Path) -> list[str]:
         else:                   # killed between its mkdir and its marker: empty (rmdir takes nothing else)
             with contextlib.suppress(OSError):
                 d.rmdir()
+                removed.append(entry.name)
+    return removed + _clean_manifest_temporaries(path)
+
+
+def _clean_manifest_temporaries(path: Path) -> list[str]:
+    """`_write_manifest`'s temporaries in `path` (``..toppra-app-manifest.json.tmp-PID-*``, files) of runs killed
+    while writing one there (--force: the user's directory), their process gone."""
+    pattern = re.compile(rf"^\.{re.escape(MANIFEST)}\.tmp-(\d+)-[0-9a-f]+$")
+    removed = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(path):
+            m = pattern.match(entry.name)
+            if m and entry.is_file(follow_symlinks=False) and not _alive(int(m.group(1))):
+                os.unlink(entry.path)
                 removed.append(entry.name)
     return removed
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from . import interrupt
 from .errors import InputError
 from .manifest import (MANIFEST, MARK, TOOL, _dirs, _files, _manifest, _parents, _version,  # noqa: F401
-                       _write_manifest, clean_stale, remove_listed)
+                       _write_manifest, clean_stale, foreign_manifest, remove_listed)
 
 _SUFFIX_ROOM = 40                       # characters the temporary names add to DIR's name
 
@@ -124,6 +124,8 @@ def check_output(out, inputs=(), force: bool = False, flag: str = "--out", write
         raise OutputError(f"{flag} {_short(out)}: cannot be used ({exc.strerror or exc})") from None
     clash = sorted(f for f in writes if target.mode == "merge" and f not in target.ours and
                    os.path.lexists(target.path / f))
+    if target.mode == "merge" and foreign_manifest(target.path):   # (written over, through a link too)
+        clash.insert(0, MANIFEST)
     if clash:
         raise OutputError(f"{flag} {out}: refused to overwrite {', '.join(clash[:3])} (not written by this tool); "
                           f"choose a new directory")
@@ -257,8 +259,8 @@ def atomic_directory(out, inputs=(), force: bool = False, target: Target | None 
         (tmp / MARK).touch()
         yield tmp
         interrupt.check()           # a Ctrl-C swallowed while the output was made (`interrupt`): nothing is moved
-        (tmp / MARK).unlink()
-        files = _files(tmp)
+        files = _files(tmp) - {MARK}    # (the marker stays until the manifest is in: a temporary killed between
+                                        # the two carried neither, and no later run removed it)
         # what is there now (another run may have written), no foreign file of any name this run wrote
         now = check_output(path, inputs, force, writes=files)
         if now.mode == "merge":
@@ -275,6 +277,7 @@ def atomic_directory(out, inputs=(), force: bool = False, target: Target | None 
             tmp = None
             return
         _write_manifest(tmp, files)
+        (tmp / MARK).unlink()
         if now.mode == "ours":
             old = path.parent / f".{path.name}.old-{os.getpid()}-{secrets.token_hex(4)}"
             os.rename(path, old)

@@ -169,6 +169,10 @@ class BatchStore:
         try:
             tmp.write_bytes(data)
             os.replace(tmp, final)
+        except OSError as exc:
+            if exc.filename is None:          # (a write's error names no file: the line said "cannot write moves.csv")
+                exc.filename = str(final)
+            raise
         finally:
             if tmp.exists():
                 tmp.unlink()
@@ -192,8 +196,15 @@ class BatchStore:
         if trajectories and outcome.trajectories:
             folder = self.path / TRAJECTORIES / outcome.cell
             folder.mkdir(parents=True, exist_ok=True)
-            for label, data in outcome.trajectories.items():
-                self._atomic_bytes(folder / f"{label}.csv", data)
+            written = []
+            try:
+                for label, data in outcome.trajectories.items():
+                    self._atomic_bytes(folder / f"{label}.csv", data)
+                    written.append(folder / f"{label}.csv")
+            except OSError:                   # the box's rows are not written: no file of it without its row
+                for p in written:
+                    p.unlink(missing_ok=True)
+                raise
         buf = io.StringIO()
         writer = csv.DictWriter(buf, self.columns, lineterminator="\n", extrasaction="ignore", restval="")
         for row in outcome.rows:

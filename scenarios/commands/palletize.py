@@ -116,6 +116,8 @@ def run(args) -> int:
     # the moves for collisions, draws the figures and writes the CSVs while this one plans; the output is
     # written atomically (all or nothing), and nothing of a move but its plan is kept
     helper = HelperProcess()
+    from concurrent.futures.process import BrokenProcessPool
+    from toppra_app.errors import InputError
     try:
         with atomic_directory(args.out, inputs, args.force, target) as tmp:
             try:
@@ -128,6 +130,9 @@ def run(args) -> int:
             summary["trajectory_dt_s"] = args.dt
             summary.update(rp.provenance(report.cell.robot.joint_names))
             rp.write_json(tmp / "summary.json", summary)
+    except BrokenProcessPool:           # (its traceback, exit 1; the temporary directory was removed all the same)
+        raise InputError("the second process (cell, IK, collision checks, figures, CSVs) ended abruptly (killed? "
+                         "out of memory?); nothing was written") from None
     finally:
         helper.close()
     total = time.perf_counter() - STARTED

@@ -79,7 +79,8 @@ def run(args) -> int:
     from toppra_app.drawing import draw_robot, save_figure
     from toppra_app.output import check_output_file
     out = args.out if args.out is not None else f"{os.path.splitext(os.path.basename(args.robot))[0] or 'robot'}.png"
-    check_output_file(out, [args.robot] if os.path.exists(args.robot) else [])
+    inputs = [args.robot] if os.path.exists(args.robot) else []
+    check_output_file(out, inputs)
     from toppra_app.errors import InputError
     from matplotlib.backend_bases import FigureCanvasBase
     kinds = FigureCanvasBase.get_supported_filetypes()           # (matplotlib's own list: what savefig takes)
@@ -93,10 +94,20 @@ def run(args) -> int:
     q = _parse_q(args.q, sizes, args.robot)
     q = np.zeros(model.n) if q is None else np.concatenate((q, np.zeros(model.n - len(q))))
     ax = draw_robot(model, q, title=args.title, extra_lines=extra, elev=args.elev, azim=args.azim)
+    from toppra_app.output import OutputError, write_error
+
+    def replaceable(path) -> bool:      # checked again when the figure is done: a file that appeared meanwhile
+        try:                            # (another program, a second draw) was replaced by the figure
+            check_output_file(out, inputs)
+        except OutputError:
+            return False
+        return True
     try:
-        save_figure(ax.figure, out)                     # (a temporary beside it, renamed: nothing half-written)
+        save_figure(ax.figure, out, replaceable=replaceable)   # (a temporary beside it: nothing half-written)
+    except FileExistsError:
+        raise OutputError(f"--out {out}: appeared while the robot was drawn and was not written by this tool; it is "
+                          f"kept and nothing was written (choose a new file name)") from None
     except OSError as exc:
-        from toppra_app.output import OutputError, write_error
         raise OutputError(f"--out {out}: cannot write: {write_error(exc)}; nothing was written") from None
     print(f"wrote {out}")
     return 0
