@@ -342,3 +342,14 @@ def test_an_empty_out_is_named_as_empty(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "--out: empty path" in err and "working directory" not in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_out_that_is_a_dangling_link_is_refused(tmp_path, capsys):
+    """`batch --out link` where the link's target does not exist created the target directory (wherever it
+    pointed) and wrote the batch there; `plan` refuses such an --out in one line, and now batch does too."""
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere" / "target")
+    (tmp_path / "elsewhere").mkdir()
+    assert main(["batch", "default", "--out", str(tmp_path / "link"), "--serial"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(f"--out {tmp_path / 'link'}: is a dangling symbolic link") and "\n" not in err
+    assert list((tmp_path / "elsewhere").iterdir()) == []

@@ -43,7 +43,10 @@ class BatchStore:
         if str(out).strip() == "":                      # (was "--out : it is the working directory")
             raise OutputError("--out: empty path; give a directory name, e.g. --out results")
         check_path_length(out)
-        self.path = Path(os.path.abspath(os.fspath(out))).resolve()
+        given = Path(os.path.abspath(os.path.expanduser(os.fspath(out))))
+        if given.is_symlink() and not given.exists():   # (resolved, its target directory was created; plan refuses it)
+            raise OutputError(f"--out {out}: is a dangling symbolic link")
+        self.path = given.resolve()
         self.fingerprint = fingerprint
         why = protected_reason(self.path, inputs)
         if why:
