@@ -201,3 +201,15 @@ def test_the_manifest_temporary_of_a_killed_force_run_is_removed_by_the_next(cwd
         p.write_text("{}")
     assert main(PLAN) == 0
     assert not stale.exists() and live.exists() and users.exists()
+
+
+def test_directory_holding_the_controller_profile_is_never_written_into(cwd, capsys):
+    """`plan --controller FILE.toml` did not count the profile as an input: `--out` its directory with --force wrote
+    the run beside it (the waypoints and the robot URDF are refused so, docs/safety.md)."""
+    (cwd / "profiles").mkdir()
+    (cwd / "profiles" / "p.toml").write_text("[controller]\ntorque_headroom = 0.9\n")
+    for extra in ([], ["--force"]):
+        assert main(["plan", "wp.csv", "--controller", "profiles/p.toml", "--out", "profiles", "--dt", "0.01",
+                     "--no-plots", "--no-report", *extra]) == 2
+    assert "contains the input profiles/p.toml" in capsys.readouterr().err
+    assert sorted(p.name for p in (cwd / "profiles").iterdir()) == ["p.toml"]

@@ -249,7 +249,7 @@ def run(args) -> int:
     from toppra_app.path import JointPath
     from toppra_app.planner import TimeOptimalPlanner
     from toppra_app.planning.options import number
-    inputs = [args.waypoints] + ([args.robot] if os.path.exists(args.robot) else [])
+    inputs = [args.waypoints] + [f for f in (args.robot, args.controller) if f is not None and os.path.isfile(f)]
     formats = _formats(args.format)
     from toppra_app.export import FILE_NAMES
     writes = ["summary.json"] + [FILE_NAMES[f] for f in formats] + ([] if args.no_report else ["report.html"])
