@@ -31,6 +31,18 @@ def test_an_empty_out_is_refused(tmp_path, capsys, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("name", ["newdir/", "exists"])
+def test_an_out_naming_a_directory_is_refused_before_drawing(tmp_path, capsys, monkeypatch, name):
+    """`--out newdir/` failed after the drawing with "cannot write: Is a directory", and an existing directory was
+    called a file "not written by this tool"; now one line before any work, naming a directory."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "exists").mkdir()
+    assert main(["draw", "planar4", "--out", name]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"--out {name}: names a directory; give a file name, e.g. "
+                                                    f"--out robot.png")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exists"] and not any((tmp_path / "exists").iterdir())
+
+
 def test_a_jpeg_is_written(tmp_path, capsys):
     """It ended in "error: metadata not supported for format 'jpeg'", naming no option."""
     out = tmp_path / "robot.jpg"

@@ -192,6 +192,8 @@ def check_output_file(out, inputs=(), flag: str = "--out") -> Path:
     if Path(os.path.expanduser(str(out))).is_symlink():     # (resolved, a dangling link passed as new and was
         raise OutputError(f"{flag} {out}: exists (a symbolic link) and was not written by this tool; choose a "
                           f"new file name")                  # replaced by the figure)
+    if str(out).endswith(("/", os.sep)) or os.path.isdir(os.path.expanduser(str(out))):   # (found after drawing:
+        raise OutputError(f"{flag} {out}: names a directory; give a file name, e.g. {flag} robot.png")  # "Is a directory")
     path = Path(os.path.expanduser(str(out))).resolve()
     for item in inputs:
         if item and _resolved(item) == path:
