@@ -82,3 +82,20 @@ def test_a_joint_without_an_acceleration_or_velocity_limit_plans_without_numpy_w
     assert plan.within_limits
     assert np.abs(qdd[:, :6]).max() <= 3.0 * (1 + 1e-3)
     assert np.all(np.abs(qd[:, :6]) <= robot.qd_max[:6] * (1 + 1e-3))
+
+
+def test_a_nonzero_end_speed_in_a_ros_export_says_the_controller_refuses_it(wp, tmp_path, capsys):
+    """joint_trajectory_controller (Jazzy on: allow_nonzero_velocity_at_trajectory_end false by default) refuses a
+    trajectory whose last point moves faster than float epsilon; `--sd-end` wrote one without a word."""
+    yaml = pytest.importorskip("yaml")
+    assert plan(wp, tmp_path / "csv", "--sd-end", "0.5") == 0
+    assert capsys.readouterr().err == ""                                    # no ROS file: nothing to say
+    assert plan(wp, tmp_path / "ros", "--sd-end", "0.5", "--format", "ros2-yaml") == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("toppra-app plan: warning: --sd-end 0.5: the last point's "
+                                                   "velocities are not zero") and "allow_nonzero_velocity" in err
+    last = yaml.safe_load((tmp_path / "ros" / "joint_trajectory.yaml").read_text())["points"][-1]
+    assert max(abs(v) for v in last["velocities"]) > np.finfo(np.float32).eps     # what the controller checks
+    assert plan(wp, tmp_path / "rest", "--format", "ros2-yaml,ros2-json") == 0 and capsys.readouterr().err == ""
+    last = yaml.safe_load((tmp_path / "rest" / "joint_trajectory.yaml").read_text())["points"][-1]
+    assert all(v == 0.0 for v in last["velocities"])

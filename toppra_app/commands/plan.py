@@ -280,6 +280,11 @@ def run(args) -> int:
     if not (math.isfinite(args.dt) and 1e-6 <= args.dt <= 10.0):
         raise InputError(f"--dt: must be a sample time from 1e-6 to 10 s, got {args.dt:g}")
     sd_start, sd_end = number(args.sd_start, "--sd-start"), number(args.sd_end, "--sd-end")
+    if sd_end != 0 and {"ros2-yaml", "ros2-json"} & set(formats):
+        import warnings
+        warnings.warn(f"--sd-end {args.sd_end:g}: the last point's velocities are not zero, and ros2_control's "
+                      f"joint_trajectory_controller refuses such a trajectory unless its parameter "
+                      f"allow_nonzero_velocity_at_trajectory_end is true (false by default since Jazzy)", stacklevel=2)
     payload = _payload(args, robot.rated_payload)
     planner = TimeOptimalPlanner(robot, path, _grid(args.grid), payload_frame=args.payload_frame,
                                  allow_overload=args.allow_overload, controller=controller)
