@@ -99,3 +99,15 @@ def test_a_nonzero_end_speed_in_a_ros_export_says_the_controller_refuses_it(wp, 
     assert plan(wp, tmp_path / "rest", "--format", "ros2-yaml,ros2-json") == 0 and capsys.readouterr().err == ""
     last = yaml.safe_load((tmp_path / "rest" / "joint_trajectory.yaml").read_text())["points"][-1]
     assert all(v == 0.0 for v in last["velocities"])
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("qdd_max=1:2:3:4:5:6:7:8", "controller.qdd_max: expected a number or 7 values (one per joint), got 8 values"),
+    ("qdd_max=3:3:3:3:3:3:1e-6", "--acceleration-scaling 0.4: takes controller.qdd_max 1e-06 to 4e-07, below the "
+                                 "smallest acceleration limit a profile takes (1e-06)")])
+def test_a_profile_the_factor_cannot_scale_is_one_line_naming_what_was_typed(wp, tmp_path, capsys, spec, message):
+    """A wrong count was first warned about as a factor "with no effect"; a limit the factor takes below the profile's
+    smallest was refused naming a value (4e-07) the user never typed."""
+    assert plan(wp, tmp_path / "o", "--controller", spec, "--acceleration-scaling", "0.4") == 2
+    assert capsys.readouterr().err == f"toppra-app plan: error: {message}\n"
+    assert not (tmp_path / "o").exists()

@@ -136,12 +136,14 @@ def scaled_limits(robot, velocity: float, acceleration: float, controller_qdd=No
     profile's acceleration limits (`--controller qdd_max=...`), which the caller scales by the same factor
     (`scaled_controller`): a joint with one of them has a limit to scale."""
     import warnings
-    extra = np.full(robot.n, np.inf) if controller_qdd is None else np.broadcast_to(
-        np.asarray(controller_qdd, dtype=float), (robot.n,)) if np.size(controller_qdd) in (1, robot.n) else None
+
+    from toppra_app.limits.rows import per_joint_positive
+    extra = np.full(robot.n, np.inf) if controller_qdd is None else \
+        per_joint_positive(controller_qdd, robot.n, "controller.qdd_max")      # (a wrong count: its error, no warning)
     for factor, key, flag, word in ((velocity, "qd_max", "--velocity-scaling", "velocity"),
                                     (acceleration, "qdd_max", "--acceleration-scaling", "acceleration")):
         own = np.asarray(getattr(robot, key), dtype=float)
-        has = np.isfinite(own) | (np.isfinite(extra) if key == "qdd_max" and extra is not None else False)
+        has = np.isfinite(own) | (np.isfinite(extra) if key == "qdd_max" else False)
         free = [name for name, h in zip(robot.joint_names, has) if not h]
         if factor == 1.0 or not free:
             continue
@@ -164,4 +166,10 @@ def scaled_controller(controller, acceleration: float):
         return controller
     from dataclasses import replace
     qdd = np.multiply(acceleration, controller.qdd_max)
-    return replace(controller, qdd_max=float(qdd) if qdd.ndim == 0 else tuple(qdd.tolist()))
+    try:
+        return replace(controller, qdd_max=float(qdd) if qdd.ndim == 0 else tuple(qdd.tolist()))
+    except InputError:                      # (it named controller.qdd_max with a value the user had not given)
+        from toppra_app.controller import SMALLEST
+        raise InputError(f"--acceleration-scaling {acceleration:g}: takes controller.qdd_max "
+                         f"{np.min(controller.qdd_max):g} to {np.min(qdd):g}, below the smallest acceleration limit a "
+                         f"profile takes ({SMALLEST:g})") from None
