@@ -34,8 +34,8 @@ def test_acceleration_scaling_without_acceleration_limits_warns_and_is_recorded(
     assert plan(wp, tmp_path / "a", "--acceleration-scaling", "0.5", "--velocity-scaling", "0.8") == 0
     err = capsys.readouterr().err.strip()
     assert err == ("toppra-app plan: warning: --acceleration-scaling 0.5 has no effect: robot 'iiwa7' has no joint "
-                   "acceleration limits to scale (the command line cannot add such limits; the library can: "
-                   "robot.with_limits(qdd_max=...))")
+                   "acceleration limits to scale (--controller qdd_max=... adds such limits, which the factor then "
+                   "scales)")
     assert (summary(tmp_path / "a")["velocity_scaling"], summary(tmp_path / "a")["acceleration_scaling"]) == (0.8, 0.5)
     assert plan(wp, tmp_path / "p", "--robot", "panda", "--acceleration-scaling", "0.5") == 0     # limits: no word
     assert capsys.readouterr().err == "" and summary(tmp_path / "p")["acceleration_scaling"] == 0.5

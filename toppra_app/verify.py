@@ -180,7 +180,8 @@ def check_time_law(robot, sub: SubSamples, b, d=None, peaks: bool | None = None)
         r = np.abs(v) / lim                        # inf limit → 0
         if peaks or kind == "velocity":            # (the value reported is then the peak's, signed as v)
             r = np.maximum(r, between_peaks(v) / lim)
-            v = np.where(np.isfinite(lim), np.sign(v) * r * lim, v)
+            v = np.where(np.isfinite(lim), np.sign(v) * r * np.where(np.isfinite(lim), lim, 0.0), v)   # (0 · inf:
+                                                   # numpy's "invalid value" warning, a stderr line of the CLI)
         ratios[kind] = r.max(axis=1)
         at[kind] = sub.u[r.argmax(axis=1)]
         np.maximum(rho, r.max(axis=2), out=rho)

@@ -24,7 +24,7 @@ import numpy as np
 
 from toppra_app import interrupt
 from toppra_app.commands.robot_arg import (ROBOT_HELP, check_frame, check_has_limits, is_file_arg, load_robot_arg,
-                                          parse_locks, parse_xacro_args, scaled_limits)
+                                          parse_locks, parse_xacro_args, scaled_controller, scaled_limits)
 from toppra_app.commands.strict import add_strict, failures_of, strict_exit
 from toppra_app.errors import InfeasiblePathError, InputError
 from toppra_app.limits.rows import per_joint_positive
@@ -209,7 +209,7 @@ def write_outputs(directory: str, plan, sample, source: str, plots: bool = True,
 
 
 def _options(args, robot, locks: dict, xacro_args: dict, velocity_scaling: float, acceleration_scaling: float,
-             tol) -> dict:
+             tol, profile=None) -> dict:
     """What the command line asked for, for summary.json: the robot file, its options, the scaling factors, the
     waypoints' unit and --waypoint-tolerance as given, with its unit (the summary's `waypoint_tolerance` is
     per joint in the positions' units, rad or m)."""
@@ -219,6 +219,7 @@ def _options(args, robot, locks: dict, xacro_args: dict, velocity_scaling: float
                 xacro_args=xacro_args, sample_time=args.dt,
                 tool_frame=robot.tool_frame, mimic=(args.mimic or "coupled") if urdf else None,
                 velocity_scaling=velocity_scaling, acceleration_scaling=acceleration_scaling, degrees=bool(args.degrees),
+                controller=None if profile is None else profile.as_dict(),    # as given (its qdd_max before the factor)
                 waypoint_tolerance_given=None if tol is None else dict(value=tol, unit="deg" if args.degrees else
                                                                        "rad or m"),
                 payload=None if args.payload_mass is None else dict(   # (payload_mass alone could not re-plan it)
@@ -259,7 +260,9 @@ def run(args) -> int:
     locks = parse_locks(args.lock)
     xacro_args = parse_xacro_args(args.xacro_arg, args.robot)
     robot = load_robot_arg(args.robot, locks, args.tool_frame, args.mimic, xacro_args)
-    robot = scaled_limits(robot, vs, accs)
+    profile = _controller(args.controller)
+    robot = scaled_limits(robot, vs, accs, None if profile is None else profile.qdd_max)
+    controller = scaled_controller(profile, accs)
     check_has_limits(robot, f"--robot {args.robot}")
     check_frame(robot, args.payload_frame)
     waypoints, s, _ = read_waypoints(args.waypoints, robot.n, joint_names=robot.joint_names)
@@ -277,8 +280,12 @@ def run(args) -> int:
     if not (math.isfinite(args.dt) and 1e-6 <= args.dt <= 10.0):
         raise InputError(f"--dt: must be a sample time from 1e-6 to 10 s, got {args.dt:g}")
     sd_start, sd_end = number(args.sd_start, "--sd-start"), number(args.sd_end, "--sd-end")
+    if sd_end != 0 and {"ros2-yaml", "ros2-json"} & set(formats):
+        import warnings
+        warnings.warn(f"--sd-end {args.sd_end:g}: the last point's velocities are not zero, and ros2_control's "
+                      f"joint_trajectory_controller refuses such a trajectory unless its parameter "
+                      f"allow_nonzero_velocity_at_trajectory_end is true (false by default since Jazzy)", stacklevel=2)
     payload = _payload(args, robot.rated_payload)
-    controller = _controller(args.controller)
     planner = TimeOptimalPlanner(robot, path, _grid(args.grid), payload_frame=args.payload_frame,
                                  allow_overload=args.allow_overload, controller=controller)
     interrupt.check()                       # a Ctrl-C swallowed while the inputs and modules loaded ends here
@@ -300,7 +307,7 @@ def run(args) -> int:
     with atomic_directory(out, inputs, args.force, target) as tmp:
         files = write_outputs(str(tmp), plan, sample, args.waypoints, plots=not args.no_plots, formats=formats,
                               report=not args.no_report,
-                              options=_options(args, robot, locks, xacro_args, vs, accs, tol))
+                              options=_options(args, robot, locks, xacro_args, vs, accs, tol, profile))
     from toppra_app.verify import worst_text
     worst = worst_text(plan.worst)
     fitted = "" if tol is None else (f" (a path on {len(path.knots) - 1} knot intervals within {tol:g}"

@@ -129,21 +129,47 @@ def check_has_limits(robot, flag: str = "--robot") -> None:
                          f"robot.with_limits(...)")
 
 
-def scaled_limits(robot, velocity: float, acceleration: float):
+def scaled_limits(robot, velocity: float, acceleration: float, controller_qdd=None):
     """The robot with every finite joint velocity / acceleration limit times the factor (MoveIt's scaling
     factors); a one-line warning for a factor that has no effect on a joint without such a limit (the built-in
-    iiwa7 and ur5e and every URDF have no acceleration limits: URDF cannot give one)."""
+    iiwa7 and ur5e and every URDF have no acceleration limits: URDF cannot give one). `controller_qdd`: a controller
+    profile's acceleration limits (`--controller qdd_max=...`), which the caller scales by the same factor
+    (`scaled_controller`): a joint with one of them has a limit to scale."""
     import warnings
+
+    from toppra_app.limits.rows import per_joint_positive
+    extra = np.full(robot.n, np.inf) if controller_qdd is None else \
+        per_joint_positive(controller_qdd, robot.n, "controller.qdd_max")      # (a wrong count: its error, no warning)
     for factor, key, flag, word in ((velocity, "qd_max", "--velocity-scaling", "velocity"),
                                     (acceleration, "qdd_max", "--acceleration-scaling", "acceleration")):
-        free = [name for name, v in zip(robot.joint_names, getattr(robot, key)) if not math.isfinite(v)]
+        own = np.asarray(getattr(robot, key), dtype=float)
+        has = np.isfinite(own) | (np.isfinite(extra) if key == "qdd_max" else False)
+        free = [name for name, h in zip(robot.joint_names, has) if not h]
         if factor == 1.0 or not free:
             continue
         what = f"has no effect: robot '{robot.name}' has no joint {word} limits to scale" if len(free) == robot.n else \
             f"does not apply to {', '.join(free[:6])}{' …' if len(free) > 6 else ''} of robot '{robot.name}': no " \
             f"{word} limit there"
-        warnings.warn(f"{flag} {factor:g} {what} (the command line cannot add such limits; the library can: "
-                      f"robot.with_limits({key}=...))", stacklevel=2)
+        how = "the command line cannot add such limits; the library can: robot.with_limits(qd_max=...)" \
+            if key == "qd_max" else "--controller qdd_max=... adds such limits, which the factor then scales"
+        warnings.warn(f"{flag} {factor:g} {what} ({how})", stacklevel=2)
     if velocity == 1.0 and acceleration == 1.0:
         return robot
     return robot.with_limits(qd_max=velocity * np.asarray(robot.qd_max), qdd_max=acceleration * np.asarray(robot.qdd_max))
+
+
+def scaled_controller(controller, acceleration: float):
+    """A controller profile with its acceleration limits (`qdd_max`) times `--acceleration-scaling`: MoveIt's
+    factor scales every acceleration limit the motion is planned with, and the profile's are such limits (the factor
+    left them as they were, and warned that it had no effect)."""
+    if controller is None or controller.qdd_max is None or acceleration == 1.0:
+        return controller
+    from dataclasses import replace
+    qdd = np.multiply(acceleration, controller.qdd_max)
+    try:
+        return replace(controller, qdd_max=float(qdd) if qdd.ndim == 0 else tuple(qdd.tolist()))
+    except InputError:                      # (it named controller.qdd_max with a value the user had not given)
+        from toppra_app.controller import SMALLEST
+        raise InputError(f"--acceleration-scaling {acceleration:g}: takes controller.qdd_max "
+                         f"{np.min(controller.qdd_max):g} to {np.min(qdd):g}, below the smallest acceleration limit a "
+                         f"profile takes ({SMALLEST:g})") from None
