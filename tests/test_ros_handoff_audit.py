@@ -5,28 +5,10 @@ PyYAML / json against independent oracles."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
-from toppra_app.cli import main
-
-ROWS = "0,0.3,0,-1.2,0,0.8,0\n1.2,0.6,0.2,-0.9,0.1,1.0,0.5\n"
-
-
-@pytest.fixture
-def wp(tmp_path):
-    (tmp_path / "wp.csv").write_text(ROWS)
-    return str(tmp_path / "wp.csv")
-
-
-def plan(wp, out, *args) -> int:
-    return main(["plan", wp, "--out", str(out), "--no-plots", "--no-report", *args])
-
-
-def summary(out) -> dict:
-    return json.loads((out / "summary.json").read_text())
+from test_plan_options import ROWS, plan, summary, wp  # noqa: F401  (wp: the fixture)
 
 
 def max_acceleration(out, n: int = 7) -> np.ndarray:
