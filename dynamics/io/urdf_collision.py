@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import ModelError, file_name
+from ..checks import ModelError, file_name, short_repr
 from ..model import RobotModel
 from .packages import find_in_package, package_roots, search_dirs
 from .urdf_as_found import read_urdf_root
@@ -32,18 +32,29 @@ class Shape:
     file: str | None = None    # mesh file, resolved
 
 
-def resolve_uri(uri: str, urdf_path: str, search_paths=()) -> str:
-    """The file a URDF's mesh name refers to (see the module doc); `ModelError` naming it if none exists."""
+def resolve_uri(uri: str, urdf_path: str, search_paths=(), where: str = "") -> str:
+    """The file a URDF's mesh name refers to (see the module doc); `ModelError` naming it (after `where`, e.g. the
+    link) if it is not a regular file, or a ``package://`` name leaves its package with '..'."""
     base = os.path.dirname(os.path.abspath(urdf_path))
-    if uri.startswith("file://"):
-        path = uri[len("file://"):]
-        return path if os.path.isabs(path) else os.path.join(base, path)
-    if not uri.startswith("package://"):
-        return uri if os.path.isabs(uri) else os.path.join(base, uri)
+    shown = f"{where}: mesh {short_repr(uri)}" if where else f"mesh {short_repr(uri)}"
+    if uri.startswith("file://") or not uri.startswith("package://"):
+        path = uri[len("file://"):] if uri.startswith("file://") else uri
+        path = path if os.path.isabs(path) else os.path.join(base, path)
+        if not os.path.isfile(path):          # (coal's loader said it in six lines naming its C++ source, not the URDF)
+            raise ModelError(f"{urdf_path}: {shown}: " + ("not a regular file" if os.path.exists(path)
+                                                                else "no such file"))
+        return path
     name, _, rest = uri[len("package://"):].partition("/")
-    found = find_in_package(name, rest, package_roots(_search_paths("resolve_uri", search_paths), urdf_path))
+    if os.path.normpath(rest or ".").split(os.sep)[0] == ".." or os.path.isabs(rest):
+        raise ModelError(f"{urdf_path}: {shown}: the path leaves package '{name}' ('..'); name the file "
+                         f"in its own package (package://OTHER/…)")
+    roots = package_roots(_search_paths("resolve_uri", search_paths), urdf_path)
+    found = find_in_package(name, rest, roots)
+    folder = None if found is not None else find_in_package(name, "", roots, directory=True)
+    if folder is not None:                       # (it said the package was not found)
+        raise ModelError(f"{urdf_path}: {shown}: no such file in package '{name}' ({folder})")
     if found is None:
-        raise ModelError(f"{urdf_path}: mesh '{uri}': package '{name}' not found (give its parent directory in "
+        raise ModelError(f"{urdf_path}: {shown}: package '{name}' not found (give its parent directory in "
                          f"package_paths / search_paths, or set ROS_PACKAGE_PATH or AMENT_PREFIX_PATH)")
     return found
 
@@ -93,7 +104,7 @@ def collision_shapes(urdf_path, robot: RobotModel, search_paths=()) -> list[Shap
             elif g.tag == "mesh":
                 scale = tuple(rd.vector(g, "scale", where, (1.0, 1.0, 1.0)))
                 shapes.append(Shape(name, body, T, "mesh", scale,
-                                    resolve_uri(rd.attr(g, "filename", where), path, search_paths)))
+                                    resolve_uri(rd.attr(g, "filename", where), path, search_paths, where)))
             else:
                 raise rd.error(where, f"unknown geometry <{g.tag}>")
     return shapes

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dynamics.mimic import body_rates
-from toppra_app.errors import InfeasiblePathError
+from toppra_app.errors import InfeasiblePathError, InputError, short_repr
 
 from .cell import rot_z, yaw_pose
 
@@ -189,8 +189,18 @@ def _mesh(path, scale):
         changed = (st.st_size, st.st_mtime_ns)
     except OSError:                            # (the loader says what is wrong)
         changed = None
-    return _kept(_MESHES, (path, tuple(scale), changed),
-                 lambda: _coal().MeshLoader().load(path, np.asarray(scale, dtype=float)))
+    return _kept(_MESHES, (path, tuple(scale), changed), lambda: _load_mesh(path, scale))
+
+
+def _load_mesh(path, scale):
+    """coal's mesh, or one `InputError` line naming the file (coal's error is six lines naming its C++ source)."""
+    try:
+        return _coal().MeshLoader().load(path, np.asarray(scale, dtype=float))
+    except ValueError as exc:
+        lines = [ln.strip() for ln in str(exc).splitlines()]
+        why = next((ln for ln in lines[lines.index(next((ln for ln in lines if ln.startswith("message:")), lines[0])) + 1:]
+                    if ln), "not a mesh coal can read")
+        raise InputError(f"mesh {path}: coal could not read it ({short_repr(why, 120)[1:-1]})") from None
 
 
 def _urdf_shapes(cell):
