@@ -68,3 +68,45 @@ def test_a_mesh_file_coal_cannot_read_is_one_line_naming_it(tmp_path):
         col._geometry(shape)
     msg = str(info.value)
     assert "\n" not in msg and msg.startswith(f"mesh {mesh}: coal could not read it (") and "assimp.cpp" not in msg
+
+
+def _urdf(tmp_path, text, name="robot.urdf"):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+BASE = ONE_LINK.format(collision="")
+
+
+@pytest.mark.parametrize("old, new, where", [
+    ('effort="10"', 'effort="' + "1" * 100_000 + '"', "joint 'j' <limit>: <limit effort=\"111"),
+    ('xyz="0 0 1"', 'xyz="' + "0 " * 500_000 + '"', "joint 'j' <axis>: <axis xyz=\"0 0 "),
+    ('<child link="b"/>', '<child link="b&#10;x"/>', "joint 'j': <child link=\"b\\nx\">: no such link"),
+    ('<joint name="j"', '<joint name="j&#13;&#10;k"', "joint 'j\\r\\nk' <limit>"),
+    ('<link name="a"/>', '<link name="a"/>' + "".join(f'<link name="root{i}"/>' for i in range(20_000)),
+     "two or more root links (a, root0, root1"),
+])
+def test_a_huge_or_multi_line_value_or_name_is_quoted_on_one_bounded_line(tmp_path, capsys, old, new, where):
+    """from_urdf quoted attribute values whole (a 1 MB `xyz` made a 1 MB message, written to the terminal by
+    `toppra-app plan`), and a name or value holding a character reference such as &#10; broke the one-line
+    message over lines."""
+    text = BASE.replace(old, new)
+    if "&#13;" in new:
+        text = text.replace('effort="10"', 'effort="ten"')
+    path = _urdf(tmp_path, text)
+    with pytest.raises(ModelError) as info:
+        dynamics.from_urdf(path)
+    msg = str(info.value)
+    assert msg.startswith(f"{path}: {where}") and "\n" not in msg and "\r" not in msg and len(msg) <= 1000, msg[:400]
+    from toppra_app.cli import main
+    (tmp_path / "wp.csv").write_text("0\n0.5\n")
+    assert main(["plan", str(tmp_path / "wp.csv"), "--robot", path, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and len(err) < 1100 and where in err and not (tmp_path / "out").exists()
+
+
+def test_short_messages_are_left_as_they_are(tmp_path):
+    path = _urdf(tmp_path, BASE.replace('effort="10"', 'effort="0x10"'))
+    with pytest.raises(ModelError, match=r'^.*robot\.urdf: joint \'j\' <limit>: <limit effort="0x10">: not a number$'):
+        dynamics.from_urdf(path)

@@ -45,7 +45,7 @@ from ..spatial import axis_angle, homogeneous
 from . import urdf_args, urdf_mimic
 from .packages import search_dirs
 from .urdf_as_found import URDFWarning, lenient_inertia, read_urdf_root, warn_corrections
-from .urdf_xml import Reader
+from .urdf_xml import Reader, one_line_errors
 
 __all__ = ["from_urdf", "merge_inertials", "URDFWarning", "read_urdf_root"]
 
@@ -57,6 +57,7 @@ MAX_URDF_BYTES = 64 << 20          # the largest example-robot-data URDF is a fe
 MAX_INERTIAL = 1e12                # kg, kg·m²: a larger <mass> or <inertia> entry is no robot's (limits: 1e16)
 
 
+@one_line_errors
 def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str | None = None,
               gravity=(0.0, 0.0, -9.81), strict: bool = False, xacro_args: dict | None = None,
               mimic: str = "coupled", package_dirs=()) -> RobotModel:

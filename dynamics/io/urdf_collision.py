@@ -19,7 +19,7 @@ from ..checks import ModelError, file_name, short_repr
 from ..model import RobotModel
 from .packages import find_in_package, package_roots, search_dirs
 from .urdf_as_found import read_urdf_root
-from .urdf_xml import Reader
+from .urdf_xml import Reader, one_line_errors
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,7 @@ def _search_paths(func: str, value) -> list[str]:
     return search_dirs(f"{func}: search_paths", value)
 
 
+@one_line_errors
 def collision_shapes(urdf_path, robot: RobotModel, search_paths=()) -> list[Shape]:
     """Every `<collision>` of every link that is on a moving body of `robot` (the model read from the
     same file; links of the fixed base are left out). `search_paths`: a directory or a list of them."""

@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 
 import numpy as np
 
 from ..checks import ModelError, plain_number
 from ..spatial import homogeneous, rpy_matrix
 
-__all__ = ["Reader"]
+__all__ = ["Reader", "one_line", "one_line_errors"]
 
 
 class Reader:
@@ -20,7 +22,7 @@ class Reader:
         self.path = path
 
     def error(self, where: str, what: str) -> ModelError:
-        return ModelError(f"{self.path}: {where}: {what}")
+        return ModelError(one_line(f"{self.path}: {where}: {what}"))
 
     def attr(self, elem, key: str, where: str, default=None, required: bool = True):
         value = elem.get(key)
@@ -72,6 +74,41 @@ def _number(text: str) -> float | None:
     text = text.strip()
     value = plain_number(text, inf=True)
     return value if value is None or math.isfinite(value) or text.lower().lstrip("+-") == "inf" else None
+
+
+_QUOTED = re.compile(r'"([^"]{80,})"|\'([^\']{80,})\'')
+MAX_MESSAGE = 1000                  # characters; messages up to 300 that are printable are left as they are
+
+
+def one_line(text: str) -> str:
+    """A message as one bounded line: the values and names it quotes from the file shortened to 80 characters,
+    what is not printable escaped (``\\n``). A 2 MB attribute was quoted whole, and a name holding ``&#10;`` broke
+    the message over lines."""
+    if len(text) <= 300 and text.isprintable():
+        return text
+
+    def short(m):
+        q = '"' if m.group(1) is not None else "'"
+        value = m.group(1) if m.group(1) is not None else m.group(2)
+        return f"{q}{value[:77]}…{q}"
+    text = _QUOTED.sub(short, text)
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE - 1] + "…"
+
+
+def one_line_errors(func):
+    """`func` with its `ModelError`s made `one_line` (the readers' messages quote names and values of the file)."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except ModelError as exc:
+            text = one_line(str(exc))
+            if text == str(exc):
+                raise
+            raise type(exc)(text, argument=exc.argument) from None
+    return wrapper
 
 
 _Reader = Reader      # the former private name
