@@ -31,7 +31,10 @@ REVERSALS = ("refuse", "exempt")
 def _fraction(value, name: str) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise InputError(f"controller.{name}: expected a number in (0, 1], got {short_repr(value)}")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:                  # (an integer of 400 digits: a traceback)
+        v = math.inf
     if not (math.isfinite(v) and 0.0 < v <= 1.0):
         raise InputError(f"controller.{name}: must be in (0, 1] (a share of the rated limit), got {short_repr(value)}")
     return v
@@ -53,7 +56,7 @@ def _per_joint(value, name: str):
         raise InputError(f"controller.{name}: expected a positive number or one per joint, got {short_repr(value)}")
     try:
         v = np.array(value, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):      # (OverflowError: an integer of 400 digits, a traceback)
         raise InputError(f"controller.{name}: expected a positive number or one per joint, got "
                          f"{short_repr(value)}") from None
     if v.ndim > 1 or v.size == 0 or np.isnan(v).any() or (v <= 0).any():

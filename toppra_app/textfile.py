@@ -52,8 +52,25 @@ def read_toml(path, max_bytes: int, what: str, source: str | None = None) -> dic
     source = str(path) if source is None else source
     text = read_text(path, max_bytes, what)
     try:
-        return tomllib.loads(text)
+        return tomllib.loads(text, parse_float=_finite_float)
+    except _Overflow as exc:
+        line = text[:text.find(exc.args[0])].count("\n") + 1 if exc.args[0] in text else "?"
+        raise InputError(f"{source}: line {line}: the number {exc.args[0][:40]} is beyond the largest float "
+                         f"(~1.8e308); write inf for no limit") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{source}: not valid TOML ({exc})") from None
     except RecursionError:
         raise InputError(f"{source}: not valid TOML (arrays or tables nested too deeply)") from None
+
+
+class _Overflow(ValueError):
+    """A TOML float literal too large for a float (the literal)."""
+
+
+def _finite_float(literal: str) -> float:
+    """tomllib's float, except that a number too large for one is refused: tomllib read ``jerk_max = 1e309`` as
+    inf — no limit, silently (as `dynamics` refuses ``effort="1e400"`` in a URDF); ``inf`` written out stays inf."""
+    value = float(literal)
+    if value in (float("inf"), float("-inf")) and "inf" not in literal:
+        raise _Overflow(literal)
+    return value
