@@ -51,3 +51,11 @@ def test_a_cell_file_with_a_float_beyond_the_largest_names_the_line(tmp_path):
     line = text[:text.index("5e5000")].count("\n") + 1
     with pytest.raises(InputError, match=rf"cell\.toml: line {line}: the number 5e5000 is beyond the largest float"):
         load_cell(path, check_reach=False)
+
+
+def test_a_cell_number_of_hundreds_of_digits_is_one_line_naming_the_field(tmp_path):
+    """gripper mass = 111…1 (400 digits) ended load_cell in math.isfinite's OverflowError."""
+    path = tmp_path / "cell.toml"
+    path.write_text(DEFAULT_CELL.read_text().replace("mass = 0.6", f"mass = {HUGE_INT}", 1))
+    with pytest.raises(InputError, match=r"cell\.toml: gripper\.mass: must be a finite number, got 1{20}.*…$"):
+        load_cell(path, check_reach=False)

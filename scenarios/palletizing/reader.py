@@ -62,8 +62,8 @@ class Reader:
         v = self.table[key]
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self.error(key, f"expected a number, got {short_repr(v)}")
-        if not math.isfinite(v):
-            raise self.error(key, f"must be a finite number, got {v}")
+        if isinstance(v, int) and abs(v) > 1e300 or not math.isfinite(v):    # (10**400: math.isfinite's OverflowError)
+            raise self.error(key, f"must be a finite number, got {short_repr(v)}")
         if integer and (not isinstance(v, int) and not float(v).is_integer()):
             raise self.error(key, f"expected an integer, got {v}")
         if positive and not v > 0:
