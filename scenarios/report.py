@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from toppra_app.figures import plain_text
 
 
 # ------------------------------------------------------------------------------ files
@@ -122,7 +123,7 @@ def profile_figure(sample, robot, title: str = ""):
     t, bins = np.asarray(sample.t), figure_bins(fig.get_figwidth(), DPI)
     speed, torque = envelope(sample.qd, bins), envelope(sample.tau, bins)
     for j in range(robot.n):
-        ax1.plot(t[speed[j]], sample.qd[speed[j], j] / robot.qd_max[j], lw=1.2, label=robot.joint_names[j])
+        ax1.plot(t[speed[j]], sample.qd[speed[j], j] / robot.qd_max[j], lw=1.2, label=plain_text(robot.joint_names[j]))
         ax2.plot(t[torque[j]], sample.tau[torque[j], j] / robot.tau_max[j], lw=1.2)
     for ax, what in ((ax1, "q̇ / q̇max"), (ax2, "τ / τmax")):
         ax.axhline(1.0, color="k", ls="--", lw=0.8)
@@ -133,7 +134,7 @@ def profile_figure(sample, robot, title: str = ""):
     ax2.set_xlabel("t [s]")
     fig.legend(ncol=min(robot.n, 7), fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 0.93))
     if title:
-        fig.suptitle(title, y=0.985)
+        fig.suptitle(plain_text(title), y=0.985)
     return fig
 
 
@@ -206,9 +207,9 @@ def pallet_figures(view):
     ax.set_xlabel("x [m]")
     ax.set_ylabel("y [m]")
     ax.grid(alpha=0.3)
-    ax.set_title(f"{view.name}: top view (numbers = placing order)")
+    ax.set_title(f"{plain_text(view.name)}: top view (numbers = placing order)")
     for name, col in colours.items():
-        ax.plot([], [], color=col, label=f"box '{name}'")
+        ax.plot([], [], color=col, label=f"box '{plain_text(name)}'")
     ax.legend(fontsize=8, loc="best")
 
     f3 = Figure(figsize=(8, 7))
@@ -285,7 +286,7 @@ def sweep_figure(sweep):
     ax.set_ylabel("minimum time of the move [s]")
     ax.grid(alpha=0.3)
     ax.legend()
-    ax.set_title(f"{sweep.cell.robot_name}: duration vs payload (box {sweep.box + 1}, loaded move)")
+    ax.set_title(f"{plain_text(sweep.cell.robot_name)}: duration vs payload (box {sweep.box + 1}, loaded move)")
     return fig
 
 

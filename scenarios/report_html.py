@@ -10,7 +10,8 @@ import html
 import numpy as np
 
 from scenarios.palletizing.cell import yaw_pose
-from toppra_app.html_report import animation, figure_html, frame_times, lines3d, page, robot_lines, robot_trace, table_html
+from toppra_app.html_report import (animation, figure_html, frame_times, lines3d, page, plotly_text, robot_lines, robot_trace,
+                                     table_html)
 
 _EDGES = [(0, 1), (1, 3), (3, 2), (2, 0), (4, 5), (5, 7), (7, 6), (6, 4), (0, 4), (1, 5), (2, 6), (3, 7)]
 
@@ -70,8 +71,8 @@ def cell_figure(report, max_frames: int = 600):
     near = [m for m in report.moves if m.clearance is not None and np.isfinite(m.clearance.distance)]
     if near:                                                  # the closest approach of every move
         pts = np.vstack([np.vstack([m.clearance.points, np.full((1, 3), np.nan)]) for m in near])
-        text = [f"move {m.index + 1} ({m.label}): {1000 * m.clearance.distance:.1f} mm between the "
-                f"{m.clearance.bodies[0]} and the {m.clearance.bodies[1]} at t = {m.clearance.time:.3f} s"
+        text = [plotly_text(f"move {m.index + 1} ({m.label}): {1000 * m.clearance.distance:.1f} mm between the "
+                            f"{m.clearance.bodies[0]} and the {m.clearance.bodies[1]} at t = {m.clearance.time:.3f} s")
                 for m in near for _ in range(3)]
         static.append(dict(type="scatter3d", x=pts[:, 0], y=pts[:, 1], z=pts[:, 2], mode="lines+markers",
                            name="closest approach per move", text=text, hoverinfo="text",
@@ -98,7 +99,7 @@ def cell_figure(report, max_frames: int = 600):
     allp = np.vstack([arm.reshape(-1, 3), np.zeros((1, 3))] + [np.column_stack([t["x"], t["y"], t["z"]]) for t in static])
     lo, hi = np.nanmin(allp, axis=0) - 0.15, np.nanmax(allp, axis=0) + 0.15
     lo[2] = min(lo[2], 0.0)
-    return animation(times, moving, static, title=f"{cell.name}: {len(report.moves)} moves, "
+    return animation(times, moving, static, title=f"{plotly_text(cell.name)}: {len(report.moves)} moves, "
                      f"{starts[-1]:.2f} s", ranges=list(zip(lo, hi)), height=700)
 
 
@@ -151,7 +152,7 @@ def batch_report(summary: dict, rows: list) -> str:
     head = ["cell", *swept, "moves", "failed", "total time s", "worst value / limit"]
     table = [[n, *[cells[n].get("sweep", {}).get(k, "") for k in swept], cells[n]["moves"], cells[n]["failed"],
               *_totals(cells[n])] for n in names]
-    chart = dict(data=[dict(type="bar", x=names, y=[cells[n]["total_time_s"] or 0.0 for n in names], name="total time",
+    chart = dict(data=[dict(type="bar", x=[plotly_text(n) for n in names], y=[cells[n]["total_time_s"] or 0.0 for n in names], name="total time",
                             hovertemplate="%{x}: %{y:.3f} s<extra></extra>")],
                  layout=dict(title=dict(text="total time of the planned moves per cell"), height=380,
                              yaxis=dict(title=dict(text="s")), margin=dict(l=50, r=20, t=50, b=80)))

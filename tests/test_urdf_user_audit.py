@@ -77,3 +77,41 @@ def test_the_fixed_base_is_named_as_such_not_as_an_unknown_frame():
     with pytest.raises(ModelError, match=r"unknown frame of robot 'panda' \(known: .*; links welded to the fixed "
                                          r"base are part of it\)$"):
         robot.frame("panda_link9")
+
+
+@pytest.mark.parametrize("old, new", [('joint name="j2"', 'joint name="j&#10;2"'), ('joint name="j2"', 'joint name="j&#13;2"'),
+                                      ('joint name="j2"', 'joint name="j&#9;2"'), ('joint name="j2"', 'joint name="j\u202e2"'),
+                                      ('link name="b"', 'link name="b&#10;x"'), ('robot name="arm"', 'robot name="a&#10;rm"')])
+def test_a_name_that_is_not_one_printable_line_is_refused(tmp_path, old, new):
+    """The report audit: a joint named "j&#10;2" was loaded, and `toppra-app plan`'s error naming it (a waypoint
+    outside its range) took two lines; a carriage return or a right-to-left override garbled the terminal line
+    and the report. Now the URDF is refused, in one line naming the file and the element."""
+    path = tmp_path / "arm.urdf"
+    path.write_text(ARM.replace(old, new).replace('<parent link="b"/>', '<parent link="b&#10;x"/>')
+                    if "b&#10;x" in new else ARM.replace(old, new))
+    tag = new.split()[0]
+    with pytest.raises(ModelError) as e:
+        RobotModel.from_urdf(str(path))
+    msg = str(e.value)
+    assert msg.startswith(f"{path}: <{tag} name=") and "one line of printable text" in msg and msg.isprintable()
+
+
+def test_printable_hostile_names_load_and_reach_the_csv_header_intact(tmp_path, capsys):
+    """Names with markup, quotes, commas and backslashes are printable: they load as written, and the trajectory
+    CSV's header reads back (csv module) as exactly those names; `plan` states its refusal in one line."""
+    import csv
+    from toppra_app.cli import main
+    hostile = '<script>alert(1)</script>", x\\y'
+    text = ARM.replace('name="j1"', 'name="&lt;script&gt;alert(1)&lt;/script&gt;&quot;, x\\y"')
+    (tmp_path / "arm.urdf").write_text(text)
+    assert RobotModel.from_urdf(str(tmp_path / "arm.urdf")).joint_names == (hostile, "j2")
+    (tmp_path / "wp.csv").write_text("0,0\n0.5,0.4\n")
+    assert main(["plan", str(tmp_path / "wp.csv"), "--robot", str(tmp_path / "arm.urdf"), "--out", str(tmp_path / "o"),
+                 "--format", "csv"]) == 0
+    with open(tmp_path / "o" / "trajectory.csv", newline="") as fh:
+        assert next(csv.reader(fh))[1:3] == [f"q_{hostile}", "q_j2"]
+    (tmp_path / "bad.urdf").write_text(ARM.replace('name="j2"', 'name="j&#10;2"'))
+    capsys.readouterr()
+    assert main(["plan", str(tmp_path / "wp.csv"), "--robot", str(tmp_path / "bad.urdf"), "--out", str(tmp_path / "p")]) != 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "bad.urdf" in err and "<joint name='j\\n2'>" in err

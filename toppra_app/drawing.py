@@ -16,6 +16,8 @@ from matplotlib.figure import Figure
 import dynamics
 from dynamics.euler_zxz import EulerModel, euler_points
 
+from .figures import plain_text
+
 
 def _segments_robot(robot, q):
     T = dynamics.forward_kinematics(robot, q)
@@ -76,7 +78,7 @@ def draw_robot(model, q=None, ax=None, *, title: str | None = None, extra_lines=
     ax.set_ylabel("y [m]")
     ax.set_zlabel("z [m]")
     ax.view_init(elev=elev, azim=azim)
-    ax.set_title(title if title is not None else f"{model.name}")
+    ax.set_title(plain_text(title if title is not None else model.name))
     return ax
 
 

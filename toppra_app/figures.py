@@ -11,6 +11,13 @@ import tempfile
 DPI = 110                  # every figure's resolution (the plots' envelopes are sized for it, `decimate.figure_bins`)
 
 
+def plain_text(text) -> str:
+    """A user's name (robot, joint, cell, box type, ``--title``) as matplotlib shows it literally: its "$" escaped.
+    Matplotlib reads text between two "$" as mathtext: "cell $\\foo{$" failed the whole run with a three-line
+    ParseFatalException, and "$5 / $10 boxes" was drawn as italic maths."""
+    return str(text).replace("$", r"\$")
+
+
 def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)

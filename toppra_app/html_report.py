@@ -48,6 +48,13 @@ def figure_html(fig, div_id: str, auto_play: bool = True) -> str:
             f'if (document.getElementById("{div_id}")) {{{script};}}</script></div>')
 
 
+def plotly_text(text) -> str:
+    """A user's name (robot, joint, link, cell) as plotly shows it literally in a title, legend, hover or axis:
+    plotly reads <b>, <br>, <a>, … in its text as markup and %{…} in a hovertemplate as a value ("j<br>2" was
+    drawn on two lines, a joint "%{x}" showed as the time). Its entities are decoded: "<", ">", "&", "%" escaped."""
+    return html.escape(str(text), quote=False).replace("%", "&#37;")
+
+
 def _typed_array(a: np.ndarray):
     """A float array as plotly.js reads it fastest: a typed array spec (dtype, base64 data) in float32
     (NaN: a gap in a line, as null is) — what a screen shows, at a quarter of the text's size; short
@@ -138,12 +145,12 @@ def profiles_figure(sample, robot, title: str = "") -> dict:
         lim = np.where(np.isfinite(lim), lim, np.nan)
         keep = envelope(values, MAX_POINTS // 2)
         for j in range(robot.n):
-            v = values[keep[j], j]
+            v, jname = values[keep[j], j], plotly_text(robot.joint_names[j])
             data.append(dict(
                 type="scatter", x=t[keep[j]], y=v / lim[j], customdata=v, mode="lines",
-                xaxis="x", yaxis=yname, name=robot.joint_names[j], legendgroup=robot.joint_names[j],
+                xaxis="x", yaxis=yname, name=jname, legendgroup=jname,
                 showlegend=r == 1, line=dict(width=1.3, color=COLOURS[j % len(COLOURS)]),
-                hovertemplate=f"{robot.joint_names[j]}<br>t = %{{x:.4f}} s<br>{sym} = %{{customdata:.4g}} {unit}"
+                hovertemplate=f"{jname}<br>t = %{{x:.4f}} s<br>{sym} = %{{customdata:.4g}} {unit}"
                               f"<br>%{{y:.1%}} of the limit<extra></extra>"))
         for y in (-1.0, 1.0):
             layout["shapes"].append(dict(type="line", xref="paper", x0=0, x1=1, yref=yname, y0=y, y1=y,
@@ -255,7 +262,7 @@ def plan_report(plan, sample, title: str) -> str:
     lo, hi = np.nanmin(pts.reshape(-1, 3), axis=0), np.nanmax(pts.reshape(-1, 3), axis=0)
     pad = 0.1 * max(float(np.max(hi - lo)), 0.1)
     path = lines3d(tip, "tool path", "#1f77b4", width=2, dash="dot")
-    fig = animation(times, lambda k: [robot_trace(pts[k])], [path], title=f"{robot.name} along the path",
+    fig = animation(times, lambda k: [robot_trace(pts[k])], [path], title=f"{plotly_text(robot.name)} along the path",
                     ranges=list(zip(lo - pad, hi + pad)))
     from .verify import worst_text
     worst = worst_text(plan.worst)

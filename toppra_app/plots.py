@@ -14,6 +14,8 @@ import os
 
 import numpy as np
 
+from .figures import plain_text
+
 QUANTITIES = {
     "torque": ("tau", "tau_max", "joint torque [N·m]"),
     "velocity": ("qd", "qd_max", "joint velocity [rad/s]"),
@@ -56,13 +58,13 @@ def plot_joints(robot, sample, kind: str, path) -> str:
     for k in range(robot.n):
         c = colors[k % len(colors)]
         tk, vk = t[keep[k]], values[keep[k], k]
-        ax.plot(tk, vk, color=c, lw=1.2, label=robot.joint_names[k])
+        ax.plot(tk, vk, color=c, lw=1.2, label=plain_text(robot.joint_names[k]))
         if np.isfinite(limits[k]):
             ax.axhline(limits[k], color=c, ls="--", lw=0.7)
             ax.axhline(-limits[k], color=c, ls="--", lw=0.7)
             axn.plot(tk, vk / limits[k], color=c, lw=1.0)          # (a limit > 0: the same extremes)
     ax.set_ylabel(label)
-    ax.set_title(f"{robot.name}: {kind} (dashed: limits)")
+    ax.set_title(f"{plain_text(robot.name)}: {kind} (dashed: limits)")
     ax.legend(loc="upper right", fontsize=7, ncol=max(1, robot.n // 4))
     ax.grid(alpha=0.3)
     for y in (-1.0, 1.0):
@@ -118,7 +120,7 @@ def plot_phase_plane(plan, path) -> str:
     ax.set_ylim(0, top)
     ax.set_xlabel("path parameter θ")
     ax.set_ylabel("path speed θ̇ [1/s]")
-    ax.set_title(f"{plan.robot.name}: phase plane")
+    ax.set_title(f"{plain_text(plan.robot.name)}: phase plane")
     ax.legend(loc="upper right", fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()

@@ -109,9 +109,10 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
         js, coord, mult, off = urdf_mimic.coordinates(path, js, follows)
         coupling = Coupling.create([bd["joint"]["name"] for bd in bodies], coord, mult, off)
     warn_corrections(path, notes)
+    robot_name = name or (root.get("name") and rd.name(root, "<robot>"))
     try:
         return RobotModel.create(
-            name=name or root.get("name") or os.path.splitext(os.path.basename(path))[0],
+            name=robot_name or os.path.splitext(os.path.basename(path))[0],
             parents=[bd["parent"] for bd in bodies],
             joint_types=[_MOVABLE[bd["joint"]["type"]] for bd in bodies],
             placement_rotations=[bd["placement"][:3, :3] for bd in bodies],
@@ -157,7 +158,7 @@ def _read_links(rd: Reader, root, path: str):
     link_axes: dict[str, np.ndarray] = {}      # checked below, only for links that end up on a moving body
     order: list[str] = []
     for el in root.findall("link"):
-        lname = rd.attr(el, "name", "<link>")
+        lname = rd.name(el, "<link>")
         where = f"link '{lname}'"
         if lname in links:
             raise rd.error(where, "defined twice")
@@ -194,7 +195,7 @@ def _read_joints(rd: Reader, root, links: dict, strict: bool, notes: dict):
     child_of: dict[str, str] = {}       # child link -> joint name
     children: dict[str, list[str]] = {lname: [] for lname in links}
     for el in root.findall("joint"):
-        jname = rd.attr(el, "name", "<joint>")
+        jname = rd.name(el, "<joint>")
         where = f"joint '{jname}'"
         if jname in joints:
             raise rd.error(where, "defined twice")

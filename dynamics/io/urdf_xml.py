@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 
-from ..checks import ModelError, plain_number
+from ..checks import ModelError, plain_number, short_repr
 from ..spatial import homogeneous, rpy_matrix
 
 __all__ = ["Reader", "one_line", "one_line_errors"]
@@ -30,6 +30,15 @@ class Reader:
             if required and default is None:
                 raise self.error(where, f"<{elem.tag}> is missing the attribute '{key}'")
             return default
+        return value
+
+    def name(self, elem, where: str) -> str:
+        """The ``name`` attribute of a <robot>, <link> or <joint>: one line of printable text. A name with a
+        newline, tab, carriage return (``&#10;``, ``&#9;``, ``&#13;``) or a right-to-left override split or
+        garbled every one-line message and terminal line naming the joint, and the report's tables."""
+        value = self.attr(elem, "name", where)
+        if not value.isprintable():
+            raise ModelError(f"{self.path}: <{elem.tag} name={short_repr(value)}>: a name must be one line of printable text")
         return value
 
     def number(self, elem, key: str, where: str, default: float | None = None) -> float:
