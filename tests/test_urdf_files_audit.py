@@ -83,7 +83,7 @@ BASE = ONE_LINK.format(collision="")
     ('effort="10"', 'effort="' + "1" * 100_000 + '"', "joint 'j' <limit>: <limit effort=\"111"),
     ('xyz="0 0 1"', 'xyz="' + "0 " * 500_000 + '"', "joint 'j' <axis>: <axis xyz=\"0 0 "),
     ('<child link="b"/>', '<child link="b&#10;x"/>', "joint 'j': <child link=\"b\\nx\">: no such link"),
-    ('<joint name="j"', '<joint name="j&#13;&#10;k"', "joint 'j\\r\\nk' <limit>"),
+    ('<joint name="j"', '<joint name="j&#13;&#10;k"', "<joint name='j\\r\\nk'>: a name must be one line of printable"),
     ('<link name="a"/>', '<link name="a"/>' + "".join(f'<link name="root{i}"/>' for i in range(20_000)),
      "two or more root links (a, root0, root1"),
 ])
