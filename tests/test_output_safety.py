@@ -251,8 +251,12 @@ def slow_csv(path: Path) -> None:
     np.savetxt(path, W, delimiter=",")
 
 
-def start(cell, out):
-    return subprocess.Popen([sys.executable, "-m", "toppra_app.cli", "plan", "slow.csv", "--out", out, "--no-plots"],
+def start(cell, out, writing: bool = False):
+    """A `plan` run: of slow.csv (seconds of planning), or with ``writing`` of wp.csv at 10 µs (planned in a
+    moment, then a second or two of writing in its temporary directory: the late interrupts and the kill wait
+    for that; they waited for slow.csv's ~10 s of planning first)."""
+    what = ["wp.csv", "--dt", "1e-5"] if writing else ["slow.csv"]
+    return subprocess.Popen([sys.executable, "-m", "toppra_app.cli", "plan", *what, "--out", out, "--no-plots"],
                             cwd=cell, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=default_sigint)
 
@@ -296,7 +300,7 @@ def test_interrupt_leaves_nothing_behind(cell, sig, monkeypatch):
     before = snapshot(cell)
     # interrupt early (planning) and late (while the temporary directory exists)
     for late in (False, True):
-        proc = start(cell, "res")
+        proc = start(cell, "res", writing=late)
         if late:
             if not wait_for_temporary(cell, proc):
                 proc.kill()
@@ -355,8 +359,7 @@ def test_stale_temporary_with_a_manifest_loses_only_the_listed_files(cell):
 
 
 def test_sigkill_then_rerun(cell):
-    slow_csv(cell / "slow.csv")
-    proc = start(cell, "res")
+    proc = start(cell, "res", writing=True)
     if not wait_for_temporary(cell, proc):
         proc.kill()
         pytest.skip("the run finished before it could be killed while writing")
