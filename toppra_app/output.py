@@ -132,14 +132,20 @@ def check_output(out, inputs=(), force: bool = False, flag: str = "--out", write
     return target
 
 
-def _check_output(out, inputs, force: bool, flag: str) -> Target:
+def resolved_out(out, flag: str = "--out") -> Path:
+    """An output directory's path resolved (~ expanded, links followed), refused in one line where it is a
+    dangling symbolic link (resolved, its target was created: `batch` wrote there) or cannot be resolved."""
     raw = Path(os.path.expanduser(str(out)))
     if raw.is_symlink() and not raw.exists():
         raise OutputError(f"{flag} {out}: is a dangling symbolic link")
     try:
-        path = raw.resolve()
+        return raw.resolve()
     except (OSError, RuntimeError) as exc:               # symlink loops
         raise OutputError(f"{flag} {out}: cannot be resolved ({exc})") from None
+
+
+def _check_output(out, inputs, force: bool, flag: str) -> Target:
+    path = resolved_out(out, flag)
     if not path.name:
         raise OutputError(f"{flag} {out}: not a usable directory name")
     for item in inputs:

@@ -23,7 +23,7 @@ import re
 import secrets
 from pathlib import Path
 
-from toppra_app.output import OutputError, check_path_length, protected_reason, write_error
+from toppra_app.output import OutputError, check_path_length, protected_reason, resolved_out, write_error
 
 from .tasks import COLUMNS
 
@@ -43,10 +43,7 @@ class BatchStore:
         if str(out).strip() == "":                      # (was "--out : it is the working directory")
             raise OutputError("--out: empty path; give a directory name, e.g. --out results")
         check_path_length(out)
-        given = Path(os.path.abspath(os.path.expanduser(os.fspath(out))))
-        if given.is_symlink() and not given.exists():   # (resolved, its target directory was created; plan refuses it)
-            raise OutputError(f"--out {out}: is a dangling symbolic link")
-        self.path = given.resolve()
+        self.path = resolved_out(out)
         self.fingerprint = fingerprint
         why = protected_reason(self.path, inputs)
         if why:
