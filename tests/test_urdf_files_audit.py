@@ -65,9 +65,10 @@ def test_a_mesh_file_coal_cannot_read_is_one_line_naming_it(tmp_path):
     mesh.write_text("hello\n")
     shape, = collision_shapes(path, dynamics.from_urdf(path), [str(tmp_path / "pkgs")])
     with pytest.raises(InputError) as info:
-        col._geometry(shape)
-    msg = str(info.value)
-    assert "\n" not in msg and msg.startswith(f"mesh {mesh}: coal could not read it (") and "assimp.cpp" not in msg
+        col.urdf_geometry(path, shape)
+    msg = str(info.value)          # (and the URDF and link, which the message lacked in the twenty-ninth session)
+    assert "\n" not in msg and "assimp.cpp" not in msg
+    assert msg.startswith(f"{path}: link {shape.link!r}: mesh {mesh}: coal could not read it (")
 
 
 def _urdf(tmp_path, text, name="robot.urdf"):

@@ -168,6 +168,14 @@ def _geometry(shape):
     return _mesh(shape.file, shape.size)
 
 
+def urdf_geometry(urdf_path, shape):
+    """`_geometry` of a URDF's collision shape; a mesh coal cannot read is named with the URDF and link."""
+    try:
+        return _geometry(shape)
+    except InputError as exc:
+        raise InputError(f"{urdf_path}: link {short_repr(shape.link)}: {exc}") from None
+
+
 _MESHES: dict = {}
 _SHAPES: dict = {}
 MAX_KEPT = 16          # meshes and URDF robots' shape lists kept (a batch of URDF cells added one a cell, ~17 kB, for good)
@@ -226,7 +234,7 @@ def moving_bodies(cell, move, q):
     shapes = _urdf_shapes(cell)
     if shapes is not None:
         for sh in shapes:
-            geom = _geometry(sh)
+            geom = urdf_geometry(cell.urdf_path, sh)
             geom.computeLocalAABB()
             W = T[:, sh.body] @ sh.T
             R, t = W[:, :3, :3], W[:, :3, 3]
