@@ -279,6 +279,11 @@ def _validate(m: RobotModel) -> None:
     for key, size in per_joint.items():
         if size != nb:
             raise ModelError(f"{key}: expected {nb} entries (one per {'body' if m.coupling else 'joint'}), got {size}")
+    for key, names in (("name", (m.name,)), ("base_name", (m.base_name,)), ("joint_names", m.body_joint_names),
+                       ("link_names", m.link_names), ("frames", m.frame_names)):
+        for nm in names:            # (a name is printed in one-line messages, file headers and exported files)
+            if not (isinstance(nm, str) and nm and nm.isprintable()):
+                raise ModelError(f"{key}: expected non-empty printable strings, got {short_repr(nm)}")
     if len(set(m.joint_names)) != n:
         raise ModelError(f"joint_names: duplicate names in {list(m.joint_names)}")
     if len(set(m.link_names)) != nb or m.base_name in m.link_names:

@@ -50,6 +50,12 @@ def _one_line_error(match, fn, *args, **kw):
     (dict(tool_frame="nope"), r"tool_frame: unknown frame 'nope'"),
     (dict(frames={"tool": ("nobody", np.eye(4))}), r"frame 'tool': unknown body 'nobody'"),
     (dict(joint_names=["a", "a"]), r"joint_names: duplicate"),
+    # names go into one-line messages, CSV headers and exported URDFs (the URDF reader refused these; create did not)
+    (dict(joint_names=["a", "b\nc"]), r"joint_names: expected non-empty printable strings, got 'b\\nc'"),
+    (dict(joint_names=["a", 2]), r"joint_names: expected non-empty printable strings, got 2"),
+    (dict(link_names=["l1", ""]), r"link_names: expected non-empty printable strings"),
+    (dict(name="arm\r\n"), r"name: expected non-empty printable strings"),
+    (dict(frames={"tool": (1, np.eye(4)), "x\ty": (0, np.eye(4))}), r"frames: expected non-empty printable"),
 ])
 def test_bad_models_raise_one_clear_error(changes, match):
     _one_line_error(match, RobotModel.create, **_args(**changes))
