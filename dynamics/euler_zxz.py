@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .checks import ModelError, as_batch, short_repr
+from .checks import ModelError, array, as_batch, short_repr
 from .inertial_parameters import merge_inertials  # the parallel-axis theorem
 from .model import RobotModel
 
@@ -128,27 +128,29 @@ def from_euler_zxz(name: str, links, joint_names=None) -> EulerModel:
         where = f"model '{name}', link '{lk.name}'"
         if lk.name in seen:
             raise ModelError(f"{where}: duplicate link name")
-        pts = {k: np.asarray(v, dtype=float).reshape(3) for k, v in dict(lk.points).items()}
+        # three finite numbers each, named (numpy's reshape or broadcast errors named no link, NaN points were
+        # drawn as NaN, and a text gains="001" was read as (0, 0, 1))
+        pts = {k: array(f"{where}: point '{k}'", v, (3,)) for k, v in dict(lk.points).items()}
         pts.setdefault("A", np.zeros(3))
+        euler, gains = (tuple(array(f"{where}: {f}", v, (3,)).tolist()) for f, v in (("euler", lk.euler),
+                                                                                      ("gains", lk.gains)))
+        slide = None if lk.slide is None else tuple(array(f"{where}: slide", lk.slide, (3,)).tolist())
         if lk.parent is not None:
             if lk.parent not in seen:
                 raise ModelError(f"{where}: parent '{lk.parent}' must come before it")
             if lk.attach not in seen[lk.parent].points:
                 raise ModelError(f"{where}: parent '{lk.parent}' has no connection point '{lk.attach}'")
         if lk.kind == "prismatic":
-            v = np.asarray(lk.slide, dtype=float).reshape(3)
-            if lk.parent is None or abs(np.linalg.norm(v) - 1.0) > 1e-9 or any(lk.gains):
+            if lk.parent is None or abs(np.linalg.norm(slide) - 1.0) > 1e-9 or any(gains):
                 raise ModelError(f"{where}: a prismatic joint needs a parent and a unit slide vector, no gains")
-        elif lk.kind == "revolute" and not any(lk.gains):
+        elif lk.kind == "revolute" and not any(gains):
             raise ModelError(f"{where}: revolute joint '{lk.joint}' has all gains zero")
         for a, b in lk.lines:
             if a not in pts or b not in pts:
                 raise ModelError(f"{where}: line ({a}, {b}) names an unknown point")
         if lk.joint is not None and lk.joint not in order:
             order.append(lk.joint)
-        fixed = EulerLink(lk.name, lk.parent, lk.attach, tuple(map(float, lk.euler)), lk.joint,
-                          tuple(map(float, lk.gains)), None if lk.slide is None else tuple(map(float, lk.slide)),
-                          pts, tuple(lk.lines))
+        fixed = EulerLink(lk.name, lk.parent, lk.attach, euler, lk.joint, gains, slide, pts, tuple(lk.lines))
         seen[lk.name] = fixed
         out.append(fixed)
     joint_names = tuple(joint_names) if joint_names is not None else tuple(order)
