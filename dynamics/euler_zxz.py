@@ -226,7 +226,17 @@ def to_robot_model(model: EulerModel, *, inertials=None, exclude=(), frames=None
     frame_defs, used = {}, {}
     inert = {}
     base_name = "base"
+    # a link hanging at a connection point that a prismatic sibling moves (eq. 1: B′ₚ = D′ₚ + d v′) rides on that
+    # sibling's body, placed first (before, it stayed on the parent at D′ₚ: the RobotModel disagreed with
+    # `euler_points` by d v′ and, for a revolute link, in its axis)
+    slider = {(lk.parent, lk.attach): lk.name for lk in model.links if lk.kind == "prismatic"}
+    links, placed = [], set()
     for lk in model.links:
+        for item in (slider.get((lk.parent, lk.attach)), lk.name):
+            if item is not None and item not in placed:
+                links.append(model.link(item))
+                placed.add(item)
+    for lk in links:
         if lk.name in excluded or lk.parent in excluded:
             excluded.add(lk.name)
             continue
@@ -240,6 +250,11 @@ def to_robot_model(model: EulerModel, *, inertials=None, exclude=(), frames=None
             shift = plink.points[lk.attach] - plink.points["A"]           # D′ₚ − A′ₚ
         C = zxz_euler(*lk.euler)
         T = Tp @ np.block([[C, shift[:, None]], [np.zeros((1, 3)), np.ones((1, 1))]])
+        rider = slider.get((lk.parent, lk.attach))
+        if rider not in (None, lk.name) and rider not in excluded:
+            # the sibling's frame moved by d v′ is T_slider(d) · [C_sliderᵀ C, 0] (both hang at D′ₚ)
+            pbody, T = body_of[rider][0], np.eye(4)
+            T[:3, :3] = zxz_euler(*model.link(rider).euler).T @ C
         if lk.kind == "fixed":
             body_of[lk.name] = (pbody, T)
             if pbody >= 0:

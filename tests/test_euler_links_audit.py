@@ -1,13 +1,55 @@
 """Gonçalves et al.'s Euler-angle models as a kinematics user writes them (audit): the link fields are checked
-when the model is built."""
+when the model is built, and `to_robot_model` gives the kinematics `euler_points` gives (eq. 1–6) also when a
+link hangs at a connection point that a prismatic joint moves."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from dynamics.euler_zxz import EulerLink, from_euler_zxz
+from dynamics.euler_zxz import EulerLink, euler_points, from_euler_zxz, revolute, to_robot_model, zxz_euler
+from dynamics.forward_kinematics import frame_pose
 from dynamics.model import ModelError
+
+
+def _rail_with_sensor(sensor_kind: str):
+    """A carriage on a rail (prismatic, eq. 1, slide v′ in the base's axes) and, hanging at the same connection
+    point 'D' of the base, a second link: a camera (fixed) or an arm (revolute about its local x, eq. 3) — both
+    carried along by the slide in the paper's recursion (they hang at B′ = D′ + d v′)."""
+    v = np.array([1.0, 2.0, 2.0]) / 3.0
+    links = [EulerLink("base", points={"D": (0.1, -0.2, 0.5)}),
+             EulerLink("carriage", "base", "D", euler=(0.3, -0.7, 1.1), joint="d", slide=tuple(v),
+                       points={"T": (0.0, 0.1, 0.2)})]
+    sensor = dict(name="sensor", parent="base", attach="D", euler=(-0.4, 0.9, 0.2), points={"E": (0.3, 0.0, 0.1)})
+    if sensor_kind == "revolute":
+        sensor.update(joint="th", **{**revolute("x"), "euler": (-0.4, 0.9, 0.2)})
+    links.append(EulerLink(**sensor))
+    # listed before the carriage too: the recursion order of siblings is free
+    return from_euler_zxz("rail", links), from_euler_zxz("rail2", [links[0], links[2], links[1]])
+
+
+@pytest.mark.parametrize("sensor_kind", ["fixed", "revolute"])
+def test_a_link_at_a_slid_connection_point_moves_with_the_slide(sensor_kind):
+    """Oracle: the paper's recursion (`euler_points`, eq. 1–6: the sensor at B′ = D′ + d v′, turned by its own ZXZ
+    angles, eq. 2–4), and the slide written out by hand. Before, `to_robot_model` left the sensor on the base at
+    D′: at d = 0.4 m its point E was 0.4 m off (the RobotModel's forward kinematics, Jacobians and Λ wrong)."""
+    for model in _rail_with_sensor(sensor_kind):
+        robot = to_robot_model(model, frames={"E": ("sensor", "E"), "T": ("carriage", "T")})
+        rng = np.random.default_rng(7)
+        for _ in range(5):
+            q = rng.uniform(-1.0, 1.0, model.n)
+            P = euler_points(model, q)
+            qr = np.array([q[model.joint_names.index(j)] for j in robot.joint_names])
+            for frame, link, point in (("E", "sensor", "E"), ("T", "carriage", "T")):
+                T = frame_pose(robot, qr, frame)
+                np.testing.assert_allclose(T[:3, 3], P.point(link, point), atol=1e-12)
+                np.testing.assert_allclose(T[:3, :3], P.R[link], atol=1e-12)
+            # by hand: E = D′ + d v′ + R_sensor (E′ − A′), R_sensor = ZXZ(euler + gains·θ)
+            d = q[model.joint_names.index("d")]
+            angles = np.array((-0.4, 0.9, 0.2)) + (np.array((0, 1.0, 0)) * q[model.joint_names.index("th")]
+                                                   if sensor_kind == "revolute" else 0.0)
+            E = np.array((0.1, -0.2, 0.5)) + d * np.array([1.0, 2.0, 2.0]) / 3.0 + zxz_euler(*angles) @ [0.3, 0, 0.1]
+            np.testing.assert_allclose(P.point("sensor", "E"), E, atol=1e-12)
 
 
 @pytest.mark.parametrize("field, link, message", [
