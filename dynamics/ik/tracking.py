@@ -8,8 +8,8 @@ import numpy as np
 from ..forward_kinematics import frame_jacobian
 from ..model import RobotModel
 from ..checks import short_repr
-from .common import (IKError, TrackResult, _Chain, _as_q, _end_pose, _joint_limits, _options, _parse_targets,
-                     _rot_angle, _rot_log, _target_array, _velocity_bound)
+from .common import (IKError, TrackResult, _Chain, _as_q, _end_pose, _joint_limits, _on_limits, _options,
+                     _parse_targets, _rot_angle, _rot_log, _target_array, _velocity_bound)
 from .nicolato import _solve
 
 SWEEPS_BEFORE_POLISH = 5        # recursive sweeps per sample before a Newton polish (tracking mode)
@@ -62,6 +62,7 @@ def track_path(robot: RobotModel, targets, q0, frame: str | None = None, *, meth
     ok = np.zeros(N, bool)
     if method == "recursive":
         chain = _Chain(robot, frame)
+        q = _on_limits(chain, q, lo, hi)
         parsed = _parse_targets("targets", targets)
         for k in range(N):
             start = np.clip(2.0 * q - Q[k - 2], lo, hi) if predict and k >= 2 else q.copy()

@@ -1,6 +1,7 @@
-"""`track_path(method="pinv")`, the pseudo-inverse scheme of Nicolato & Madrid's eq. 6 kept for comparison
-(audit): what it reports as reached is checked against the tool position from `frame_pose` and the joint
-limits, on the paper's Fig. 4 circle (Section 6)."""
+"""Inverse kinematics as a kinematics user drives it (audit): what the solvers report as reached is checked
+against the tool pose from `frame_pose` and the joint limits — `track_path(method="pinv")`, the pseudo-inverse
+scheme of Nicolato & Madrid's eq. 6 kept for comparison, on the paper's Fig. 4 circle (Section 6), and starts
+beyond a joint limit (eq. 22)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import pytest
 
 from dynamics import load_robot
 from dynamics.forward_kinematics import frame_pose
-from dynamics.inverse_kinematics import IKError, track_path
+from dynamics.ik.batch import solve_ik_batch, track_paths
+from dynamics.inverse_kinematics import IKError, solve_ik, solve_ik_dls, solve_ik_multistart, track_path
 from test_inverse_kinematics import PLANAR_THETA0, circle_targets
 
 
@@ -50,3 +52,31 @@ def test_pinv_refuses_the_recursive_methods_options(option):
         track_path(robot, targets[:5], PLANAR_THETA0, method="pinv", dt=1e-3, **option)
     name = next(iter(option))
     assert str(err.value).startswith(f"{name}: not used by method='pinv'") and "\n" not in str(err.value)
+
+
+def test_a_start_beyond_a_joint_limit_is_not_returned_as_the_solution():
+    """The iiwa's joint 1 at 3.0 rad (limit 2.967) with the target its own flange pose: every solver returned the
+    start itself, "converged", outside the limits that "are always respected" (a target 1 mm away was solved within
+    them). Now the start's chain joints are brought onto the limits first; the pose is still reached (joint 1
+    alone cannot restore it: the others move too) and every returned posture is within the limits."""
+    robot = load_robot("iiwa7")
+    q0 = np.array([3.0, 0.3, 0.0, -1.2, 0.0, 0.8, 0.0])
+    target = frame_pose(robot, q0)
+
+    def check(q, what):
+        assert np.all((robot.q_min <= q) & (q <= robot.q_max)), what
+        T = frame_pose(robot, q)
+        assert np.linalg.norm(T[:3, 3] - target[:3, 3]) <= 1e-5, what
+        assert np.abs(T[:3, :3] - target[:3, :3]).max() <= 1e-4, what
+
+    for what, res in (("solve_ik", solve_ik(robot, target, q0)), ("dls", solve_ik_dls(robot, target, q0)),
+                      ("multistart", solve_ik_multistart(robot, [target], [q0]).best)):
+        assert res.success, what
+        check(res.q, what)
+    batch = solve_ik_batch(robot, [target, target], [q0, q0])
+    assert all(r.success for r in batch) and np.array_equal(batch[0].q, solve_ik(robot, target, q0).q)
+    path = np.repeat(target[None], 3, axis=0)
+    for tr in [track_path(robot, path, q0)] + track_paths(robot, [path, path], q0):
+        assert tr.all_success
+        for q in tr.q:
+            check(q, "track")
