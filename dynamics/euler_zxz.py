@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .checks import ModelError, as_batch, short_repr
+from .checks import ModelError, array, as_batch, short_repr
 from .inertial_parameters import merge_inertials  # the parallel-axis theorem
 from .model import RobotModel
 
@@ -128,27 +128,29 @@ def from_euler_zxz(name: str, links, joint_names=None) -> EulerModel:
         where = f"model '{name}', link '{lk.name}'"
         if lk.name in seen:
             raise ModelError(f"{where}: duplicate link name")
-        pts = {k: np.asarray(v, dtype=float).reshape(3) for k, v in dict(lk.points).items()}
+        # three finite numbers each, named (numpy's reshape or broadcast errors named no link, NaN points were
+        # drawn as NaN, and a text gains="001" was read as (0, 0, 1))
+        pts = {k: array(f"{where}: point '{k}'", v, (3,)) for k, v in dict(lk.points).items()}
         pts.setdefault("A", np.zeros(3))
+        euler, gains = (tuple(array(f"{where}: {f}", v, (3,)).tolist()) for f, v in (("euler", lk.euler),
+                                                                                      ("gains", lk.gains)))
+        slide = None if lk.slide is None else tuple(array(f"{where}: slide", lk.slide, (3,)).tolist())
         if lk.parent is not None:
             if lk.parent not in seen:
                 raise ModelError(f"{where}: parent '{lk.parent}' must come before it")
             if lk.attach not in seen[lk.parent].points:
                 raise ModelError(f"{where}: parent '{lk.parent}' has no connection point '{lk.attach}'")
         if lk.kind == "prismatic":
-            v = np.asarray(lk.slide, dtype=float).reshape(3)
-            if lk.parent is None or abs(np.linalg.norm(v) - 1.0) > 1e-9 or any(lk.gains):
+            if lk.parent is None or abs(np.linalg.norm(slide) - 1.0) > 1e-9 or any(gains):
                 raise ModelError(f"{where}: a prismatic joint needs a parent and a unit slide vector, no gains")
-        elif lk.kind == "revolute" and not any(lk.gains):
+        elif lk.kind == "revolute" and not any(gains):
             raise ModelError(f"{where}: revolute joint '{lk.joint}' has all gains zero")
         for a, b in lk.lines:
             if a not in pts or b not in pts:
                 raise ModelError(f"{where}: line ({a}, {b}) names an unknown point")
         if lk.joint is not None and lk.joint not in order:
             order.append(lk.joint)
-        fixed = EulerLink(lk.name, lk.parent, lk.attach, tuple(map(float, lk.euler)), lk.joint,
-                          tuple(map(float, lk.gains)), None if lk.slide is None else tuple(map(float, lk.slide)),
-                          pts, tuple(lk.lines))
+        fixed = EulerLink(lk.name, lk.parent, lk.attach, euler, lk.joint, gains, slide, pts, tuple(lk.lines))
         seen[lk.name] = fixed
         out.append(fixed)
     joint_names = tuple(joint_names) if joint_names is not None else tuple(order)
@@ -224,7 +226,17 @@ def to_robot_model(model: EulerModel, *, inertials=None, exclude=(), frames=None
     frame_defs, used = {}, {}
     inert = {}
     base_name = "base"
+    # a link hanging at a connection point that a prismatic sibling moves (eq. 1: B′ₚ = D′ₚ + d v′) rides on that
+    # sibling's body, placed first (before, it stayed on the parent at D′ₚ: the RobotModel disagreed with
+    # `euler_points` by d v′ and, for a revolute link, in its axis)
+    slider = {(lk.parent, lk.attach): lk.name for lk in model.links if lk.kind == "prismatic"}
+    links, placed = [], set()
     for lk in model.links:
+        for item in (slider.get((lk.parent, lk.attach)), lk.name):
+            if item is not None and item not in placed:
+                links.append(model.link(item))
+                placed.add(item)
+    for lk in links:
         if lk.name in excluded or lk.parent in excluded:
             excluded.add(lk.name)
             continue
@@ -238,6 +250,11 @@ def to_robot_model(model: EulerModel, *, inertials=None, exclude=(), frames=None
             shift = plink.points[lk.attach] - plink.points["A"]           # D′ₚ − A′ₚ
         C = zxz_euler(*lk.euler)
         T = Tp @ np.block([[C, shift[:, None]], [np.zeros((1, 3)), np.ones((1, 1))]])
+        rider = slider.get((lk.parent, lk.attach))
+        if rider not in (None, lk.name) and rider not in excluded:
+            # the sibling's frame moved by d v′ is T_slider(d) · [C_sliderᵀ C, 0] (both hang at D′ₚ)
+            pbody, T = body_of[rider][0], np.eye(4)
+            T[:3, :3] = zxz_euler(*model.link(rider).euler).T @ C
         if lk.kind == "fixed":
             body_of[lk.name] = (pbody, T)
             if pbody >= 0:

@@ -166,6 +166,13 @@ def _coupled_inverse(robot: RobotModel, q2: np.ndarray, frames) -> np.ndarray:
     try:
         L = np.linalg.cholesky(M)
     except np.linalg.LinAlgError:
+        # name the coordinate, as Table 1's D_i = 0 does for a model without mimic joints (Romeo's hands,
+        # coupled: M[LHand, LHand] = 0 was "a joint moves no mass")
+        d = np.einsum("...ii->...i", M).reshape(-1, robot.n)
+        idle = np.flatnonzero((d <= 1e-12 * np.abs(M).max(initial=0.0)).any(axis=0))
+        if idle.size:
+            raise ModelError(f"joint '{robot.joint_names[idle[0]]}' of robot '{robot.name}' moves no mass: "
+                             "the joint-space inertia is singular") from None
         raise ModelError(f"robot '{robot.name}': the mass matrix is singular (a joint moves no mass), "
                          f"so the operational space inertia is undefined") from None
     X = np.linalg.solve(L, np.swapaxes(J, -1, -2))                                  # L⁻¹ Jᵀ

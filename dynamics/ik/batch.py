@@ -24,7 +24,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from .common import (_EYE4, TWO_PI, IKError, IKResult, TrackResult, _as_q, _as_starts, _Chain, _end_pose, _norm3,
-                     _parse_targets, _rot_angle, _target_array)
+                     _on_limits, _parse_targets, _rot_angle, _target_array)
 from ..checks import short_repr
 from .dls import _dls_steps
 from .nicolato import _prepared, _solve, _sweeps, _weight
@@ -59,7 +59,7 @@ def track_paths(robot, paths, q0, frame: str | None = None, *, method: str = "re
         return [track_path(robot, p, q0, frame, **args) for p in paths]
     chain = _Chain(robot, frame)
     L2 = float(rot_weight) ** 2
-    q = np.tile(q, (len(paths), 1))
+    q = np.tile(_on_limits(chain, q, lo, hi), (len(paths), 1))
     lengths = np.array([len(p) for p in paths])
     out = [dict(q=np.empty((n, robot.n)), pe=np.zeros(n), re=np.zeros(n), sw=np.zeros(n, int), ns=np.zeros(n, int),
                 ok=np.zeros(n, bool)) for n in lengths]
@@ -114,7 +114,7 @@ def solve_ik_batch(robot, targets, starts, frame: str | None = None, *, tol_pos:
                                        newton_slow=newton_slow, damping=damping, q_min=q_min, q_max=q_max,
                                        polish_after=polish_after)
     parsed = _parse_targets("targets", targets)
-    q = _as_starts(robot, starts, len(parsed))
+    q = _on_limits(chain, _as_starts(robot, starts, len(parsed)), lo, hi)
     L2 = float(rot_weight) ** 2
     if vmax_dt is not None or penalty or polish_after is not None or len(parsed) < 2 \
             or any(R is None for _, R in parsed):

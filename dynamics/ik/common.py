@@ -301,6 +301,16 @@ def _joint_limits(robot, q_min, q_max):
             _checked(vector, "q_max", robot.q_max if q_max is None else q_max, robot.n, None))
 
 
+def _on_limits(chain: _Chain, q: np.ndarray, q_min, q_max) -> np.ndarray:
+    """The start ``q`` (n,) or (k, n) with the chain's joints brought within [q_min, q_max] (the limits of eq. 22;
+    other joints as given). A start beyond a limit that already reached the target was returned as the solution
+    ("converged", outside the limits the solvers promise to keep); a start inside is unchanged."""
+    q = q.copy()
+    cols = np.array(chain.joints)
+    q[..., cols] = np.clip(q[..., cols], q_min[cols], q_max[cols])
+    return q
+
+
 def _velocity_bound(robot, qd_max, dt):
     if qd_max is None or dt is None:
         return None

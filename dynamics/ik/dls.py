@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import RobotModel
-from .common import IKResult, _Chain, _as_q, _joint_limits, _options, _parse_target, _rot_angle, _rot_log
+from .common import IKResult, _Chain, _as_q, _joint_limits, _on_limits, _options, _parse_target, _rot_angle, _rot_log
 
 
 # ------------------------------------------------------------------------------ damped least squares
@@ -54,6 +54,7 @@ def solve_ik_dls(robot: RobotModel, target, q0, frame: str | None = None, *, tol
     q = _as_q(robot, q0)
     chain = _Chain(robot, frame)
     qlo, qhi = _joint_limits(robot, q_min, q_max)
+    q = _on_limits(chain, q, qlo, qhi)
     q, e_p, e_r, steps, ok = _dls_steps(robot, chain, q, p_d, R_d, frame, tol_pos=tol_pos, tol_rot=tol_rot,
                                         max_steps=max_iter, damping=damping, q_min=qlo, q_max=qhi)
     return IKResult(q=q, success=bool(ok), pos_err=e_p, rot_err=e_r, sweeps=0, newton_steps=steps,

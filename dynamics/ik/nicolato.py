@@ -40,8 +40,8 @@ import numpy as np
 
 from ..model import RobotModel
 from ..checks import short_repr
-from .common import (TWO_PI, IKError, IKResult, _as_q, _Chain, _dot3, _end_pose, _joint_limits, _norm3, _options,
-                     _parse_target, _rot_angle, _rot_log, _velocity_bound)
+from .common import (TWO_PI, IKError, IKResult, _as_q, _Chain, _dot3, _end_pose, _joint_limits, _norm3, _on_limits,
+                     _options, _parse_target, _rot_angle, _rot_log, _velocity_bound)
 from .dls import _dls_steps
 
 
@@ -249,7 +249,7 @@ def solve_ik(robot: RobotModel, target, q0, frame: str | None = None, *, tol_pos
                                          newton_slow=newton_slow, damping=damping, q_min=q_min, q_max=q_max,
                                          polish_after=polish_after)
     p_d, R_d = _parse_target(target)
-    q = _as_q(robot, q0)
+    q = _on_limits(chain, _as_q(robot, q0), qlo, qhi)
     return _solve(chain, q, p_d, R_d, tol_pos=tol_pos, tol_rot=tol_rot, max_sweeps=max_sweeps,
                   L2=float(rot_weight) ** 2, step=step, vmax_dt=vmax_dt, penalty=penalty,
                   newton_steps=newton_steps, newton_switch=newton_switch, newton_slow=newton_slow, damping=damping,

@@ -8,8 +8,8 @@ import numpy as np
 from ..forward_kinematics import frame_jacobian
 from ..model import RobotModel
 from ..checks import short_repr
-from .common import (IKError, TrackResult, _Chain, _as_q, _end_pose, _joint_limits, _options, _parse_targets,
-                     _rot_angle, _rot_log, _target_array, _velocity_bound)
+from .common import (IKError, TrackResult, _Chain, _as_q, _end_pose, _joint_limits, _on_limits, _options,
+                     _parse_targets, _rot_angle, _rot_log, _target_array, _velocity_bound)
 from .nicolato import _solve
 
 SWEEPS_BEFORE_POLISH = 5        # recursive sweeps per sample before a Newton polish (tracking mode)
@@ -33,7 +33,10 @@ def track_path(robot: RobotModel, targets, q0, frame: str | None = None, *, meth
     Fig. 4–7). `TrackResult.sweeps` / ``newton_steps`` count both per sample.
     ``method="pinv"``: the classical closed-loop pseudo-inverse scheme q̇ = J⁺(v + K e) (eq. 6, K = gain·1),
     integrated with explicit Euler over ``dt`` (required), v from finite differences of the targets.
-    The first sample is then taken as reached by q0 (start on the path).
+    The first sample is then taken as reached by q0 (start on the path). Eq. 6 knows no joint limits: the joints
+    are not clamped, and a sample counts as reached only within the tolerances and the position limits
+    (``q_min``/``q_max``, the model's by default); ``penalty``, ``qd_max``, ``predict`` and ``stop_at_failure``
+    are refused.
 
     ``predict`` (recursive method): start each sample's sweeps from the previous solution extrapolated
     linearly, q_{k−1} + (q_{k−1} − q_{k−2}) within the limits, instead of q_{k−1}. On densely sampled paths
@@ -59,6 +62,7 @@ def track_path(robot: RobotModel, targets, q0, frame: str | None = None, *, meth
     ok = np.zeros(N, bool)
     if method == "recursive":
         chain = _Chain(robot, frame)
+        q = _on_limits(chain, q, lo, hi)
         parsed = _parse_targets("targets", targets)
         for k in range(N):
             start = np.clip(2.0 * q - Q[k - 2], lo, hi) if predict and k >= 2 else q.copy()
@@ -94,7 +98,9 @@ def track_path(robot: RobotModel, targets, q0, frame: str | None = None, *, meth
         Q[k] = q
         pe[k] = np.linalg.norm(P[k] - Te[:3, 3])
         re[k] = _rot_angle(Rs[k], Te[:3, :3]) if rot else 0.0
-        ok[k] = pe[k] <= max(tol_pos, 1e-3) and re[k] <= max(tol_rot, 1e-3)
+        # reached to the tolerance (not 1 mm whatever tol_pos said) and within the position limits, which eq. 6
+        # does not know: the joints are not clamped, a sample beyond a limit is reported, not hidden
+        ok[k] = pe[k] <= tol_pos and re[k] <= tol_rot and bool(np.all((lo <= q) & (q <= hi)))
         J = frame_jacobian(robot, q, frame)[:, cols]
         if not rot:
             J = J[:3]
@@ -121,6 +127,12 @@ def _track_options(robot, *, method, dt, qd_max, penalty, tol_pos, tol_rot, max_
         raise IKError(f"method: expected 'recursive' or 'pinv', got {method!r}")
     if method == "pinv" and dt is None:
         raise IKError("dt: required for method='pinv' (eq. 6 is integrated in time)")
+    if method == "pinv":                # (each was accepted and ignored)
+        unused = [name for name, on in (("penalty", penalty), ("predict", predict), ("stop_at_failure", stop_at_failure),
+                                        ("qd_max", qd_max is not None)) if on]
+        if unused:
+            raise IKError(f"{unused[0]}: not used by method='pinv' (eq. 6 has neither limits nor sweeps; the "
+                          "recursive method's option)")
     if method == "recursive" and step not in ("exact", "paper"):
         raise IKError(f"step: expected 'exact' or 'paper', got {step!r}")
     lo, hi = _joint_limits(robot, q_min, q_max)
