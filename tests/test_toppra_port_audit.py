@@ -1,0 +1,43 @@
+"""A toppra 0.6 script ported to the library (an audit): toppra's path object and a spline along another axis are
+refused in one line that says what to pass, a 0-d array is named as an array (the message read "expected a number
+from 0 to 1e+150, got 0.1"), and a plan is callable as toppra's trajectories are, ``traj(ts, order)``."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from scipy.interpolate import CubicSpline
+
+import dynamics
+from toppra_app import JointPath, plan_time_optimal
+from toppra_app.errors import InputError
+
+W = np.array([[0, 0.3, 0, -1.2, 0, 0.8, 0], [1.2, 0.6, 0.2, -0.9, 0.1, 1.0, 0.5], [0.5, 0.5, 0.5, -1, 0, 0.9, 0.2],
+              [0.9, 0.1, -0.3, -1.5, 0.4, 0.2, 0.0]])
+SS = np.array([0.0, 0.5, 1.2, 2.0])
+
+
+@functools.lru_cache(maxsize=None)
+def plan():
+    return plan_time_optimal(dynamics.load_robot("iiwa7"), JointPath.from_waypoints(W, s=SS), sd_end=0.1)
+
+
+def one_line(info, name):
+    msg = str(info.value)
+    assert msg.startswith(f"{name}: ") and "\n" not in msg, msg
+    return msg
+
+
+# ------------------------------------------------------------------------------ 0-d arrays
+@pytest.mark.parametrize("call, name, shown", [
+    (lambda: plan_time_optimal(dynamics.load_robot("iiwa7"), W, sd_end=np.array(0.1)), "sd_end", "array(0.1)"),
+    (lambda: plan().sample(np.array(1e-3)), "dt", "array(0.001)"),
+    (lambda: plan_time_optimal(dynamics.load_robot("iiwa7"), W, grid=np.array(100)), "grid", "array(100)")])
+def test_a_0d_array_is_named_as_an_array(call, name, shown):
+    """The scalar checks refuse arrays, 0-d ones too, but printed one as its number: "sd_end: expected a number from
+    0 to 1e+150, got 0.1" (a number in range); the grid's line did not show the value at all."""
+    with pytest.raises(InputError) as info:
+        call()
+    assert one_line(info, name).endswith(f"got {shown}")
