@@ -41,3 +41,28 @@ def test_a_0d_array_is_named_as_an_array(call, name, shown):
     with pytest.raises(InputError) as info:
         call()
     assert one_line(info, name).endswith(f"got {shown}")
+
+
+# ------------------------------------------------------------------------------ paths
+def test_a_spline_along_another_axis_is_refused_in_one_line():
+    """CubicSpline(ss, W.T, axis=1) gives values (joints, m): numpy's "cannot reshape array of size 112 into shape
+    (16,1)" (a plain ValueError naming nothing) came out of JointPath."""
+    with pytest.raises(InputError) as info:
+        JointPath(CubicSpline(SS, W.T, axis=1))
+    assert "axis" in one_line(info, "path")
+    assert JointPath(CubicSpline(SS, W)).dof == 7                  # axis=0 is taken
+
+
+@pytest.mark.parametrize("bc_type", ["not-a-knot", "clamped", "natural"])
+def test_a_toppra_path_names_its_conversion_which_is_the_same_spline(bc_type):
+    """toppra's SplineInterpolator was refused as "expected a scipy spline (CubicSpline, PPoly or BSpline)"; the line
+    now names `JointPath.from_waypoints(waypoints, s=ss, bc_type=...)`, which is toppra's spline (q, q′, q″)."""
+    ta = pytest.importorskip("toppra")
+    theirs = ta.SplineInterpolator(SS, W, bc_type=bc_type)
+    with pytest.raises(InputError) as info:
+        plan_time_optimal(dynamics.load_robot("iiwa7"), theirs)
+    assert "JointPath.from_waypoints(waypoints, s=ss, bc_type=...)" in one_line(info, "path")
+    ours, x = JointPath.from_waypoints(W, s=SS, bc_type=bc_type), np.linspace(SS[0], SS[-1], 97)
+    for order in range(3):
+        assert np.allclose(ours(x, order), theirs(x, order), rtol=0, atol=1e-12)
+    assert (ours.s_start, ours.s_end) == tuple(theirs.path_interval)
