@@ -66,3 +66,23 @@ def test_a_toppra_path_names_its_conversion_which_is_the_same_spline(bc_type):
     for order in range(3):
         assert np.allclose(ours(x, order), theirs(x, order), rtol=0, atol=1e-12)
     assert (ours.s_start, ours.s_end) == tuple(theirs.path_interval)
+
+
+# ------------------------------------------------------------------------------ traj(ts, order)
+def test_a_plan_is_called_as_a_toppra_trajectory():
+    """toppra's trajectories are called ``traj(ts)``, ``traj(ts, 1)``, ``traj(ts, 2)``; a plan was not callable
+    (TypeError). The call is eval / evald / evaldd, with toppra's shapes: (n,) for a time, (m, n) for m times."""
+    ta = pytest.importorskip("toppra")
+    from toppra import algorithm, constraint
+    p, t = plan(), np.linspace(0.0, plan().duration, 11)
+    for order, method in enumerate((p.eval, p.evald, p.evaldd)):
+        assert np.array_equal(p(t, order), method(t)) and np.array_equal(p(0.3, order=order), method(0.3))
+    assert np.array_equal(p(t), p.eval(t))
+    theirs = algorithm.TOPPRA([constraint.JointVelocityConstraint(np.ones(7))], ta.SplineInterpolator(SS, W),
+                              parametrizer="ParametrizeConstAccel").compute_trajectory(0, 0)
+    for ts in (0.3, [0.1, 0.2], np.array([0.1])):
+        assert all(np.shape(p(ts, k)) == np.shape(theirs(ts, k)) for k in range(3))
+    for order in (3, -1, 1.5, True, "1", None, np.array([1, 2])):
+        with pytest.raises(InputError) as info:
+            p(t, order)
+        one_line(info, "order")
