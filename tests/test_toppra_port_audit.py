@@ -86,3 +86,14 @@ def test_a_plan_is_called_as_a_toppra_trajectory():
         with pytest.raises(InputError) as info:
             p(t, order)
         one_line(info, "order")
+
+
+# ------------------------------------------------------------------------------ reversed
+def test_a_reversed_plan_keeps_its_end_speeds():
+    """`reversed` of a plan from and to θ̇ = 0.1 recorded sd_start = sd_end = 0 (its summary too) while its motion
+    starts and ends at 0.1: the end speeds swap places, and q̇ of the reversed motion is −q̇ of the plan run back."""
+    p = plan_time_optimal(dynamics.load_robot("iiwa7"), JointPath.from_waypoints(W[:3]), sd_start=0.1, sd_end=0.1)
+    r = p.reversed(JointPath.from_waypoints(W[:3][::-1]))
+    assert (r.sd_start, r.sd_end) == (p.sd_end, p.sd_start) == (r.sd[0], r.sd[-1])
+    assert (r.summary()["sd_start"], r.summary()["sd_end"]) == (0.1, 0.1)
+    assert np.allclose(r.evald([0.0, r.duration]), -p.evald([p.duration, 0.0]), rtol=0, atol=1e-12)

@@ -238,7 +238,7 @@ class TimeOptimalPlan:
         return TimeOptimalPlan(robot=robot, path=path, law=law, check=check, torques=check.grid_torques,
                                status=self.status, solver=self.solver, timings=timings,
                                iterations=0, reused_problem=True, planner=None, payload=self.payload,
-                               refinements=[dict(action="reversed")], energy_weight=self.energy_weight,
+                               sd_start=self.sd_end, sd_end=self.sd_start, refinements=[dict(action="reversed")], energy_weight=self.energy_weight,
                                energy_R=self.energy_R, tol=self._tolerance)
 
     def summary(self) -> dict:
