@@ -42,6 +42,8 @@ def short_repr(value, limit: int = 80) -> str:
     """A one-line, bounded repr of a user's value for error messages (arrays and long values shortened)."""
     if isinstance(value, np.ndarray):
         text = np.array2string(value, separator=", ", threshold=12, max_line_width=10**6)
+        if value.ndim == 0:     # (a 0-d array printed as its number: "expected a number > 0, got 0.001")
+            text = f"array({text})"
     else:
         try:
             with np.printoptions(legacy="1.25"):           # numpy scalars as plain numbers: 0, not np.int64(0)

@@ -46,6 +46,9 @@ def _domain(spline) -> tuple[float, float]:
     if hasattr(spline, "t") and hasattr(spline, "k"):            # BSpline
         t, k = np.asarray(spline.t, dtype=float), int(spline.k)
         return float(t[k]), float(t[-k - 1])
+    if hasattr(spline, "path_interval"):      # toppra's geometric paths (SplineInterpolator)
+        raise InputError("path: a toppra path is not a scipy spline; JointPath.from_waypoints(waypoints, s=ss, "
+                         "bc_type=...) is the cubic spline of toppra's SplineInterpolator(ss, waypoints, bc_type=...)")
     raise InputError("path: expected a scipy spline (CubicSpline, PPoly or BSpline) with a parameter interval")
 
 
@@ -68,6 +71,9 @@ class JointPath:
             probe = np.asarray(spline(np.array([self.s_start]), 2), dtype=float)
         except Exception as exc:                                   # noqa: BLE001 - any scipy failure
             raise InputError(f"path: the spline cannot be evaluated with derivatives ({exc})") from None
+        if probe.ndim == 0 or probe.shape[0] != 1:   # (numpy's "cannot reshape array of size 112 into shape (16,1)")
+            raise InputError(f"path: the spline must take the path parameter along its first axis (scipy's axis=0): "
+                             f"at 1 parameter it gives values of shape {probe.shape}, not (1, joints)")
         self.dof = 1 if probe.ndim == 1 else int(np.prod(probe.shape[1:]))
         if knots is None:
             knots = getattr(spline, "x", None)

@@ -348,7 +348,8 @@ def parse_grid(path: JointPath, grid) -> tuple[str, int | np.ndarray]:
     except (TypeError, ValueError):
         raise InputError("grid: expected a number of intervals or an increasing array of path parameters") from None
     if g.size < 3 or g.size > MAX_INTERVALS + 1 or not np.isfinite(g).all() or (np.diff(g) <= 0).any():
-        raise InputError(f"grid: expected 3 to {MAX_INTERVALS + 1} finite, strictly increasing path parameters")
+        raise InputError(f"grid: expected 3 to {MAX_INTERVALS + 1} finite, strictly increasing path parameters, got "
+                         f"{short_repr(grid)}")
     tol = 1e-9 * max(abs(path.s_start), abs(path.s_end), path.s_end - path.s_start)
     if abs(g[0] - path.s_start) > tol or abs(g[-1] - path.s_end) > tol:
         raise InputError(f"grid: must start at {path.s_start:g} and end at {path.s_end:g} (the path's parameter "

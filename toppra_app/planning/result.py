@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..checks import reals
-from ..errors import InputError
+from ..checks import is_real, reals
+from ..errors import InputError, short_repr
 from ..path import JointPath
 from ..trajectory import TimeLaw, TrajectorySample, sample_trajectory
 from ..verify import LimitCheck, worst_summary
@@ -156,6 +156,13 @@ class TimeOptimalPlan:
         qdd = self.path.dq(s) * sdd + self.path.ddq(s) * sd * sd
         return qdd[0] if scalar else qdd
 
+    def __call__(self, t, order: int = 0) -> np.ndarray:
+        """q (order 0), q̇ (1) or q̈ (2) at `t`, as `eval`, `evald`, `evaldd`: a toppra trajectory's call
+        ``traj(ts, order)`` (it was a TypeError, "object is not callable")."""
+        if not (is_real(order) and order in (0, 1, 2)):
+            raise InputError(f"order: expected 0 (q), 1 (q̇) or 2 (q̈), got {short_repr(order)}")
+        return (self.eval, self.evald, self.evaldd)[int(order)](t)
+
     def joint_trajectory(self, dt: float = 1e-3) -> dict:
         """The motion as a ROS 2 ``trajectory_msgs/msg/JointTrajectory`` (a dict: joint_names, points with
         positions, velocities, accelerations, effort, time_from_start sec/nanosec), sampled every `dt`;
@@ -231,7 +238,7 @@ class TimeOptimalPlan:
         return TimeOptimalPlan(robot=robot, path=path, law=law, check=check, torques=check.grid_torques,
                                status=self.status, solver=self.solver, timings=timings,
                                iterations=0, reused_problem=True, planner=None, payload=self.payload,
-                               refinements=[dict(action="reversed")], energy_weight=self.energy_weight,
+                               sd_start=self.sd_end, sd_end=self.sd_start, refinements=[dict(action="reversed")], energy_weight=self.energy_weight,
                                energy_R=self.energy_R, tol=self._tolerance)
 
     def summary(self) -> dict:
