@@ -238,8 +238,8 @@ class TimeOptimalPlan:
         return TimeOptimalPlan(robot=robot, path=path, law=law, check=check, torques=check.grid_torques,
                                status=self.status, solver=self.solver, timings=timings,
                                iterations=0, reused_problem=True, planner=None, payload=self.payload,
-                               sd_start=self.sd_end, sd_end=self.sd_start, refinements=[dict(action="reversed")], energy_weight=self.energy_weight,
-                               energy_R=self.energy_R, tol=self._tolerance)
+                               sd_start=self.sd_end, sd_end=self.sd_start, refinements=[dict(action="reversed")],
+                               energy_weight=self.energy_weight, energy_R=self.energy_R, tol=self._tolerance)
 
     def summary(self) -> dict:
         names = list(self.robot.joint_names)
