@@ -97,3 +97,15 @@ def test_a_reversed_plan_keeps_its_end_speeds():
     assert (r.sd_start, r.sd_end) == (p.sd_end, p.sd_start) == (r.sd[0], r.sd[-1])
     assert (r.summary()["sd_start"], r.summary()["sd_end"]) == (0.1, 0.1)
     assert np.allclose(r.evald([0.0, r.duration]), -p.evald([p.duration, 0.0]), rtol=0, atol=1e-12)
+
+
+def test_a_path_is_called_with_a_whole_order_only():
+    """``JointPath(x, order)`` read 1.5 and True as 1 and None as 0, where toppra's paths refuse them."""
+    path = JointPath.from_waypoints(W, s=SS)
+    x = np.linspace(0.0, 2.0, 5)
+    for order in range(4):
+        assert np.array_equal(path(x, np.int64(order)), np.asarray(path.spline(x, order)))
+    for order in (4, -1, 1.5, True, "1", None, np.array([1, 2])):
+        with pytest.raises(InputError) as info:
+            path(x, order)
+        one_line(info, "order")

@@ -208,8 +208,10 @@ class JointPath:
         return out[0] if scalar else out
 
     def __call__(self, theta, order: int = 0) -> np.ndarray:
-        """q (order 0), q′ (1) or q″ (2) at theta: shape (n,) for a scalar, (N, n) for an array."""
-        return self._eval(theta, order)
+        """q (order 0), q′ (1), q″ (2) or q‴ (3) at theta: shape (n,) for a scalar, (N, n) for an array."""
+        if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or not 0 <= order <= 3:
+            raise InputError(f"order: expected 0, 1, 2 or 3, got {short_repr(order)}")   # (1.5 and True read as 1)
+        return self._eval(theta, int(order))
 
     def q(self, theta) -> np.ndarray:
         return self._eval(theta, 0)
