@@ -1,0 +1,88 @@
+"""What a packager and a new user get: the sdist and the wheel built from this tree (setuptools' own build
+backend, no network).
+
+The oracle of the sdist is git: every file it tracks. The wheel's is the source tree: every file of the four
+packages that is not Python source (the built-in cell, the benchmark robots) is data the code reads at run time."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("dynamics", "toppra_app", "scenarios", "benchmarks")
+
+
+def _tracked() -> list[str]:
+    if not (ROOT / ".git").exists() or shutil.which("git") is None:
+        pytest.skip("not a git checkout (an unpacked sdist) or no git: no list of tracked files to compare with")
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    return sorted(p for p in out.decode().split("\0") if p and (ROOT / p).is_file())
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """(tracked files, sdist names, wheel names, unpacked wheel), built from a copy of the tracked files (no
+    build/ or egg-info in the checkout) by the installed setuptools: the sdist as pip or `python -m build` would
+    call it; the wheel's files as its bdist_wheel gathers them (build_py, egg_info's metadata: the entry points),
+    since setuptools before 70.1 has no bdist_wheel without the `wheel` package."""
+    tracked = _tracked()
+    src, dist = tmp_path_factory.mktemp("src"), tmp_path_factory.mktemp("dist")
+    for name in tracked:
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, src / name)
+    site, meta = dist / "site", tmp_path_factory.mktemp("meta")
+    runs = [subprocess.run([sys.executable, "-c", code, *args], cwd=src, capture_output=True, text=True, timeout=300)
+            for code, args in (("import sys, setuptools.build_meta as b; print(b.build_sdist(sys.argv[1]))", [dist]),
+                               ("import setuptools; setuptools.setup()",
+                                ["-q", "egg_info", "--egg-base", meta, "build_py", "--build-lib", site]))]
+    for run in runs:
+        assert run.returncode == 0, run.stderr[-2000:]
+    sdist_name = runs[0].stdout.split()[-1]
+    with tarfile.open(dist / sdist_name) as tar:
+        top = sdist_name.removesuffix(".tar.gz") + "/"
+        sdist = {m.name.removeprefix(top) for m in tar.getmembers() if m.isfile()}
+    wheel = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()}
+    for info in meta.glob("*.egg-info"):
+        shutil.copytree(info, site / info.name)
+    return tracked, sdist, wheel, site
+
+
+def test_the_sdist_holds_every_tracked_file(built):
+    """The sdist held the packages and tests/test_*.py only: not tests/fixtures.py (every test imports it),
+    tests/data/, docs/ (the README's links, tests/test_docs_examples.py) nor .ci/run, so a packager's test
+    run from it failed at collection. MANIFEST.in now adds them."""
+    tracked, sdist, _, _ = built
+    missing = sorted(set(tracked) - sdist)
+    assert not missing, f"{len(missing)} tracked files not in the sdist: {missing[:10]}"
+    assert not [n for n in sdist if "__pycache__" in n or n.endswith(".pyc")]
+
+
+def test_the_wheel_holds_the_packages_and_their_data_only(built):
+    """Every file of the four packages (modules, the built-in cell, the benchmark robots) is in the wheel, and
+    nothing else at its top level: no tests/ or docs/."""
+    tracked, _, wheel, _ = built
+    wanted = {n for n in tracked if n.split("/")[0] in PACKAGES}
+    assert sorted(wanted - wheel) == []
+    assert {n.split("/")[0] for n in wheel} == set(PACKAGES)
+
+
+def test_the_demo_runs_from_the_wheels_files(built, tmp_path):
+    """`python -m toppra_app.cli palletize` from the wheel's files alone (its entry points, its default_cell.toml),
+    in a directory outside the checkout."""
+    *_, site = built
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"}
+    run = subprocess.run([sys.executable, "-m", "toppra_app.cli", "palletize", "--boxes", "1", "--no-plots",
+                          "--no-report", "--no-compare"], cwd=work, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert f"({site / 'scenarios' / 'default_cell.toml'})" in run.stdout
+    assert (work / "palletize_out" / "summary.json").is_file()
