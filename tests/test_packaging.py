@@ -1,11 +1,12 @@
 """What a packager and a new user get: the sdist and the wheel built from this tree (setuptools' own build
-backend, no network).
+backend, no network), `toppra-app --version` and `python -m toppra_app`.
 
 The oracle of the sdist is git: every file it tracks. The wheel's is the source tree: every file of the four
 packages that is not Python source (the built-in cell, the benchmark robots) is data the code reads at run time."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import shutil
 import subprocess
@@ -14,6 +15,8 @@ import tarfile
 from pathlib import Path
 
 import pytest
+
+from fixtures import default_sigint
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("dynamics", "toppra_app", "scenarios", "benchmarks")
@@ -74,15 +77,38 @@ def test_the_wheel_holds_the_packages_and_their_data_only(built):
 
 
 def test_the_demo_runs_from_the_wheels_files(built, tmp_path):
-    """`python -m toppra_app.cli palletize` from the wheel's files alone (its entry points, its default_cell.toml),
+    """`python -m toppra_app palletize` from the wheel's files alone (its entry points, its default_cell.toml),
     in a directory outside the checkout."""
     *_, site = built
     work = tmp_path / "work"
     work.mkdir()
     env = {**os.environ, "PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"}
-    run = subprocess.run([sys.executable, "-m", "toppra_app.cli", "palletize", "--boxes", "1", "--no-plots",
+    run = subprocess.run([sys.executable, "-m", "toppra_app", "palletize", "--boxes", "1", "--no-plots",
                           "--no-report", "--no-compare"], cwd=work, env=env, capture_output=True, text=True,
                          timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     assert f"({site / 'scenarios' / 'default_cell.toml'})" in run.stdout
     assert (work / "palletize_out" / "summary.json").is_file()
+
+
+def test_version_and_python_m_toppra_app():
+    """`toppra-app --version` ended with "the following arguments are required: COMMAND" (code 2), and
+    `python -m toppra_app` with "No module named toppra_app.__main__" (code 1). Now the installed
+    distribution's version, code 0, and the same command as `toppra-app`."""
+    expected = importlib.metadata.version("toppra-app")
+    for args in (["-m", "toppra_app", "--version"], ["-m", "toppra_app.cli", "--version"]):
+        run = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120, cwd=ROOT)
+        assert (run.returncode, run.stdout, run.stderr) == (0, f"toppra-app {expected}\n", ""), run
+    run = subprocess.run([sys.executable, "-m", "toppra_app"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert run.returncode == 2 and run.stderr.startswith("toppra-app: error: ") and run.stderr.count("\n") == 1
+
+
+def test_python_m_toppra_app_is_one_line_on_an_early_interrupt():
+    """Run as `python -m toppra_app` (its `__main__` module's spec names it), a Ctrl-C while the modules load is
+    one line and status 130, as for `toppra-app` (tests/test_planner_cli.py)."""
+    code = ("import importlib.util, os, signal, sys, time, types; main = types.ModuleType('__main__'); "
+            "main.__spec__ = importlib.util.find_spec('toppra_app.__main__'); sys.modules['__main__'] = main; "
+            "import toppra_app.cli; os.kill(os.getpid(), signal.SIGINT); time.sleep(5); print('not stopped')")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         preexec_fn=default_sigint)
+    assert run.returncode == 130 and run.stderr == "toppra-app: interrupted; nothing was written\n", run

@@ -27,8 +27,10 @@ def _interrupted_while_starting(signum, frame):
     os._exit(130)
 
 
-# as the command (not when imported as a library, e.g. by tests), and unless SIGINT is ignored (a background job)
-if (os.path.basename(sys.argv[0]) == "toppra-app" or __name__ == "__main__") and \
+# as the command (`toppra-app`, `python -m toppra_app`; not when imported as a library, e.g. by tests), and unless
+# SIGINT is ignored (a background job)
+_RUN_AS = getattr(getattr(sys.modules.get("__main__"), "__spec__", None), "name", None)
+if (os.path.basename(sys.argv[0]) == "toppra-app" or __name__ == "__main__" or _RUN_AS == "toppra_app.__main__") and \
         signal.getsignal(signal.SIGINT) is signal.default_int_handler:
     signal.signal(signal.SIGINT, _interrupted_while_starting)
 
@@ -57,8 +59,17 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (--help for usage)\n")
 
 
+def version() -> str:
+    """The installed distribution's version (``toppra-app --version``), from its metadata."""
+    try:
+        return importlib.metadata.version("toppra-app")
+    except importlib.metadata.PackageNotFoundError:         # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="toppra-app", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"toppra-app {version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module_path in command_modules().values():
         module = importlib.import_module(module_path)
