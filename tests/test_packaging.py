@@ -112,3 +112,16 @@ def test_python_m_toppra_app_is_one_line_on_an_early_interrupt():
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          preexec_fn=default_sigint)
     assert run.returncode == 130 and run.stderr == "toppra-app: interrupted; nothing was written\n", run
+
+
+def test_a_missing_extra_names_it_by_the_distribution(monkeypatch, capsys):
+    """`bench` without the test extras said `pip install -e ".[test]"`, which only works in a checkout: after
+    `pip install toppra-app` (a wheel) it ends in "does not appear to be a Python project". Now the extra by the
+    distribution's name, which pip resolves against the installed toppra-app in both cases (batch's Dask:
+    tests/test_batch.py)."""
+    from toppra_app.cli import main
+    monkeypatch.setitem(sys.modules, "pinocchio", None)                   # as if not installed
+    assert main(["bench", "dynamics", "--quick"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "pinocchio is missing" in err
+    assert 'pip install "toppra-app[test]"' in err and "-e" not in err.split("pip install")[1]

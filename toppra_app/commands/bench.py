@@ -1,7 +1,8 @@
 """`toppra-app bench [dynamics|planner|controller|trees|batch|collisions|ik|all]`: timings against peers (Pinocchio, toppra) in one run.
 
 The benchmarks and the peer adapters live outside the library, in the top-level package `benchmarks`
-(installed with the project); they need the test extras: pip install -e ".[test]"."""
+(installed with the project); they need the test extras: pip install "toppra-app[test]" (in a checkout:
+pip install -e ".[test]")."""
 
 from __future__ import annotations
 
@@ -98,7 +99,7 @@ def _run(args, json_path, markdown_path) -> None:
         import pinocchio  # noqa: F401
         import toppra  # noqa: F401
     except ImportError as exc:
-        raise InputError(f"bench: needs the test extras ({exc.name} is missing): pip install -e \".[test]\"") from None
+        raise InputError(f"bench: needs the test extras ({exc.name} is missing): pip install \"toppra-app[test]\"") from None
     print(f"# toppra-app bench ({platform.processor() or platform.machine()}, Python {platform.python_version()}, "
           f"numpy {np.__version__})\n")
     if args.what in ("dynamics", "all"):
