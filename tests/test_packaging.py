@@ -125,3 +125,22 @@ def test_a_missing_extra_names_it_by_the_distribution(monkeypatch, capsys):
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and "pinocchio is missing" in err
     assert 'pip install "toppra-app[test]"' in err and "-e" not in err.split("pip install")[1]
+
+
+def test_help_lists_the_exit_codes_of_docs_safety(capsys):
+    """`toppra-app --help` began "Command line: ``toppra-app <command> ...``." (the module's docstring, reST
+    quotes and all) and said nothing of the exit codes scripts test; now what the tool does and, row for row,
+    the codes of docs/safety.md's table."""
+    import re
+
+    from toppra_app.cli import main
+    with pytest.raises(SystemExit) as stop:
+        main(["--help"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    assert "``" not in out and "Minimum-time robot motions" in out
+    page = (ROOT / "docs" / "safety.md").read_text(encoding="utf-8")
+    table = page.split("The exit codes of the commands:")[1].strip().split("\n\n")[0].splitlines()[2:]
+    documented = [re.findall(r"\d+", line.split("|")[1]) for line in table]
+    listed = [re.findall(r"\d+", line[:14]) for line in out.split("exit codes")[1].splitlines()[1:]]
+    assert documented == listed and len(listed) == 6

@@ -42,6 +42,16 @@ import threading  # noqa: E402
 from . import interrupt  # noqa: E402
 from .interrupt import Terminated  # noqa: E402,F401  (cli.Terminated: SIGTERM, SIGHUP)
 
+DESCRIPTION = """Minimum-time robot motions along fixed paths with full rigid-body dynamics.
+`toppra-app COMMAND --help` for a command's options; `python -m toppra_app` is the same command."""
+EXIT_CODES = """exit codes (docs/safety.md):
+  0           done (with --strict: every plan within its limits)
+  2           bad input, an infeasible path, an output that cannot be written (one line on stderr)
+  3           no solver could solve a problem; batch: moves failed to plan or a task was lost
+  4           --strict: a plan did not keep its limits (the output is written in full)
+  130, 128+N  Ctrl-C, SIGTERM, SIGHUP (signal N)
+  141         stdout closed early (piped to head)"""
+
 BUILTIN_COMMANDS = {name: f"toppra_app.commands.{name}" for name in ("plan", "bench", "draw")}
 ENTRY_POINT_GROUP = "toppra_app.commands"
 
@@ -68,7 +78,8 @@ def version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="toppra-app", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="toppra-app", description=DESCRIPTION, epilog=EXIT_CODES,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"toppra-app {version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module_path in command_modules().values():
