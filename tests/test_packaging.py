@@ -144,3 +144,17 @@ def test_help_lists_the_exit_codes_of_docs_safety(capsys):
     documented = [re.findall(r"\d+", line.split("|")[1]) for line in table]
     listed = [re.findall(r"\d+", line[:14]) for line in out.split("exit codes")[1].splitlines()[1:]]
     assert documented == listed and len(listed) == 6
+
+
+def test_every_command_and_option_says_what_it_is_in_its_help():
+    """`toppra-app bench --help` had no description and its WHAT no help, `draw --title` none either: now every
+    sub-command (built-in and entry points) has a description and every argument a help text."""
+    import argparse
+
+    from toppra_app.cli import build_parser, command_modules
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(sub.choices) == set(command_modules())
+    for name, parser in sub.choices.items():
+        assert parser.description, name
+        silent = [a.dest for a in parser._actions if not a.help]
+        assert silent == [], f"toppra-app {name}: {silent} without help"

@@ -11,9 +11,12 @@ import os
 
 def add_parser(sub):
     p = sub.add_parser("bench", help="benchmarks against Pinocchio and toppra, printed as ratios; ik: IK success "
-                                     "rates of palletizing cells")
+                                     "rates of palletizing cells",
+                       description="`toppra-app bench [WHAT]`: timings against peers (Pinocchio, toppra) in one run; "
+                                   "needs the test extras (pip install \"toppra-app[test]\"; docs/benchmarks.md).")
     p.add_argument("what", nargs="?", default="all", choices=("dynamics", "planner", "controller", "trees", "batch",
-                                                                "collisions", "ik", "all"))
+                                                                "collisions", "ik", "all"),
+                   help="which benchmark (default all)")
     p.add_argument("--quick", action="store_true", help="fewer cases, samples and sizes (a smoke run)")
     p.add_argument("--json", metavar="FILE", default=None, help="planner, controller: all numbers as JSON (a new file)")
     p.add_argument("--markdown", metavar="FILE", default=None,
