@@ -26,7 +26,7 @@ def to_pinocchio(robot: RobotModel):
     try:
         import pinocchio as pin
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise RuntimeError("pinocchio is not installed: pip install -e '.[test]'") from exc
+        raise RuntimeError("pinocchio is not installed: pip install 'toppra-app[test]'") from exc
     if robot.coupling is not None:
         raise ValueError(f"to_pinocchio: robot '{robot.name}' has mimic joints; load its URDF with "
                          f"pinocchio.buildModelFromUrdf(path, mimic=True) instead")

@@ -322,7 +322,9 @@ def test_without_dask_the_batch_says_how_to_get_it(tmp_path, capsys, monkeypatch
     monkeypatch.setitem(sys.modules, "dask.distributed", None)            # as if not installed
     assert main(["batch", "default", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip()
-    assert 'pip install -e ".[cluster]"' in err and "--serial" in err and "\n" not in err
+    # the extra by the distribution's name: `pip install -e ".[cluster]"` works only in a checkout (from a wheel
+    # or elsewhere: "does not appear to be a Python project"); this works in both
+    assert 'pip install "toppra-app[cluster]"' in err and "--serial" in err and "\n" not in err
     assert not (tmp_path / "o").exists()
 
 

@@ -27,8 +27,10 @@ def _interrupted_while_starting(signum, frame):
     os._exit(130)
 
 
-# as the command (not when imported as a library, e.g. by tests), and unless SIGINT is ignored (a background job)
-if (os.path.basename(sys.argv[0]) == "toppra-app" or __name__ == "__main__") and \
+# as the command (`toppra-app`, `python -m toppra_app`; not when imported as a library, e.g. by tests), and unless
+# SIGINT is ignored (a background job)
+_RUN_AS = getattr(getattr(sys.modules.get("__main__"), "__spec__", None), "name", None)
+if (os.path.basename(sys.argv[0]) == "toppra-app" or __name__ == "__main__" or _RUN_AS == "toppra_app.__main__") and \
         signal.getsignal(signal.SIGINT) is signal.default_int_handler:
     signal.signal(signal.SIGINT, _interrupted_while_starting)
 
@@ -39,6 +41,16 @@ import threading  # noqa: E402
 
 from . import interrupt  # noqa: E402
 from .interrupt import Terminated  # noqa: E402,F401  (cli.Terminated: SIGTERM, SIGHUP)
+
+DESCRIPTION = """Minimum-time robot motions along fixed paths with full rigid-body dynamics.
+`toppra-app COMMAND --help` for a command's options; `python -m toppra_app` is the same command."""
+EXIT_CODES = """exit codes (docs/safety.md):
+  0           done (with --strict: every plan within its limits)
+  2           bad input, an infeasible path, an output that cannot be written (one line on stderr)
+  3           no solver could solve a problem; batch: moves failed to plan or a task was lost
+  4           --strict: a plan did not keep its limits (the output is written in full)
+  130, 128+N  Ctrl-C, SIGTERM, SIGHUP (signal N)
+  141         stdout closed early (piped to head)"""
 
 BUILTIN_COMMANDS = {name: f"toppra_app.commands.{name}" for name in ("plan", "bench", "draw")}
 ENTRY_POINT_GROUP = "toppra_app.commands"
@@ -57,8 +69,18 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (--help for usage)\n")
 
 
+def version() -> str:
+    """The installed distribution's version (``toppra-app --version``), from its metadata."""
+    try:
+        return importlib.metadata.version("toppra-app")
+    except importlib.metadata.PackageNotFoundError:         # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="toppra-app", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="toppra-app", description=DESCRIPTION, epilog=EXIT_CODES,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"toppra-app {version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module_path in command_modules().values():
         module = importlib.import_module(module_path)

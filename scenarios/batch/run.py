@@ -111,7 +111,7 @@ def dask_client(jobs: int | None, scheduler: str | None):
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:
-        raise InputError("batch: Dask is not installed; install it with  pip install -e \".[cluster]\"  or run "
+        raise InputError("batch: Dask is not installed; install it with  pip install \"toppra-app[cluster]\"  or run "
                          "with --serial") from None
     if scheduler is not None:
         check_scheduler(scheduler)

@@ -1,7 +1,8 @@
 """`toppra-app bench [dynamics|planner|controller|trees|batch|collisions|ik|all]`: timings against peers (Pinocchio, toppra) in one run.
 
 The benchmarks and the peer adapters live outside the library, in the top-level package `benchmarks`
-(installed with the project); they need the test extras: pip install -e ".[test]"."""
+(installed with the project); they need the test extras: pip install "toppra-app[test]" (in a checkout:
+pip install -e ".[test]")."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ import os
 
 def add_parser(sub):
     p = sub.add_parser("bench", help="benchmarks against Pinocchio and toppra, printed as ratios; ik: IK success "
-                                     "rates of palletizing cells")
+                                     "rates of palletizing cells",
+                       description="`toppra-app bench [WHAT]`: timings against peers (Pinocchio, toppra) in one run; "
+                                   "needs the test extras (pip install \"toppra-app[test]\"; docs/benchmarks.md).")
     p.add_argument("what", nargs="?", default="all", choices=("dynamics", "planner", "controller", "trees", "batch",
-                                                                "collisions", "ik", "all"))
+                                                                "collisions", "ik", "all"),
+                   help="which benchmark (default all)")
     p.add_argument("--quick", action="store_true", help="fewer cases, samples and sizes (a smoke run)")
     p.add_argument("--json", metavar="FILE", default=None, help="planner, controller: all numbers as JSON (a new file)")
     p.add_argument("--markdown", metavar="FILE", default=None,
@@ -98,7 +102,7 @@ def _run(args, json_path, markdown_path) -> None:
         import pinocchio  # noqa: F401
         import toppra  # noqa: F401
     except ImportError as exc:
-        raise InputError(f"bench: needs the test extras ({exc.name} is missing): pip install -e \".[test]\"") from None
+        raise InputError(f"bench: needs the test extras ({exc.name} is missing): pip install \"toppra-app[test]\"") from None
     print(f"# toppra-app bench ({platform.processor() or platform.machine()}, Python {platform.python_version()}, "
           f"numpy {np.__version__})\n")
     if args.what in ("dynamics", "all"):

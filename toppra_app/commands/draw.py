@@ -21,7 +21,7 @@ def add_parser(sub):
                    help="URDF only: hold a joint fixed (repeatable), e.g. --lock panda_finger_joint1=0.02")
     p.add_argument("--elev", type=float, default=20.0, help="view elevation [deg]")
     p.add_argument("--azim", type=float, default=-60.0, help="view azimuth [deg]")
-    p.add_argument("--title", default=None)
+    p.add_argument("--title", default=None, help="figure title (default the robot's name)")
     return p
 
 
