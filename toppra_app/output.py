@@ -167,9 +167,7 @@ def _check_output(out, inputs, force: bool, flag: str) -> Target:
         raise OutputError(f"{flag} {out}: {parent} is not writable")
     if not path.exists() and not path.is_symlink():
         return Target(path, "new", frozenset())
-    if path.is_symlink() and not path.exists():
-        raise OutputError(f"{flag} {out}: is a dangling symbolic link")
-    if not path.is_dir():
+    if not path.is_dir():                 # (resolved: a dangling link was refused by `resolved_out`)
         raise OutputError(f"{flag} {out}: exists and is not a directory")
     if not os.access(path, os.W_OK | os.X_OK):
         raise OutputError(f"{flag} {out}: {path} is not writable")
@@ -195,12 +193,13 @@ def check_output_file(out, inputs=(), flag: str = "--out") -> Path:
     toppra-app); anything else is refused, never overwritten."""
     if out is None or str(out).strip() == "":
         raise OutputError(f"{flag}: empty path; give a file name, e.g. {flag} robot.png")
-    if Path(os.path.expanduser(str(out))).is_symlink():     # (resolved, a dangling link passed as new and was
+    raw = Path(os.path.expanduser(str(out)))
+    if raw.is_symlink():                 # (resolved, a dangling link passed as new and was replaced by the figure)
         raise OutputError(f"{flag} {out}: exists (a symbolic link) and was not written by this tool; choose a "
-                          f"new file name")                  # replaced by the figure)
-    if str(out).endswith(("/", os.sep)) or os.path.isdir(os.path.expanduser(str(out))):   # (found after drawing:
-        raise OutputError(f"{flag} {out}: names a directory; give a file name, e.g. {flag} robot.png")  # "Is a directory")
-    path = Path(os.path.expanduser(str(out))).resolve()
+                          f"new file name")
+    if str(out).endswith(("/", os.sep)) or raw.is_dir():          # (found after drawing: "Is a directory")
+        raise OutputError(f"{flag} {out}: names a directory; give a file name, e.g. {flag} robot.png")
+    path = raw.resolve()
     for item in inputs:
         if item and _resolved(item) == path:
             raise OutputError(f"{flag} {out}: refused, it is the input {item}")
