@@ -216,3 +216,16 @@ def test_euler_points_refuses_bad_q_in_one_line(q, what):
 def test_zxz_euler_refuses_non_angles(bad):
     with pytest.raises(ModelError, match=r"^zxz_euler: x2: expected finite real angles"):
         zxz_euler(0.1, bad, 0.2)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, [0.4, np.nan], None, True, "0.4"])
+@pytest.mark.parametrize("which", ["c3", "c4"])
+def test_actuator_lengths_that_are_not_finite_numbers_are_refused(which, bad):
+    """Eq. 7–23 turned NaN into a NaN joint value and True into a 1 m actuator without a word; with_actuators
+    passed them on to the model's q."""
+    convert = joint4_from_actuator if which == "c3" else joint5_from_actuator
+    with pytest.raises(ModelError, match=f"^{which}: "):
+        convert(bad)
+    if bad is not None:                                   # (None: with_actuators leaves that joint as it is)
+        with pytest.raises(ModelError, match=f"^{which}: "):
+            with_actuators(np.zeros(21), **{which: bad})
