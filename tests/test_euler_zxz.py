@@ -229,3 +229,15 @@ def test_actuator_lengths_that_are_not_finite_numbers_are_refused(which, bad):
     if bad is not None:                                   # (None: with_actuators leaves that joint as it is)
         with pytest.raises(ModelError, match=f"^{which}: "):
             with_actuators(np.zeros(21), **{which: bad})
+
+
+def test_eq3_about_y_turns_the_link_axes_as_documented():
+    """docs/trees.md: revolute("y") is eq. 3 as printed, Ry(θ) Rz(π/2); euler=(π/2, 0, −π/2) with the same gains
+    is Ry(θ) itself (explicit rotation matrices)."""
+    t = np.linspace(-2.0, 2.0, 7)
+    c, s, z, o = np.cos(t), np.sin(t), np.zeros_like(t), np.ones_like(t)
+    Ry = np.stack([np.stack([c, z, s], -1), np.stack([z, o, z], -1), np.stack([-s, z, c], -1)], -2)
+    Rz90 = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    (a1, a2, a3), (g1, g2, g3) = revolute("y")["euler"], revolute("y")["gains"]
+    assert np.allclose(zxz_euler(a1 + g1 * t, a2 + g2 * t, a3 + g3 * t), Ry @ Rz90, atol=1e-15)
+    assert np.allclose(zxz_euler(np.pi / 2 + 0 * t, t, -np.pi / 2 + 0 * t), Ry, atol=1e-15)
