@@ -115,7 +115,9 @@ class EulerModel:
 
 
 def revolute(axis: str) -> dict:
-    """Keyword arguments of `EulerLink` for a revolute joint about the local x, y or z axis (eq. 3)."""
+    """Keyword arguments of `EulerLink` for a revolute joint about the local x, y or z axis (eq. 3). "y" is eq. 3
+    as printed, ZXZEuler(π/2, θ, 0) = Ry(θ) Rz(π/2): the link's axes are turned 90° about z at θ = 0 (for
+    aligned axes: euler=(π/2, 0, −π/2), gains=(0, 1, 0), which is Ry(θ))."""
     euler, gains = JOINT_AXES[axis]
     return {"euler": euler, "gains": gains}
 

@@ -30,6 +30,14 @@ def compare_all(robot, ref: PinReference, N=4, seed=0, frames=True):
         assert_rel(dyn.inverse_dynamics(robot, qq, qqd, qqdd), ref.rnea(qq, qqd, qqdd), TOL, "rnea",
                    scale=m_scale)
         assert_rel(dyn.christoffel(robot, qq), ref.christoffel(qq), TOL, "christoffel", scale=m_scale)
+        # Safeea eq. 5, 32 along a path with q′ = qqd, q″ = qqdd: m̃ = M q′, c̃ = M q″ + Σ c^k_ij q′_i q′_j is
+        # pinocchio's RNEA at (q, q′, q″) less its gravity, d̃ = g + F_c sign(q′) — both methods
+        for method in ("contracted", "full"):
+            pc = dyn.path_coefficients(robot, qq, qqd, qqdd, method=method)
+            assert_rel(pc.m, np.einsum("...kj,...j->...k", M, qqd), TOL, f"m̃ ({method})", scale=m_scale)
+            assert_rel(pc.c, ref.rnea(qq, qqd, qqdd) - ref.gravity(qq), TOL, f"c̃ ({method})", scale=m_scale)
+            assert_rel(pc.d, ref.gravity(qq) + robot.coulomb * np.sign(qqd), TOL, f"d̃ ({method})",
+                       scale=9.81 * m_scale)
     if frames:
         names = list(robot.link_names) + list(robot.frame_names)
         T = dyn.forward_kinematics(robot, q)

@@ -216,3 +216,28 @@ def test_euler_points_refuses_bad_q_in_one_line(q, what):
 def test_zxz_euler_refuses_non_angles(bad):
     with pytest.raises(ModelError, match=r"^zxz_euler: x2: expected finite real angles"):
         zxz_euler(0.1, bad, 0.2)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, [0.4, np.nan], None, True, "0.4"])
+@pytest.mark.parametrize("which", ["c3", "c4"])
+def test_actuator_lengths_that_are_not_finite_numbers_are_refused(which, bad):
+    """Eq. 7–23 turned NaN into a NaN joint value and True into a 1 m actuator without a word; with_actuators
+    passed them on to the model's q."""
+    convert = joint4_from_actuator if which == "c3" else joint5_from_actuator
+    with pytest.raises(ModelError, match=f"^{which}: "):
+        convert(bad)
+    if bad is not None:                                   # (None: with_actuators leaves that joint as it is)
+        with pytest.raises(ModelError, match=f"^{which}: "):
+            with_actuators(np.zeros(21), **{which: bad})
+
+
+def test_eq3_about_y_turns_the_link_axes_as_documented():
+    """docs/trees.md: revolute("y") is eq. 3 as printed, Ry(θ) Rz(π/2); euler=(π/2, 0, −π/2) with the same gains
+    is Ry(θ) itself (explicit rotation matrices)."""
+    t = np.linspace(-2.0, 2.0, 7)
+    c, s, z, o = np.cos(t), np.sin(t), np.zeros_like(t), np.ones_like(t)
+    Ry = np.stack([np.stack([c, z, s], -1), np.stack([z, o, z], -1), np.stack([-s, z, c], -1)], -2)
+    Rz90 = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    (a1, a2, a3), (g1, g2, g3) = revolute("y")["euler"], revolute("y")["gains"]
+    assert np.allclose(zxz_euler(a1 + g1 * t, a2 + g2 * t, a3 + g3 * t), Ry @ Rz90, atol=1e-15)
+    assert np.allclose(zxz_euler(np.pi / 2 + 0 * t, t, -np.pi / 2 + 0 * t), Ry, atol=1e-15)

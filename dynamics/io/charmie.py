@@ -24,6 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..euler_zxz import EulerLink, EulerModel, from_euler_zxz, revolute, to_robot_model
+from ..checks import floats, short_repr
 from ..model import ModelError, RobotModel
 
 MM = 1e-3
@@ -130,9 +131,18 @@ def charmie(inertials=None) -> CharmieModels:
 
 
 # ------------------------------------------------------------------ indirectly actuated joints
+def _actuator_length(name: str, value) -> np.ndarray:
+    """An actuator length [m], a number or an array of them, in mm; NaN, inf, text, None and booleans are a
+    `ModelError` naming it (NaN went through eq. 7–23 as a NaN joint value, True as a 1 m actuator)."""
+    arr = floats(name, value, "actuator lengths in metres")
+    if not np.isfinite(arr).all():
+        raise ModelError(f"{name}: actuator length must be a finite number of metres, got {short_repr(value)}")
+    return arr / MM
+
+
 def joint4_from_actuator(c3) -> np.ndarray:
     """Torso lift d₄ [m] from the length c₃ [m] of its linear actuator (eq. 7–14, Table 3)."""
-    c3 = np.asarray(c3, dtype=float) / MM
+    c3 = _actuator_length("c3", c3)
     E3y, E3z, F3y, D3z, F4z = 257.5, 99.5, 162.5, 290.0, 383.0
     a3 = F3y - E3y                                        # eq. 7
     if np.any(c3 < abs(a3)):
@@ -152,7 +162,7 @@ def joint5_from_actuator(c4) -> np.ndarray:
     (radius c₄) and B′₄ (radius a₅). Eq. 21 is used as h₄ = √(c₄² − l₄²) and eq. 23 with −h₄/e₄ so that
     H′₄ lies on both circles (the printed forms lack the root and the sign); of the two intersections
     this is the one that gives θ₅ = 0 for the upright torso. Angles by atan2."""
-    c4 = np.asarray(c4, dtype=float) / MM
+    c4 = _actuator_length("c4", c4)
     B4y, B4z, G4y, G4z, E5y, E5z = 0.0, 434.0, 87.5, 383.0, 122.5, 380.0
     a5 = np.hypot(E5y, E5z)                               # eq. 18 (A′₅ = 0)
     e4 = np.hypot(B4y - G4y, B4z - G4z)                   # eq. 19
