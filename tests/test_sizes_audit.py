@@ -36,15 +36,17 @@ def plans():
 def test_a_sample_in_blocks_is_the_sample_at_once(plans, which, monkeypatch):
     plan = plans[which]
     whole = plan.sample(2e-4)
-    monkeypatch.setattr(trajectory, "BLOCK", 997)
+    monkeypatch.setattr(trajectory, "BLOCK", 1024)
     parts = plan.sample(2e-4)
-    assert len(parts) == len(whole) > 5 * 997
-    assert np.array_equal(parts.t, whole.t)
-    for key in ("q", "qd", "qdd", "tau", "s", "sd", "sdd"):
+    assert len(parts) == len(whole) > 5 * 1024
+    for key in ("t", "q", "qd", "qdd", "tau", "s", "sd", "sdd"):
         a, b = getattr(parts, key), getattr(whole, key)
-        assert np.abs(a - b).max() <= 2e-15 * np.abs(b).max(), key     # the time law's Newton: ~1 ulp of θ
+        if not plan.law.linear and key != "tau":
+            assert np.array_equal(a, b), key
+        else:   # θ(t) by Newton steps until every sample of the call has converged, inverse_dynamics' own blocks
+            assert np.abs(a - b).max() <= 2e-15 * np.abs(b).max(), key      # (equal parts of a call): ~1 ulp
     rnea = pinocchio_inverse_dynamics(plan.robot)                       # and right, by Pinocchio, at the seams
-    for k in (996, 997, 998, 4 * 997, len(parts) - 1):
+    for k in (1023, 1024, 1025, 4 * 1024, len(parts) - 1):
         tau = rnea(parts.q[k], parts.qd[k], parts.qdd[k]) + plan.robot.coulomb * np.sign(parts.qd[k])
         assert np.allclose(parts.tau[k], tau, rtol=1e-10, atol=1e-9), k
 
@@ -54,7 +56,7 @@ def test_a_long_sample_takes_its_arrays_and_one_block(plans, monkeypatch):
     at the peak for 7 joints, 0.26 kB kept)."""
     plan = plans[0]
     plan.sample(1e-3)                                     # (caches of the path and dynamics filled)
-    monkeypatch.setattr(trajectory, "BLOCK", 2000)
+    monkeypatch.setattr(trajectory, "BLOCK", 2048)
     tracemalloc.start()
     try:
         sample = plan.sample(1e-5)
@@ -62,7 +64,7 @@ def test_a_long_sample_takes_its_arrays_and_one_block(plans, monkeypatch):
     finally:
         tracemalloc.stop()
     kept = 8 * (4 + 4 * plan.robot.n) * len(sample)
-    assert len(sample) > 100 * 2000 and peak < 1.4 * kept, (peak, kept)          # (was 2.1 × kept)
+    assert len(sample) > 100 * 2048 and peak < 1.4 * kept, (peak, kept)          # (was 2.1 × kept)
 
 
 def test_too_many_bytes_of_samples_are_refused_before_any_is_computed(plans, monkeypatch):
