@@ -124,3 +124,21 @@ def test_plan_command_refuses_too_fine_a_dt_in_one_line(tmp_path, capsys, monkey
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("toppra-app plan: error: --dt: 0.0001 s gives ") and "MiB of arrays" in err[0]
     assert not out.exists()
+
+
+def test_a_csv_of_too_many_rows_is_refused_as_it_is_read(tmp_path, monkeypatch):
+    """Every row's fields were held before they were counted: ~1 kB a row, 1 GB for 1 000 001 rows of 7 joints and
+    tens of GB for the 256 MiB a waypoint file may have of rows like "0,0"; now the reading stops one row past.
+    And the file was read into a buffer of those 256 MiB, whatever its size."""
+    from toppra_app import waypoints
+    monkeypatch.setattr(waypoints, "MAX_ROWS", 1000)
+    f = tmp_path / "many.csv"
+    f.write_text("0,0\n" * 200_000)
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError, match=r"many.csv: row 1002: more than the 1000 waypoints a path may have$"):
+            waypoints.read_waypoints(str(f))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * f.stat().st_size, peak    # the bytes, the text, its StringIO (4 B a character), 1000 rows
