@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .blocks import check_result, in_blocks
 from .checks import as_batch
 from .kinematics import WorldT, dynamics_origin, world_quantities_t
 from .spatial import cross3
@@ -105,7 +106,9 @@ def christoffel(robot: RobotModel, q) -> np.ndarray:
     """Christoffel symbols C[..., k, i, j] = c^k_ij, so that the Coriolis and centrifugal torques are
     τ_k = Σ_ij C[k, i, j] q̇_i q̇_j. Shape (..., n, n, n)."""
     q2, single = as_batch(robot, q, "q")
-    C = christoffel_world(robot, world_quantities_t(robot, q2, dynamics_origin(robot)))
+    check_result("christoffel", q2.shape[0], robot.n ** 3)
+    C = in_blocks(lambda q: christoffel_world(robot, world_quantities_t(robot, q, dynamics_origin(robot))),
+                  8.0 * (3 * robot.n_bodies ** 3 + robot.n ** 3) + 4096, q2)          # (Safeea Table 2: O(n³))
     return C[0] if single else C
 
 

@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .blocks import check_result, in_blocks
 from .checks import as_batch, switch
 from .kinematics import dynamics_origin, world_quantities
 from .coriolis_tree import body_factorization, motion_axes, spatial_inertias, sum_subtrees, tree_index
@@ -78,6 +79,18 @@ def christoffel_tree(robot: RobotModel, q, *, dense: bool = True):
     if robot.coupling is not None and not dense:
         raise ModelError(f"christoffel_tree: dense=False: robot '{robot.name}' has mimic joints, whose "
                          f"Christoffel symbols are not tree-sparse; use dense=True")
+    tr, nb = tree_triples(robot), robot.n_bodies
+    check_result("christoffel_tree", q2.shape[0], robot.n ** 3 if dense else 3 * tr.trip_i.size)
+    work = 8.0 * (2 * nb ** 3 + robot.n ** 3 if dense else 0) + 8.0 * (24 * tr.pair_j.size + 10 * tr.trip_i.size) + 4096
+    out = in_blocks(lambda q: _symbols(robot, q, dense), work, q2)
+    if dense:
+        return out[0] if single else out
+    p = tr.trip_p
+    return SparseChristoffel(tr.trip_i, tr.pair_j[p], tr.pair_k[p], *(g[0] if single else g for g in out), nb)
+
+
+def _symbols(robot: RobotModel, q2, dense: bool):
+    """Algorithm 2 on a block of samples: the dense symbols, or (g_ijk, g_jik, g_kij) (N, T) each."""
     idx, tr = tree_index(robot), tree_triples(robot)
     W = world_quantities(robot, q2, dynamics_origin(robot))
     Phi = motion_axes(robot, W)                                  # (N, n, 6)
@@ -96,7 +109,4 @@ def christoffel_tree(robot: RobotModel, q, *, dense: bool = True):
                             np.einsum("nta,nta->nt", Phi_i, F2[:, p]),    # line 13
                             np.einsum("nta,nta->nt", Phi_i, F3[:, p]),    # line 14
                             robot.n_bodies)
-    if dense:
-        G = coordinate_christoffel(robot, out.dense())
-        return G[0] if single else G
-    return out._replace(g_ijk=out.g_ijk[0], g_jik=out.g_jik[0], g_kij=out.g_kij[0]) if single else out
+    return coordinate_christoffel(robot, out.dense()) if dense else (out.g_ijk, out.g_jik, out.g_kij)

@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .blocks import check_result, in_blocks
 from .checks import finite_result, same_batch, switch
 from .kinematics import dynamics_origin, world_quantities
 from .mimic import body_rates, coordinate_matrix
@@ -130,6 +131,25 @@ def coriolis_matrix_tree(robot: RobotModel, q, qd, *, full: bool = False, dense:
     if robot.coupling is not None and not dense and not full:
         raise ModelError(f"coriolis_matrix_tree: dense=False: robot '{robot.name}' has mimic joints, whose "
                          f"Coriolis matrix Gᵀ C G is not tree-sparse; use dense=True")
+    rows, cols = _entries(tree_index(robot))
+    check_result("coriolis_matrix_tree", q2.shape[0], 3 * robot.n ** 2 if full else robot.n ** 2 if dense else rows.size)
+    nb = robot.n_bodies
+    out = in_blocks(lambda q, qd: _coriolis(robot, q, qd, full, dense), 8.0 * (15 * nb * nb + 20 * nb) + 4096, q2, qd2)
+    if full:
+        return CoriolisResult(*(a[0] for a in out)) if single else out
+    if dense:
+        return out[0] if single else out
+    return SparseTree(rows, cols, out[0] if single else out, nb)
+
+
+def _entries(idx: TreeIndex) -> tuple[np.ndarray, np.ndarray]:
+    """Rows and columns of C's entries: C_ij then C_ji of every pair i ⪯ j (C_ii once)."""
+    strict = idx.pair_i != idx.pair_j
+    return np.concatenate((idx.pair_i, idx.pair_j[strict])), np.concatenate((idx.pair_j, idx.pair_i[strict]))
+
+
+def _coriolis(robot: RobotModel, q2, qd2, full: bool, dense: bool):
+    """Algorithm 1 on a block of samples: `CoriolisResult` (full), C (dense) or C's tree entries (N, nnz)."""
     qd2 = body_rates(robot, qd2)
     idx = tree_index(robot)
     W = world_quantities(robot, q2, dynamics_origin(robot))   # (about the robot: less cancellation)
@@ -146,10 +166,7 @@ def coriolis_matrix_tree(robot: RobotModel, q, qd, *, full: bool = False, dense:
     i, j = idx.pair_i, idx.pair_j                                        # every i ⪯ j (lines 12–22)
     Cij = np.einsum("nea,nea->ne", Phi[:, i], F1[:, j])                  # lines 12, 19
     Cji = np.einsum("nea,nea->ne", Phid[:, i], F2[:, j]) + np.einsum("nea,nea->ne", Phi[:, i], F3[:, j])  # line 20
-    strict = i != j
-    rows = np.concatenate((i, j[strict]))
-    cols = np.concatenate((j, i[strict]))
-    C = SparseTree(rows, cols, np.concatenate((Cij, Cji[:, strict]), axis=1), robot.n_bodies)
+    C = SparseTree(*_entries(idx), np.concatenate((Cij, Cji[:, i != j]), axis=1), robot.n_bodies)
     finite_result("qd", "coriolis_matrix_tree", C.values, qd2)     # (linear in q̇: only near 1e300)
     if dense or full:
         Cb = C.dense()
@@ -165,11 +182,8 @@ def coriolis_matrix_tree(robot: RobotModel, q, qd, *, full: bool = False, dense:
         M = coordinate_matrix(robot, M)
         if robot.armature is not None and np.any(robot.armature):
             M = M + np.diag(robot.armature)          # rotor inertia on M's diagonal, as `mass_matrix` (constant: Ṁ, C unchanged)
-        out = CoriolisResult(C, M, coordinate_matrix(robot, Md))
-        return CoriolisResult(*(a[0] for a in out)) if single else out
-    if single:
-        return C[0] if dense else SparseTree(C.rows, C.cols, C.values[0], C.n)
-    return C
+        return CoriolisResult(C, M, coordinate_matrix(robot, Md))
+    return C if dense else C.values
 
 
 def coriolis_matrix(robot, q, qd):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .blocks import check_result, in_blocks
 from .checks import as_batch
 from .kinematics import WorldT, dynamics_origin, world_quantities_t
 from .spatial import cross3
@@ -70,5 +71,7 @@ def mass_matrix_world(robot: RobotModel, W: WorldT, composites=None) -> np.ndarr
 def mass_matrix(robot: RobotModel, q) -> np.ndarray:
     """Joint-space inertia matrix M(q), shape (..., n, n)."""
     q2, single = as_batch(robot, q, "q")
-    M = mass_matrix_world(robot, world_quantities_t(robot, q2, dynamics_origin(robot)))
+    check_result("mass_matrix", q2.shape[0], robot.n ** 2)
+    M = in_blocks(lambda q: mass_matrix_world(robot, world_quantities_t(robot, q, dynamics_origin(robot))),
+                  8.0 * 6 * robot.n_bodies ** 2 + 4096, q2)
     return M[0] if single else M

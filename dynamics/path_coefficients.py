@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .blocks import in_blocks
 from .checks import finite_result, same_batch
 from .kinematics import dynamics_origin, world_quantities_t
 from .christoffel import christoffel_quadratic_world, christoffel_world
@@ -36,17 +37,24 @@ def path_coefficients(robot: RobotModel, q, dq, ddq, *, method: str = "contracte
     if method not in ("contracted", "full"):
         raise ValueError(f"method: expected 'contracted' or 'full', got {method!r}")
     (q2, dq2, ddq2), single = same_batch(robot, q, ("dq", dq), ("ddq", ddq))
+    nb = robot.n_bodies                                             # work a sample: M, composites; c^k_ij if full
+    work = 8.0 * (6 * nb * nb + (3 * nb ** 3 + robot.n ** 3 if method == "full" else 0)) + 4096
+    m, c, d = in_blocks(lambda *x: _coefficients(robot, *x, method), work, q2, dq2, ddq2)
+    finite_result("dq, ddq", "path_coefficients", np.stack((m, c)), dq2, ddq2)
+    out = PathCoefficients(m, c, d)
+    return PathCoefficients(*(x[0] for x in out)) if single else out
+
+
+def _coefficients(robot: RobotModel, q2, dq2, ddq2, method: str) -> tuple:
+    """m̃, c̃ (non-finite where q′, q″ overflow them), d̃ of a block of samples."""
     W = world_quantities_t(robot, q2, dynamics_origin(robot))
     composites = composite_inertias(robot, W)
     M = mass_matrix_world(robot, W, composites)
-    with np.errstate(over="ignore", invalid="ignore"):              # huge q′, q″ overflow: one ModelError below
+    with np.errstate(over="ignore", invalid="ignore"):              # huge q′, q″ overflow: one ModelError after
         m = np.einsum("nkj,nj->nk", M, dq2)
         if method == "full":
             quad = np.einsum("nkij,ni,nj->nk", christoffel_world(robot, W), dq2, dq2, optimize=True)
         else:
             quad = christoffel_quadratic_world(robot, W, dq2)
         c = np.einsum("nkj,nj->nk", M, ddq2) + quad                 # eq. 32
-    finite_result("dq, ddq", "path_coefficients", np.stack((m, c)), dq2, ddq2)
-    d = gravity_torques_world(robot, W, composites) + robot.coulomb * np.sign(dq2)
-    out = PathCoefficients(m, c, d)
-    return PathCoefficients(*(x[0] for x in out)) if single else out
+    return m, c, gravity_torques_world(robot, W, composites) + robot.coulomb * np.sign(dq2)

@@ -19,6 +19,9 @@ import math
 import numpy as np
 
 from .errors import InputError
+from .checks import real
+from . import trajectory
+from .trajectory import check_bytes, size_text
 
 FORMATS = ("csv", "ros2-yaml", "ros2-json")
 FILE_NAMES = {"csv": "trajectory.csv", "ros2-yaml": "joint_trajectory.yaml", "ros2-json": "joint_trajectory.json"}
@@ -31,6 +34,32 @@ def _duration(t: float) -> dict:
 
 CHUNK = 1000   # samples converted to text at a time: a file is written piece by piece, never held whole (at the
                # documented 10 million samples the YAML text alone was ~6 GB, its dicts and lines ~40 GB more)
+
+
+def in_memory_bytes(n: int) -> int:
+    """Bytes a sample takes at the peak as a message of Python dicts, lists and floats, or as the text of a
+    file held in memory (`joint_trajectory`, `export_text`, `trajectory_csv`): ~1.8 kB for 7 joints, 7 times
+    its arrays."""
+    return 900 + 128 * n
+
+
+IN_MEMORY_HINT = ", or write the file in pieces (toppra_app.export.write_trajectory)"
+
+
+def _check_in_memory(sample, n: int) -> None:
+    """`InputError` before a message or text of more than `MAX_SAMPLE_BYTES` is built from `sample`."""
+    per_sample = in_memory_bytes(n)
+    if len(sample.t) * per_sample > trajectory.MAX_SAMPLE_BYTES:
+        raise InputError(f"sample: {len(sample.t)} samples of {n} joints take {size_text(len(sample.t) * per_sample)} "
+                         f"as a message or text in memory ({per_sample} B a sample), more than the "
+                         f"{size_text(trajectory.MAX_SAMPLE_BYTES)} it may take; sample with a larger dt{IN_MEMORY_HINT}")
+
+
+def plan_sample_in_memory(plan, dt):
+    """`plan.sample(dt)` for a message or text held in memory, refused (`_check_in_memory`) before it is sampled."""
+    dt = real(dt, "dt", 0.0, None, bounds="(]", unit=" of seconds")
+    check_bytes(plan.duration, dt, in_memory_bytes(plan.robot.n), "as a message or text in memory", IN_MEMORY_HINT)
+    return plan.sample(dt)
 
 
 SEC_MAX = 2 ** 31 - 1     # builtin_interfaces/Duration's sec is an int32: rclpy refuses a larger one, rclcpp wraps it
@@ -65,6 +94,7 @@ def joint_trajectory(sample, joint_names) -> dict:
     """A `trajectory_msgs/msg/JointTrajectory` as a dict (see the module doc) from a `TrajectorySample`;
     `InputError` if two samples round to the same nanosecond (controllers need increasing times)."""
     _check_times(sample.t)
+    _check_in_memory(sample, len(joint_names))
     return {"header": {"stamp": {"sec": 0, "nanosec": 0}, "frame_id": ""}, "joint_names": list(joint_names),
             "points": list(_points(sample))}
 
@@ -123,6 +153,7 @@ def trajectory_csv(sample, joint_names, fmt: str = "%.17g") -> str:
     """t, then q, qd, qdd, tau of every joint (columns named ``q_<joint>`` …); by default every double
     exactly (`fmt` ``%.17g``). The header is written by the `csv` module: a name holding a comma, a quote
     or a line break is quoted, so a CSV reader finds one column per name."""
+    _check_in_memory(sample, len(joint_names))
     buf = io.StringIO()
     _write_csv(buf, sample, joint_names, fmt)
     return buf.getvalue()
@@ -153,6 +184,8 @@ def export_text(plan, fmt: str, dt: float = 1e-3, sample=None) -> tuple[str, str
     """(file name, text) of `plan` in format `fmt` (one of `FORMATS`), sampled every `dt` seconds."""
     if fmt not in FORMATS:
         raise InputError(f"format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
+    sample = plan_sample_in_memory(plan, dt) if sample is None else sample
+    _check_in_memory(sample, len(plan.robot.joint_names))
     buf = io.StringIO()
-    write_trajectory(buf, fmt, plan.sample(dt) if sample is None else sample, plan.robot.joint_names)
+    write_trajectory(buf, fmt, sample, plan.robot.joint_names)
     return FILE_NAMES[fmt], buf.getvalue()

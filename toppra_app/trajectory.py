@@ -213,6 +213,9 @@ def _invert(C, B, A, dth, tau, x0, b_at, iterations: int = 60):
 
 
 MAX_SAMPLES = 10_000_000           # documented bound (docs/safety.md): samples of one sampled trajectory
+MAX_SAMPLE_BYTES = 2 ** 30         # ... and the bytes of its arrays, 8 × (4 + 4 n) a sample (t, θ, θ̇, θ̈; q, q̇, q̈, τ):
+                                   # 10 million samples of 7 joints were 2.6 GB kept, 5.3 GB at the peak
+BLOCK = 65_536                     # samples computed at a time: the peak is the arrays plus one block's work
 MAX_CONTROLLER_SAMPLES = 2_000_000 # ... of the controller profile's sampled rate check (`controller_samples`): ~600 B
                                    # a sample at its peak (2.1 million: 1.3 GB; dt = 1e-6 s went past 24 GB)
 END_STEP = 1e-3                    # the last step of `sample_times` is at least this share of dt,
@@ -226,12 +229,28 @@ def _check_count(duration: float, dt: float, most: int, field: str, whose: str, 
                          f"the {most:.0e} {holder}; use a larger dt")
 
 
-def sample_times(duration: float, dt: float) -> np.ndarray:
+def check_bytes(duration: float, dt: float, per_sample: float, holder: str, hint: str = "") -> None:
+    """One line naming `dt` where sampling `duration` every `dt` at `per_sample` bytes a sample takes more
+    than `MAX_SAMPLE_BYTES` (`holder`: what would hold them), before anything is allocated."""
+    count = duration / dt
+    if count * per_sample > MAX_SAMPLE_BYTES:
+        raise InputError(f"dt: {dt:g} s gives {count:.3g} samples over {duration:.6g} s, {size_text(count * per_sample)} {holder} "
+                         f"({per_sample:.0f} B a sample), more than the {size_text(MAX_SAMPLE_BYTES)} it may take; use a larger "
+                         f"dt{hint}")
+
+
+def size_text(nbytes: float) -> str:
+    return f"{nbytes / 2**30:.3g} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:.3g} MiB"
+
+
+def sample_times(duration: float, dt: float, per_sample: float = 0.0) -> np.ndarray:
     """0, dt, 2 dt, … and the exact end time (so the end state is always included). A grid time closer to
     the end than max(dt·END_STEP, 2 ns) is left out (the last step is then up to that much longer than dt),
-    so the times stay strictly increasing when rounded to whole nanoseconds (ROS ``time_from_start``)."""
+    so the times stay strictly increasing when rounded to whole nanoseconds (ROS ``time_from_start``).
+    `per_sample`: the bytes the caller keeps a sample (`check_bytes`)."""
     dt = real(dt, "dt", 0.0, None, bounds="(]", unit=" of seconds")
     _check_count(duration, dt, MAX_SAMPLES, "dt", "", "a trajectory may have")
+    check_bytes(duration, dt, per_sample, "of arrays")
     t = np.arange(0.0, duration, dt)
     if t.size > 1 and duration - t[-1] < max(END_STEP * dt, END_STEP_MIN):
         t = t[:-1]                                  # (also a grid time that rounded onto or past the end)
@@ -250,10 +269,20 @@ def joint_motion(robot, path, s, sd, sdd, t=None) -> TrajectorySample:
 
 
 def sample_trajectory(robot, path, law: TimeLaw, dt: float = 1e-3) -> TrajectorySample:
-    """The trajectory at controller rate (default 1 kHz), from the exact time law."""
-    t = sample_times(law.duration, dt)
-    s, sd, sdd = law(t)
-    return joint_motion(robot, path, s, sd, sdd, t)
+    """The trajectory at controller rate (default 1 kHz), from the exact time law; at most `MAX_SAMPLE_BYTES`
+    of arrays, computed `BLOCK` samples at a time (the path, the dynamics and the time law's work took twice
+    the arrays again: 1e-6 s on a 3 s plan peaked at 1.7 GB)."""
+    t = sample_times(law.duration, dt, 8.0 * (4 + 4 * robot.n))
+    if t.size <= BLOCK:
+        return joint_motion(robot, path, *law(t), t)
+    out = None
+    for a in range(0, t.size, BLOCK):
+        part = joint_motion(robot, path, *law(t[a:a + BLOCK]), t[a:a + BLOCK])
+        if out is None:
+            out = TrajectorySample(*(np.empty((t.size,) + x.shape[1:]) for x in vars(part).values()))
+        for whole, x in zip(vars(out).values(), vars(part).values()):
+            whole[a:a + BLOCK] = x
+    return out
 
 
 def controller_samples(robot, path, law, dt: float):

@@ -68,20 +68,22 @@ def read_waypoints(filename: str, n: int | None = None, joint_names=None) -> tup
     in the robot's joint order."""
     text = read_text(filename, MAX_BYTES, "a CSV file of waypoints", "row")
     delimiter = _delimiter(text)
-    try:
-        lines = list(enumerate(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter), start=1))
+    rows = []            # counted as they are read: every row's fields held first took ~1 kB a row (1 GB for a
+    try:                 # CSV of 1 000 001 rows, tens of GB for the 256 MiB one of short rows) before the count
+        for i, r in enumerate(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter), start=1):
+            if not r or not any(f.strip() for f in r) or r[0].strip().startswith("#"):
+                continue
+            if len(rows) > MAX_ROWS:               # (a header is one more; without one, checked below)
+                raise InputError(f"{filename}: row {i}: more than the {MAX_ROWS} waypoints a path may have")
+            if len(r) > MAX_COLUMNS:
+                raise InputError(f"{filename}: row {i}: {len(r)} columns, more than {MAX_COLUMNS}")
+            rows.append((i, [f.strip() for f in r]))
     except csv.Error as exc:
         raise InputError(f"{filename}: not a CSV file ({exc})") from None
-    rows = [(i, [f.strip() for f in r]) for i, r in lines
-            if r and any(f.strip() for f in r) and not r[0].strip().startswith("#")]
     if not rows:
         raise InputError(f"{filename}: no waypoints (the file is empty)")
-    if len(rows) > MAX_ROWS + 1:                   # (a header is one more; without one, checked below)
-        raise InputError(f"{filename}: {len(rows)} rows, more than the {MAX_ROWS} waypoints a path may have")
     header = None
     first_line, first = rows[0]
-    if len(first) > MAX_COLUMNS:
-        raise InputError(f"{filename}: row {first_line}: {len(first)} columns, more than {MAX_COLUMNS}")
     numeric = [number(f) is not None for f in first]
     if not any(numeric):
         bad = [f for f in first if not _NAME.match(f) and f not in (joint_names or ())]   # (any URDF joint name)

@@ -167,8 +167,8 @@ class TimeOptimalPlan:
         """The motion as a ROS 2 ``trajectory_msgs/msg/JointTrajectory`` (a dict: joint_names, points with
         positions, velocities, accelerations, effort, time_from_start sec/nanosec), sampled every `dt`;
         `toppra_app.export` writes it as YAML or JSON."""
-        from ..export import joint_trajectory
-        return joint_trajectory(self.sample(dt), self.robot.joint_names)
+        from ..export import joint_trajectory, plan_sample_in_memory
+        return joint_trajectory(plan_sample_in_memory(self, dt), self.robot.joint_names)
 
     def __getstate__(self):
         """Pickled without the planner (its caches and locks): a plan is data; `replan` needs the planner."""
