@@ -89,13 +89,18 @@ def test_plan_records_the_whole_payload_and_its_torques_are_pinocchios(tmp_path)
     from fixtures import to_pinocchio
     from toppra_app.cli import main
     out = tmp_path / "out"
-    assert main(["plan", _csv(tmp_path), "--out", str(out), "--no-plots", "--no-report", "--payload-mass", "3",
+    assert main(["plan", _csv(tmp_path), "--out", str(out), "--no-plots", "--payload-mass", "3",
                  "--payload-com", "0.05", "0", "0.1", "--payload-inertia", "0.01", "0.02", "0.025",
                  "--payload-frame", "iiwa_link_5"]) == 0
     import json
     summary = json.loads((out / "summary.json").read_text())
     assert summary["payload"] == dict(mass=3.0, com=[0.05, 0.0, 0.1], inertia=[0.01, 0.02, 0.025],
                                       frame="iiwa_link_5", allow_overload=False)
+    units = summary["units"]              # (it named no unit of mass, length or inertia: palletize's summary did)
+    assert (units["mass"], units["length"], units["inertia"]) == ("kg", "m", "kg·m²")
+    report = (out / "report.html").read_text(encoding="utf-8")      # (it named no payload)
+    assert ("<th>payload</th>" in report and
+            "<td>3 kg, COM [0.05, 0.0, 0.1] m, principal moments [0.01, 0.02, 0.025] kg·m²</td>" in report)
     robot = dynamics.load_robot("iiwa7")
     X = np.loadtxt(out / "trajectory.csv", delimiter=",", skiprows=1)
     q, qd, qdd, tau = (X[:, 1 + 7 * k:8 + 7 * k] for k in range(4))

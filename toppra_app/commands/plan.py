@@ -202,7 +202,8 @@ def write_outputs(directory: str, plan, sample, source: str, plots: bool = True,
                    waypoint_tolerance=None if plan.path.tolerance is None else plan.path.tolerance.tolist(),
                    knot_intervals=len(plan.path.knots) - 1,
                    units=dict(time="s", position="rad or m", velocity="rad/s or m/s",
-                              acceleration="rad/s² or m/s²", effort="N·m or N", waypoint_tolerance="rad or m"))
+                              acceleration="rad/s² or m/s²", effort="N·m or N", waypoint_tolerance="rad or m",
+                              mass="kg", length="m", inertia="kg·m²"))      # (the payload's: palletize's have them)
     summary.update(options or {})          # (the command's own: `sample_time` as --dt gave it)
     with open(os.path.join(directory, "summary.json"), "w", encoding="utf-8") as fh:
         json.dump(_finite(summary), fh, indent=2)
