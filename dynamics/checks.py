@@ -21,7 +21,8 @@ if TYPE_CHECKING:                     # only for annotations: checks must not im
     from .model import RobotModel
 
 __all__ = ["ModelError", "PayloadError", "short_repr", "file_name", "readonly", "floats", "vector", "array",
-           "as_batch", "same_batch", "finite_result", "stacklevel_outside", "plain_number", "switch"]
+           "as_batch", "same_batch", "finite_result", "stacklevel_outside", "plain_number", "switch",
+           "over_text"]
 
 
 class ModelError(ValueError):
@@ -191,3 +192,10 @@ def switch(name: str, value, error: type = ModelError) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise error(f"{name}: expected True or False, got {short_repr(value)}")
     return bool(value)
+
+
+def over_text(value, limit) -> str:
+    """``value`` as ``:g`` prints it, or with every digit where that reads as ``limit`` does: a message refusing a
+    value just over a limit read "mass 7 kg exceeds the rated payload 7 kg" (7.0000001 kg)."""
+    text = f"{float(value):g}"
+    return text if text != f"{float(limit):g}" else repr(float(value))

@@ -31,7 +31,7 @@ if TYPE_CHECKING:                     # annotations only: the model imports this
     from .model import RobotModel
 
 __all__ = ["check_inertial", "parallel_axis", "merge_inertials", "inertia_matrix", "cylinder_inertia",
-           "RigidBodyInertia", "body_inertia"]
+           "RigidBodyInertia", "body_inertia", "composite"]
 
 
 def check_inertial(where: str, mass: float, inertia: np.ndarray, tol: float = 1e-9, *, realisable: bool = True) -> None:
@@ -187,13 +187,8 @@ class RigidBodyInertia:
         """Composite body of ``self`` and ``other`` (both in the same frame), parallel-axis theorem."""
         if not isinstance(other, RigidBodyInertia):
             return NotImplemented
-        m = self.mass + other.mass
-        if m == 0.0:
-            return RigidBodyInertia.zero()
-        c = (self.mass * self.com + other.mass * other.com) / m
-        I = (self.inertia + self.mass * parallel_axis(self.com - c)
-             + other.inertia + other.mass * parallel_axis(other.com - c))
-        return RigidBodyInertia(m, c, I)
+        m, c, I = composite(self.mass, self.com, self.inertia, other)
+        return RigidBodyInertia.zero() if m == 0.0 else RigidBodyInertia(m, c, I)
 
     def __add__(self, other):
         if not isinstance(other, RigidBodyInertia):
@@ -236,6 +231,20 @@ class RigidBodyInertia:
     def __repr__(self) -> str:
         return (f"RigidBodyInertia(mass={self.mass:g}, com={np.round(self.com, 6).tolist()}, "
                 f"inertia_diag={np.round(np.diag(self.inertia), 6).tolist()})")
+
+
+def composite(mass: float, com: np.ndarray, inertia: np.ndarray, other: RigidBodyInertia) -> tuple:
+    """(m, c, I) of a body (mass, com, inertia about the com) and ``other`` in the same frame merged, the
+    parallel-axis theorem (m = 0: the sum of the inertias, as `merge_inertials`). The body itself is not checked:
+    a robot's link need only be what its model requires (`RobotModel.realisable_inertias`: Corke's PUMA, a URDF
+    read as found, may break the triangle inequality), and `with_payload` merges a payload into such a link."""
+    m = mass + other.mass
+    if m == 0.0:
+        return 0.0, np.zeros(3), inertia + other.inertia
+    c = (mass * com + other.mass * other.com) / m
+    I = (inertia + mass * parallel_axis(com - c)
+         + other.inertia + other.mass * parallel_axis(other.com - c))
+    return m, c, 0.5 * (I + I.T)
 
 
 def body_inertia(robot: "RobotModel", body: int) -> RigidBodyInertia:

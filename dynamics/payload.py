@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import PayloadError, short_repr, switch
-from .inertial_parameters import RigidBodyInertia, body_inertia
+from .checks import PayloadError, over_text, short_repr, switch
+from .inertial_parameters import RigidBodyInertia, body_inertia, composite
 from .model import RobotModel
 
 __all__ = ["PayloadError", "RigidBodyInertia", "as_payload", "body_inertia", "with_payload"]
@@ -58,12 +58,14 @@ def with_payload(robot: RobotModel, payload, frame: str | None = None, *, allow_
         raise PayloadError(f"payload: mass must be >= 0 kg, got {p.mass}")
     rated = robot.rated_payload
     if rated is not None and not allow_overload and p.mass > rated * (1.0 + tol) + tol:
-        raise PayloadError(f"payload: mass {p.mass:g} kg exceeds the rated payload {rated:g} kg of robot "
+        raise PayloadError(f"payload: mass {over_text(p.mass, rated)} kg exceeds the rated payload {rated:g} kg of robot "
                            f"'{robot.name}' (pass allow_overload=True to plan anyway)")
     body, T_body_frame = robot.frame(frame)
-    merged = body_inertia(robot, body) + p.transformed(T_body_frame)
     masses = np.array(robot.masses)
     coms = np.array(robot.coms)
     inertias = np.array(robot.inertias)
-    masses[body], coms[body], inertias[body] = merged.mass, merged.com, merged.inertia
+    # (the link as the model holds it: not a RigidBodyInertia, whose check refused the PUMA's link 3 or a URDF's
+    # link that breaks the triangle inequality — "payload: principal moments ... violate" for any payload)
+    masses[body], coms[body], inertias[body] = composite(masses[body], coms[body], inertias[body],
+                                                         p.transformed(T_body_frame))
     return robot.replace(masses=masses, coms=coms, inertias=inertias)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dynamics.checks import over_text
 from dynamics.payload import RigidBodyInertia
 from toppra_app.errors import InfeasiblePathError, InputError
 
@@ -110,7 +111,7 @@ def sweep_payloads(cell: Cell | None = None, *, box: int = 0, masses=None, offse
     if masses.size == 0 or not np.isfinite(masses).all() or (masses < 0).any():
         raise InputError(f"masses: expected non-negative numbers, got {masses.tolist()}")
     if cap is not None and masses.max() > cap + 1e-9:
-        raise InputError(f"masses: {masses.max():g} kg exceeds what {cell.robot_name} can carry "
+        raise InputError(f"masses: {over_text(masses.max(), cap)} kg exceeds what {cell.robot_name} can carry "
                          f"({cap:g} kg = rated payload minus gripper)")
     offsets = np.asarray(offsets if offsets is not None else ([0.0, 0.1] if quick else [0.0, 0.05, 0.10]),
                          dtype=float).reshape(-1)

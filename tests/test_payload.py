@@ -285,3 +285,17 @@ def test_bad_box_frame_and_type():
         with_payload(robot, {"mass": 1.0, "colour": "red"})
     with pytest.raises(PayloadError, match="rigid transform"):
         RigidBodyInertia.zero().transformed(np.diag([2.0, 1, 1, 1]))
+
+
+def test_a_payload_on_a_link_the_model_holds_as_not_realisable_matches_pinocchio():
+    """Corke's PUMA 560 (`realisable_inertias=False`, as a URDF read as found): link 3's principal moments break
+    the triangle inequality and link 1 has inertia without mass. Any payload there was refused as if it were the
+    payload's fault ("payload: principal moments [0.0125, 0.066, 0.086] violate ..."); Pinocchio, given the object
+    as a separate body on the same joint, is the oracle."""
+    robot = pytest.importorskip("dynamics.robots").load_robot("puma560")
+    assert not robot.realisable_inertias
+    rng = np.random.default_rng(3)
+    for frame in ("link3", "dh_frame_3", "link1"):
+        compare_with_pinocchio(robot, random_body(rng, (0.5, 3.0)), frame, rng)
+    empty = with_payload(robot, RigidBodyInertia.zero(), frame="link1")      # massless link: its inertia kept
+    np.testing.assert_array_equal(empty.inertias, robot.inertias)

@@ -89,13 +89,18 @@ def test_plan_records_the_whole_payload_and_its_torques_are_pinocchios(tmp_path)
     from fixtures import to_pinocchio
     from toppra_app.cli import main
     out = tmp_path / "out"
-    assert main(["plan", _csv(tmp_path), "--out", str(out), "--no-plots", "--no-report", "--payload-mass", "3",
+    assert main(["plan", _csv(tmp_path), "--out", str(out), "--no-plots", "--payload-mass", "3",
                  "--payload-com", "0.05", "0", "0.1", "--payload-inertia", "0.01", "0.02", "0.025",
                  "--payload-frame", "iiwa_link_5"]) == 0
     import json
     summary = json.loads((out / "summary.json").read_text())
     assert summary["payload"] == dict(mass=3.0, com=[0.05, 0.0, 0.1], inertia=[0.01, 0.02, 0.025],
                                       frame="iiwa_link_5", allow_overload=False)
+    units = summary["units"]              # (it named no unit of mass, length or inertia: palletize's summary did)
+    assert (units["mass"], units["length"], units["inertia"]) == ("kg", "m", "kg·m²")
+    report = (out / "report.html").read_text(encoding="utf-8")      # (it named no payload)
+    assert ("<th>payload</th>" in report and
+            "<td>3 kg, COM [0.05, 0.0, 0.1] m, principal moments [0.01, 0.02, 0.025] kg·m²</td>" in report)
     robot = dynamics.load_robot("iiwa7")
     X = np.loadtxt(out / "trajectory.csv", delimiter=",", skiprows=1)
     q, qd, qdd, tau = (X[:, 1 + 7 * k:8 + 7 * k] for k in range(4))
@@ -173,3 +178,18 @@ def test_a_sweep_payload_the_robot_cannot_hold_names_the_cell_box_and_payload(tm
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith(f"toppra-app payload-sweep: error: {f}: box 1 (L1R1C1), loaded move with 300 kg")
     assert not (tmp_path / "o").exists()
+
+
+def test_a_mass_just_over_the_rating_is_told_apart_from_the_rating(tmp_path, capsys):
+    """7.0000001 kg on the iiwa 7 was refused as "mass 7 kg exceeds the rated payload 7 kg" (`:g` keeps 6
+    digits), the command line's and the sweep's too: the refused mass is now written out where it would read
+    as the limit; far over, as before ("50 kg")."""
+    from toppra_app.cli import main
+    with pytest.raises(PayloadError, match=r"mass 7\.0000001 kg exceeds the rated payload 7 kg"):
+        dynamics.load_robot("iiwa7").with_payload(7.0000001)
+    for mass, shown in (("7.0000001", "7.0000001"), ("50", "50")):
+        assert main(["plan", _csv(tmp_path), "--out", str(tmp_path / "out"), "--payload-mass", mass]) == 2
+        assert f"--payload-mass: {shown} kg exceeds the rated payload 7 kg" in capsys.readouterr().err
+    assert main(["payload-sweep", "--masses", "6.4000001", "--out", str(tmp_path / "sweep")]) == 2
+    assert "--masses: 6.4000001 kg exceeds what iiwa7 can carry (6.4 kg" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists() and not (tmp_path / "sweep").exists()

@@ -266,8 +266,11 @@ def plan_report(plan, sample, title: str) -> str:
                     ranges=list(zip(lo - pad, hi + pad)))
     from .verify import worst_text
     worst = worst_text(plan.worst)
-    facts = table_html(["duration s", "grid points", "solver", "worst value / limit"],
-                       [[f"{plan.duration:.4f}", plan.s.size, plan.solver, worst]])
+    load = plan.payload                    # (the report named no payload: a loaded and an empty plan read alike)
+    carried = "none" if load is None else (f"{load.mass:g} kg, COM {np.round(load.com, 6).tolist()} m, principal "
+                                           f"moments {np.round(np.linalg.eigvalsh(load.inertia), 6).tolist()} kg·m²")
+    facts = table_html(["duration s", "grid points", "solver", "worst value / limit", "payload"],
+                       [[f"{plan.duration:.4f}", plan.s.size, plan.solver, worst, carried]])
     return page(title, [(None, figure_html(fig, "view3d")), ("Plan", facts),
                         ("Joint profiles", figure_html(profiles_figure(sample, robot), "profiles")),
                         ("Phase plane", figure_html(phase_plane_figure(plan), "phase"))])

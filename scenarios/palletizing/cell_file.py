@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dynamics.checks import over_text
 from dynamics.mimic import from_degrees
 from dynamics.model import ModelError, RobotModel
 from dynamics.payload import RigidBodyInertia, with_payload
@@ -193,7 +194,7 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
     tcp[:3, 3] = rg.vector("tcp_offset", 3, default=np.zeros(3), bound=MAX_LENGTH)
     rated = base.rated_payload
     if rated is not None and g_mass > rated:
-        raise rg.error("mass", f"gripper of {g_mass:g} kg exceeds the rated payload {rated:g} kg of {robot_name}")
+        raise rg.error("mass", f"gripper of {over_text(g_mass, rated)} kg exceeds the rated payload {rated:g} kg of {robot_name}")
     robot = with_payload(base, gripper, frame=flange)
     robot = robot.replace(
         frame_names=tuple(base.frame_names) + (TCP_FRAME,),
@@ -222,7 +223,7 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
     cap = robot.rated_payload
     for b in boxes.values():
         if cap is not None and b.mass > cap + 1e-12:
-            raise InputError(f"{source}: boxes.{b.name}.mass: {b.mass:g} kg exceeds what {robot_name} can carry "
+            raise InputError(f"{source}: boxes.{b.name}.mass: {over_text(b.mass, cap)} kg exceeds what {robot_name} can carry "
                              f"(rated payload {rated:g} kg minus gripper {g_mass:g} kg = {cap:g} kg)")
 
     rt = Reader(source, table(source, doc, "pattern"), "pattern")

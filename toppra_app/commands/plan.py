@@ -124,11 +124,12 @@ def _payload(args, rated=None):
         if args.payload_com is not None or args.payload_inertia is not None or args.payload_frame is not None:
             raise InputError("--payload-mass: required with --payload-com / --payload-inertia / --payload-frame")
         return None
+    from dynamics.checks import over_text
     from dynamics.payload import RigidBodyInertia
     if not (math.isfinite(args.payload_mass) and args.payload_mass >= 0):
         raise InputError(f"--payload-mass: must be a number >= 0 kg, got {args.payload_mass}")
     if rated is not None and args.payload_mass > rated and not args.allow_overload:   # (named as the option:
-        raise InputError(f"--payload-mass: {args.payload_mass:g} kg exceeds the rated payload {rated:g} kg of the "
+        raise InputError(f"--payload-mass: {over_text(args.payload_mass, rated)} kg exceeds the rated payload {rated:g} kg of the "
                          f"robot (--allow-overload to plan anyway)")                 # not allow_overload=True)
     from dynamics.payload import PayloadError
     com = np.zeros(3) if args.payload_com is None else np.array(args.payload_com)
@@ -201,7 +202,8 @@ def write_outputs(directory: str, plan, sample, source: str, plots: bool = True,
                    waypoint_tolerance=None if plan.path.tolerance is None else plan.path.tolerance.tolist(),
                    knot_intervals=len(plan.path.knots) - 1,
                    units=dict(time="s", position="rad or m", velocity="rad/s or m/s",
-                              acceleration="rad/s² or m/s²", effort="N·m or N", waypoint_tolerance="rad or m"))
+                              acceleration="rad/s² or m/s²", effort="N·m or N", waypoint_tolerance="rad or m",
+                              mass="kg", length="m", inertia="kg·m²"))      # (the payload's: palletize's have them)
     summary.update(options or {})          # (the command's own: `sample_time` as --dt gave it)
     with open(os.path.join(directory, "summary.json"), "w", encoding="utf-8") as fh:
         json.dump(_finite(summary), fh, indent=2)
