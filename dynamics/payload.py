@@ -58,8 +58,8 @@ def with_payload(robot: RobotModel, payload, frame: str | None = None, *, allow_
         raise PayloadError(f"payload: mass must be >= 0 kg, got {p.mass}")
     rated = robot.rated_payload
     if rated is not None and not allow_overload and p.mass > rated * (1.0 + tol) + tol:
-        raise PayloadError(f"payload: mass {over_text(p.mass, rated)} kg exceeds the rated payload {rated:g} kg of robot "
-                           f"'{robot.name}' (pass allow_overload=True to plan anyway)")
+        raise PayloadError(f"payload: mass {over_text(p.mass, rated)} kg exceeds the rated payload {rated:g} kg of "
+                           f"robot '{robot.name}' (pass allow_overload=True to plan anyway)")
     body, T_body_frame = robot.frame(frame)
     masses = np.array(robot.masses)
     coms = np.array(robot.coms)

@@ -194,7 +194,8 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
     tcp[:3, 3] = rg.vector("tcp_offset", 3, default=np.zeros(3), bound=MAX_LENGTH)
     rated = base.rated_payload
     if rated is not None and g_mass > rated:
-        raise rg.error("mass", f"gripper of {over_text(g_mass, rated)} kg exceeds the rated payload {rated:g} kg of {robot_name}")
+        raise rg.error("mass", f"gripper of {over_text(g_mass, rated)} kg exceeds the rated payload {rated:g} kg of "
+                               f"{robot_name}")
     robot = with_payload(base, gripper, frame=flange)
     robot = robot.replace(
         frame_names=tuple(base.frame_names) + (TCP_FRAME,),
@@ -223,7 +224,8 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
     cap = robot.rated_payload
     for b in boxes.values():
         if cap is not None and b.mass > cap + 1e-12:
-            raise InputError(f"{source}: boxes.{b.name}.mass: {over_text(b.mass, cap)} kg exceeds what {robot_name} can carry "
+            raise InputError(f"{source}: boxes.{b.name}.mass: {over_text(b.mass, cap)} kg exceeds what {robot_name} "
+                             f"can carry "
                              f"(rated payload {rated:g} kg minus gripper {g_mass:g} kg = {cap:g} kg)")
 
     rt = Reader(source, table(source, doc, "pattern"), "pattern")

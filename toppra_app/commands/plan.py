@@ -129,7 +129,8 @@ def _payload(args, rated=None):
     if not (math.isfinite(args.payload_mass) and args.payload_mass >= 0):
         raise InputError(f"--payload-mass: must be a number >= 0 kg, got {args.payload_mass}")
     if rated is not None and args.payload_mass > rated and not args.allow_overload:   # (named as the option:
-        raise InputError(f"--payload-mass: {over_text(args.payload_mass, rated)} kg exceeds the rated payload {rated:g} kg of the "
+        raise InputError(f"--payload-mass: {over_text(args.payload_mass, rated)} kg exceeds the rated payload "
+                         f"{rated:g} kg of the "
                          f"robot (--allow-overload to plan anyway)")                 # not allow_overload=True)
     from dynamics.payload import PayloadError
     com = np.zeros(3) if args.payload_com is None else np.array(args.payload_com)
