@@ -80,3 +80,35 @@ def test_a_held_joint_of_recorded_waypoints_stays_at_rest_without_friction(talos
     scale = np.abs(tau).max()
     assert np.abs(tau[inner] - rigid[inner] - friction[inner]).max() <= 1e-9 * scale
     assert np.abs(tau[:, ~moving] - rigid[:, ~moving]).max() <= 1e-9 * scale
+
+
+def _csv(path, header, rows) -> str:
+    path.write_text(",".join(header) + "\n" + "\n".join(",".join(f"{v:g}" for v in r) for r in rows) + "\n")
+    return str(path)
+
+
+def test_a_column_of_a_locked_or_mimic_joint_says_why_it_is_not_a_joint(tmp_path, capsys, panda_urdf, talos):
+    """Waypoints exported for every joint of the URDF (MoveIt, a recorder) name joints the model does not plan.
+    A locked joint's column was 'is not a joint of the robot' — of a joint in the file the user had just locked on
+    the same command line — and so was a coupled <mimic> finger's. Now the line says which it is."""
+    from toppra_app.cli import main
+    path_file, robot = talos
+    names = list(robot.joint_names) + ["arm_right_1_joint"]
+    rows = [np.zeros(len(names)), np.r_[np.zeros(2), 0.3, 0.5, np.zeros(robot.n - 4), 0.0]]
+    f = _csv(tmp_path / "talos.csv", names, rows)
+    locks = [a for name, value in LOCKED.items() for a in ("--lock", f"{name}={value}")]
+    assert main(["plan", f, "--robot", path_file, *locks, "--out", str(tmp_path / "o"), "--no-plots",
+                 "--no-report"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "column 'arm_right_1_joint' is locked (--lock arm_right_1_joint=0): leave it out" in err
+    assert "not a joint" not in err
+
+    panda = [f"panda_joint{k}" for k in range(1, 8)] + ["panda_finger_joint1", "panda_finger_joint2"]
+    q = [0, -0.3, 0, -2.0, 0, 1.6, 0.8, 0.02, 0.02]
+    f = _csv(tmp_path / "panda.csv", panda, [q, np.add(q, [0.3] + [0] * 8)])
+    assert main(["plan", f, "--robot", panda_urdf, "--out", str(tmp_path / "p"), "--no-plots", "--no-report"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and ("column 'panda_finger_joint2' is a <mimic> joint following 'panda_finger_joint1' "
+                                "(--mimic independent makes it a joint of its own): leave it out") in err
+    assert main(["plan", f, "--robot", panda_urdf, "--mimic", "independent", "--out", str(tmp_path / "p"),
+                 "--no-plots", "--no-report"]) == 0
