@@ -112,3 +112,33 @@ def test_a_column_of_a_locked_or_mimic_joint_says_why_it_is_not_a_joint(tmp_path
                                 "(--mimic independent makes it a joint of its own): leave it out") in err
     assert main(["plan", f, "--robot", panda_urdf, "--mimic", "independent", "--out", str(tmp_path / "p"),
                  "--no-plots", "--no-report"]) == 0
+
+
+def test_a_payload_on_one_of_two_hands_against_pinocchio(talos):
+    """A 1.5 kg box held off-centre in the left gripper (payload_frame; the tool frame default would be elsewhere
+    on a tree): the planned torques are the full model's with the box added to the left wrist body in Pinocchio."""
+    path_file, robot = talos
+    robot = robot.replace(tool_frame="gripper_right_base_link")              # the payload is not at the tool
+    names = list(robot.joint_names)
+    w0, w1 = np.zeros(robot.n), np.zeros(robot.n)
+    for name, a, b in (("torso_1_joint", 0.0, 0.2), ("arm_left_2_joint", 0.3, 0.9), ("arm_left_4_joint", -0.6, -1.4)):
+        w0[names.index(name)], w1[names.index(name)] = a, b
+    box = dynamics.RigidBodyInertia.box(1.5, (0.1, 0.08, 0.06), com_offset=(0.02, 0.0, 0.05))
+    plan = plan_time_optimal(robot.with_limits(tau_max=np.asarray(robot.tau_max) * 3), JointPath.from_waypoints([w0, w1]),
+                             payload=box, payload_frame="gripper_left_base_link")
+    t, q, qd, qdd, tau = plan.sample(1e-2)
+    model = pin.buildModelFromUrdf(path_file)
+    frame = model.frames[model.getFrameId("gripper_left_base_link")]
+    model.inertias[frame.parentJoint] = model.inertias[frame.parentJoint] + frame.placement.act(
+        pin.Inertia(box.mass, np.asarray(box.com), np.asarray(box.inertia)))
+    data = model.createData()
+    cols = [model.idx_vs[model.getJointId(name)] for name in names]
+    friction = np.asarray(robot.coulomb) * np.sign(w1 - w0) + np.asarray(robot.viscous) * qd
+    for k in range(len(t)):
+        Q = pin.neutral(model)
+        for name, value in LOCKED.items():
+            Q[model.idx_qs[model.getJointId(name)]] = value
+        Q[cols] = q[k]
+        V, A = np.zeros(model.nv), np.zeros(model.nv)
+        V[cols], A[cols] = qd[k], qdd[k]
+        assert np.abs(tau[k] - pin.rnea(model, data, Q, V, A)[cols] - friction[k]).max() <= 1e-9 * np.abs(tau).max()
