@@ -22,8 +22,10 @@ warning naming the waypoint).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from scipy.interpolate import BSpline
+from scipy.interpolate import BSpline, PPoly
 from scipy.sparse.linalg import spsolve
 
 FIRST_KNOTS = 4             # knot intervals of the first fit
@@ -71,7 +73,21 @@ def fit_within(s: np.ndarray, W: np.ndarray, tolerance: np.ndarray) -> tuple[BSp
         lo, hi = (lo, mid) if within(mid) else (mid, hi)
     t, c = fits[hi][0].t, fits[hi][0].c * tolerance
     c[0], c[-1] = W[0], W[-1]                          # exactly, not through the scaling
-    return BSpline(t, c, 3), None
+    held = np.all(W == W[0], axis=0)
+    return (BSpline(t, c, 3) if not held.any() else _holding(BSpline(t, c, 3), held, W[0])), None
+
+
+def _holding(spline: BSpline, held: np.ndarray, values: np.ndarray) -> PPoly:
+    """`spline` as a piecewise polynomial whose `held` joints stay at `values` exactly. A joint the waypoints hold
+    (a tree's torso or other arm while one arm moves) came out of the least-squares B-spline with q′ ~ 1e-15 of
+    either sign (Σ c B′ᵢ with equal c is zero only up to rounding), and so with Coulomb friction F_c sign(q′)
+    switching on and off along the path — torques up to F_c off on a joint at rest, where interpolated waypoints
+    give q′ = 0 and no friction."""
+    x = np.unique(spline.t)
+    coeffs = np.stack([spline(x[:-1], 3 - k) / math.factorial(3 - k) for k in range(4)])   # Taylor at each left end
+    coeffs[:, :, held] = 0.0
+    coeffs[3][:, held] = values[held]
+    return PPoly(coeffs, x)
 
 
 def _least_squares(s: np.ndarray, Y: np.ndarray, K: int) -> tuple[BSpline, np.ndarray]:

@@ -62,10 +62,12 @@ def _delimiter(text: str) -> str:
     return next((d for d in (";", "\t") if d in first), ",")
 
 
-def read_waypoints(filename: str, n: int | None = None, joint_names=None) -> tuple[np.ndarray, np.ndarray | None, list]:
+def read_waypoints(filename: str, n: int | None = None, joint_names=None,
+                   not_joints=None) -> tuple[np.ndarray, np.ndarray | None, list]:
     """(waypoints (m, n), s or None, joint column names); `InputError` naming file, row and field. With the
     robot's `joint_names`, a header's columns are matched to them (`joint_order`) and the waypoints returned
-    in the robot's joint order."""
+    in the robot's joint order. `not_joints`: {name: why} of the robot's joints that are not its coordinates
+    (locked, or a coupled <mimic> joint), for the message about a column naming one."""
     text = read_text(filename, MAX_BYTES, "a CSV file of waypoints", "row")
     delimiter = _delimiter(text)
     rows = []            # counted as they are read: every row's fields held first took ~1 kB a row (1 GB for a
@@ -140,7 +142,7 @@ def read_waypoints(filename: str, n: int | None = None, joint_names=None) -> tup
             raise InputError(f"{filename}: row {rows[j + 1][0]}, field {short_repr(s_name)}: the path parameter must "
                              f"increase ({s[j + 1]:g} after {s[j]:g})")
     if joint_names is not None and header is not None:
-        order = joint_order(filename, first_line, names, list(joint_names))
+        order = joint_order(filename, first_line, names, list(joint_names), not_joints)
         data, names = data[:, order], [names[k] for k in order]
     elif n is not None and data.shape[1] != n:
         raise InputError(f"{filename}: row {rows[0][0]}: {data.shape[1]} joint columns but the robot has {n} joints")
@@ -152,11 +154,12 @@ def _listing(names, most: int = 8) -> str:
     return shown + (f", … ({len(names) - most} more)" if len(names) > most else "")
 
 
-def joint_order(filename: str, line: int, columns: list, joints: list) -> list[int]:
+def joint_order(filename: str, line: int, columns: list, joints: list, not_joints=None) -> list[int]:
     """The file's column of each of the robot's `joints`, from the header's names `columns` (the path
     parameter already removed): the joints' own names in any order (exactly, or else ignoring case), or the
     generic ``q1 … qn`` or ``j1 … jn`` in the robot's order. Anything else — a name that is not a joint, a
-    joint without a column — is an `InputError` naming the file, the columns and the robot's joints."""
+    joint without a column — is an `InputError` naming the file, the columns and the robot's joints; a column
+    of `not_joints` (a locked joint of a tree's other arm, a gripper's mimic finger) says why it is not one."""
     for key in (str, str.lower):
         named = {key(c): k for k, c in enumerate(columns)}
         wanted = [key(j) for j in joints]
@@ -173,6 +176,10 @@ def joint_order(filename: str, line: int, columns: list, joints: list) -> list[i
     unknown = [c for c in columns if c.lower() not in known]
     missing = [j for j in joints if j.lower() not in set(lowered)]
     what = []
+    held = {k.lower(): (k, why) for k, why in (not_joints or {}).items()}
+    for c in [c for c in unknown if c.lower() in held]:    # ('is not a joint of the robot' for a joint it locked)
+        what.append(f"column {short_repr(c)} is {held[c.lower()][1]}: leave it out")
+    unknown = [c for c in unknown if c.lower() not in held]
     if unknown:
         what.append(f"{'column' if len(unknown) == 1 else 'columns'} {_listing(unknown)} "
                     f"{'is not a joint' if len(unknown) == 1 else 'are not joints'} of the robot")

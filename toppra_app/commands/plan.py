@@ -231,6 +231,18 @@ def _options(args, robot, locks: dict, xacro_args: dict, velocity_scaling: float
                     frame=args.payload_frame or robot.tool_frame, allow_overload=bool(args.allow_overload)))
 
 
+def _not_joints(robot, locks: dict) -> dict:
+    """{name: why} of the URDF joints that are no coordinate of `robot`: the --lock'ed ones and coupled mimic joints."""
+    out = {name: f"locked (--lock {name}={value:g})" for name, value in locks.items()}
+    if robot.coupling is not None:
+        c = robot.coupling
+        for b, name in enumerate(c.joint_names):
+            leader = robot.joint_names[c.coordinate[b]]
+            if name != leader:
+                out[name] = f"a <mimic> joint following '{leader}' (--mimic independent makes it a joint of its own)"
+    return out
+
+
 def _within_range(filename: str, waypoints: np.ndarray, robot, degrees: bool) -> None:
     """One line naming the file, the waypoint and the joint for a waypoint outside a joint's position range
     (the path would leave it; the planner said so naming only the joint), with a hint where the file may be
@@ -268,7 +280,8 @@ def run(args) -> int:
     controller = scaled_controller(profile, accs)
     check_has_limits(robot, f"--robot {args.robot}")
     check_frame(robot, args.payload_frame)
-    waypoints, s, _ = read_waypoints(args.waypoints, robot.n, joint_names=robot.joint_names)
+    waypoints, s, _ = read_waypoints(args.waypoints, robot.n, joint_names=robot.joint_names,
+                                     not_joints=_not_joints(robot, locks))
     if args.degrees:                        # revolute joints only: a prismatic joint's column is in metres
         from dynamics.mimic import from_degrees
         waypoints = from_degrees(robot, waypoints)
