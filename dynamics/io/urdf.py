@@ -201,8 +201,9 @@ def _read_joints(rd: Reader, root, links: dict, strict: bool, notes: dict):
             raise rd.error(where, "defined twice")
         jtype = rd.attr(el, "type", where)
         if jtype in _UNSUPPORTED:
-            raise rd.error(where, f"joint type '{jtype}' is not supported "
-                                  f"(use revolute, continuous, prismatic or fixed)")
+            raise rd.error(where, f"joint type '{jtype}' is not supported (use revolute, continuous, prismatic or "
+                                  f"fixed); the URDF's root link is fixed in the world (a free-flying or planar base "
+                                  f"is not modelled)")
         if jtype not in _KNOWN:
             raise rd.error(where, f"unknown joint type '{jtype}' (use revolute, continuous, prismatic or fixed)")
         parent = rd.attr(rd.child(el, "parent", where), "link", where)
