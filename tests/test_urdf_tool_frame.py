@@ -76,3 +76,27 @@ def test_the_kinova_tool_is_its_end_effector_not_a_finger_tip(rel):
     pin.framesForwardKinematics(model, data, qp)
     expected = data.oMf[model.getFrameId("j2s6s200_end_effector")].homogeneous
     assert np.abs(dyn.frame_pose(robot, q, robot.tool_frame) - expected).max() < 1e-12
+
+
+@pytest.mark.parametrize("rel, warned", [("talos_data/robots/talos_reduced.urdf", True),
+                                         ("romeo_description/urdf/romeo_small.urdf", True),
+                                         ("panda_description/urdf/panda.urdf", False),      # fingers: no branches
+                                         ("kinova_description/robots/kinova.urdf", False),
+                                         ("ur_description/urdf/ur5_robot.urdf", False)])
+def test_a_branching_robot_says_which_tool_frame_it_took(rel, warned):
+    """A tree's default tool frame is its last body's (Talos's right_sole_link, Romeo's r_gripper): a payload or
+    an IK target without a frame went there silently. Loading it now warns naming the ends and the frame, unless
+    tool_frame= is given; a gripper's fingers are not branches."""
+    import warnings
+    path = erd_path(f"robots/{rel}")
+    if path is None:
+        pytest.skip("example-robot-data not installed")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        robot = from_urdf(path)
+        chosen = from_urdf(path, tool_frame=robot.link_names[0])
+    notes = [str(w.message) for w in caught if "branches" in str(w.message)]
+    assert len(notes) == int(warned) and chosen.tool_frame == robot.link_names[0]
+    if warned:
+        assert f"its default tool frame is '{robot.tool_frame}'" in notes[0] and "tool_frame=" in notes[0]
+        assert notes[0].startswith(path) and "\n" not in notes[0]

@@ -381,7 +381,16 @@ def _tool_frame(path, tool_frame, bodies, frames, frame_dict, fingers):
         tips = ([fname for fname, b, _, how in frames if b == last and how == 1]
                 or [fname for fname, b, _, how in frames if b == last and how in (2, 3)])
         tips = [t for t in tips if not _FINGER.search(t)] or tips   # Kinova's end_effector, not a finger tip
-        return tips[-1] if tips else bodies[last]["link"]
+        chosen = tips[-1] if tips else bodies[last]["link"]
+        import warnings
+        ends = [bd["link"] for k, bd in enumerate(bodies) if k not in {b["parent"] for b in bodies}
+                and bd["joint"]["name"] not in fingers and not _FINGER.search(bd["joint"]["name"] + bd["link"])]
+        if len(ends) > 1:                # (Talos's was right_sole_link, Tiago's a finger: a payload without a frame went there)
+            warnings.warn(f"{path}: the robot branches ({len(ends)} ends: {', '.join(ends[:4])}"
+                          f"{', …' if len(ends) > 4 else ''}); its default tool frame is '{chosen}', the last "
+                          f"body's: give tool_frame= (--tool-frame) for the end effector you mean", URDFWarning,
+                          stacklevel=stacklevel_outside())
+        return chosen
     if tool_frame not in frame_dict and tool_frame not in [bd["link"] for bd in bodies]:
         raise ModelError(f"{path}: tool_frame '{tool_frame}': no such link on a moving body", argument="tool_frame")
     return tool_frame
