@@ -136,7 +136,7 @@ def test_a_csv_of_too_many_rows_is_refused_as_it_is_read(tmp_path, monkeypatch):
     f.write_text("0,0\n" * 200_000)
     tracemalloc.start()
     try:
-        with pytest.raises(InputError, match=r"many.csv: row 1002: more than the 1000 waypoints a path may have$"):
+        with pytest.raises(InputError, match=r"many.csv: row 1001: more than the 1000 waypoints a path may have$"):
             waypoints.read_waypoints(str(f))
         peak = tracemalloc.get_traced_memory()[1]
     finally:

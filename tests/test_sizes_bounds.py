@@ -1,0 +1,94 @@
+"""Big or absurd sizes, a second audit: inputs that are refused in one line before anything large is allocated,
+and valid inputs that take about the memory of their numbers. The caps are monkeypatched small or the sizes kept
+moderate and memory measured with tracemalloc: no test allocates GBs."""
+
+from __future__ import annotations
+
+import csv
+import io
+import tracemalloc
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toppra_app import waypoints
+from toppra_app.errors import InputError
+
+
+def _peak(fn, *args, **kwargs):
+    """(fn's result or the exception it raised, the peak of memory traced while it ran, in bytes)."""
+    tracemalloc.start()
+    try:
+        try:
+            out = fn(*args, **kwargs)
+        except Exception as exc:             # noqa: BLE001 (returned for the caller to check)
+            out = exc
+        return out, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+# ------------------------------------------------------------------------------ waypoint CSV
+def test_a_long_valid_csv_takes_about_its_text_and_its_numbers(tmp_path):
+    """Every row's fields were held as text until the file was read: ~1 kB a row of 7 joints (1 GB for 1 000 000
+    rows, whose numbers are 56 MB). The numbers are now converted as the rows are read."""
+    rng = np.random.default_rng(0)
+    q = rng.uniform(-3, 3, (100_000, 7))
+    f = tmp_path / "long.csv"
+    np.savetxt(f, q, fmt="%.9f", delimiter=",", header="q1,q2,q3,q4,q5,q6,q7", comments="")
+    (W, s, names), peak = _peak(waypoints.read_waypoints, str(f), 7)
+    assert s is None and names == [f"q{k}" for k in range(1, 8)]
+    assert np.array_equal(W, np.loadtxt(f, delimiter=",", skiprows=1))      # numpy's reading of the same file
+    size = f.stat().st_size                                                   # 7.6 MB of text, 5.6 MB of numbers
+    assert peak < 4 * size, (peak / 2**20, size / 2**20)                     # (was 15 × the file: 115 MB)
+
+
+@pytest.mark.parametrize("line, message", [("0," * 999_999 + "0", "row 2: 1000000 columns, more than 64"),
+                                           ('"0",' * 499_999 + '"0"', "row 2: more than 64 columns")])
+def test_a_line_of_a_million_fields_is_refused_before_it_is_split(tmp_path, line, message):
+    """The CSV reader built the list of a line's fields before they were counted (a 200 MB line: 16 s, 2.9 GB)."""
+    f = tmp_path / "wide.csv"
+    f.write_text("0,0\n" + line + "\n1,1\n")
+    exc, peak = _peak(waypoints.read_waypoints, str(f))
+    assert isinstance(exc, InputError) and str(exc).endswith(message), exc
+    assert peak < 6 * f.stat().st_size, peak / 2**20                         # (was 25 × the file)
+
+
+def test_lines_of_many_empty_fields_and_long_comments_are_skipped_unsplit(tmp_path):
+    f = tmp_path / "blank.csv"
+    f.write_text("# " + "," * 2_000_000 + "\n0,0\n" + " ,\t" * 1_000_000 + "\n1,1\n\n")
+    (W, s, names), peak = _peak(waypoints.read_waypoints, str(f))
+    assert W.tolist() == [[0, 0], [1, 1]]
+    assert peak < 6 * f.stat().st_size, peak / 2**20                         # (was 12 × the file)
+
+
+def test_a_quoted_delimiter_is_one_field(tmp_path):
+    """A line of many delimiters inside quotes is counted as the CSV reader splits it (one field here)."""
+    f = tmp_path / "quoted.csv"
+    f.write_text('0,0\n1,"' + "," * 100 + '"\n')
+    with pytest.raises(InputError, match=r"row 2, field 'q2': ',{40}.* is not a plain number"):
+        waypoints.read_waypoints(str(f))
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet="ab,\r\n", max_size=14))
+def test_lines_are_split_as_the_csv_reader_splits_them(text):
+    assert [text[a:b] for a, b in waypoints._spans(text)] == list(io.StringIO(text, newline=""))
+
+
+@settings(max_examples=500, deadline=None)
+@given(fields=st.lists(st.text(alphabet='a ",', max_size=5), min_size=60, max_size=70), delimiter=st.sampled_from(",;"))
+def test_fields_are_counted_as_the_csv_reader_counts_them(fields, delimiter):
+    """The fields of a line of many delimiters, some in quotes, are counted without splitting it (`_checked`)."""
+    line = delimiter.join(f.replace(",", delimiter) for f in fields)
+    try:
+        want = len(next(csv.reader([line], delimiter=delimiter)))
+    except csv.Error:
+        return
+    try:
+        out = waypoints._checked(line, delimiter, "f", 1)
+        assert out == line and want <= waypoints.MAX_COLUMNS or out == "\n" and not line.strip(" " + delimiter)
+    except InputError as exc:
+        assert want > waypoints.MAX_COLUMNS, (line, exc)
