@@ -13,6 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import dynamics
+import dynamics.blocks as blocks
+from dynamics.operational_space_inertia import operational_space_inertia, operational_space_inertia_inverse
+from dynamics.random_model import serial_chain_robot
+from fixtures import binary_tree_robot, to_pinocchio
 from toppra_app import waypoints
 from toppra_app.errors import InputError
 
@@ -92,3 +97,69 @@ def test_fields_are_counted_as_the_csv_reader_counts_them(fields, delimiter):
         assert out == line and want <= waypoints.MAX_COLUMNS or out == "\n" and not line.strip(" " + delimiter)
     except InputError as exc:
         assert want > waypoints.MAX_COLUMNS, (line, exc)
+
+
+# ------------------------------------------------------------------------------ operational-space inertia
+OSI_ROBOTS = {"chain": lambda: serial_chain_robot(9, 2, prismatic=0.3), "tree": lambda: binary_tree_robot(10, 3, prismatic=0.3)}
+
+
+@pytest.mark.parametrize("name", list(OSI_ROBOTS))
+def test_osi_in_blocks_is_the_whole_batch_bit_for_bit_and_pinocchios(name, monkeypatch):
+    """Λ⁻¹ and Λ (Chang & Khatib, Table 1 and eq. 17) over blocks of samples, as the other batched dynamics."""
+    pin = pytest.importorskip("pinocchio")
+    robot = OSI_ROBOTS[name]()
+    frames = [robot.link_names[-1], robot.link_names[len(robot.link_names) // 2]] if name == "tree" else None
+    q = np.random.default_rng(1).uniform(-1.5, 1.5, (1037, robot.n))
+    fns = [operational_space_inertia_inverse] + ([operational_space_inertia] if frames is None else [])  # (the tree's
+    whole = [fn(robot, q, frames) for fn in fns]                # leaves have fewer than 6 joints: Λ⁻¹ only)
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 1)                # blocks of ALIGN samples, and a short last one
+    parts = [fn(robot, q, frames) for fn in fns]
+    assert all(a.shape == b.shape and np.array_equal(a, b) for a, b in zip(parts, whole))
+    model = to_pinocchio(robot)
+    data = model.createData()
+    ids = [model.addFrame(pin.Frame(f"op{k}", body + 1, pin.SE3(T[:3, :3], T[:3, 3]), pin.FrameType.OP_FRAME))
+           for k, (body, T) in enumerate(robot.frame(f) for f in (frames or [None]))]
+    data = model.createData()
+    for k in (0, blocks.ALIGN - 1, blocks.ALIGN, 2 * blocks.ALIGN + 1, 1036):
+        M = pin.crba(model, data, q[k])
+        M = np.triu(M) + np.triu(M, 1).T
+        pin.computeJointJacobians(model, data, q[k])
+        pin.updateFramePlacements(model, data)
+        J = np.vstack([pin.getFrameJacobian(model, data, i, pin.LOCAL_WORLD_ALIGNED) for i in ids])
+        ref = J @ np.linalg.solve(M, J.T)
+        assert np.abs(parts[0][k] - ref).max() <= 1e-10 * np.abs(ref).max(), k
+        if frames is None:
+            assert np.abs(parts[1][k] @ ref - np.eye(6)).max() <= 1e-8, k
+
+
+def test_osi_of_many_samples_takes_the_result_and_one_block():
+    """30 joints: 70 kB a sample of work for a Λ of 0.3 kB (7 GB for 10⁵ samples); here 210 MB before."""
+    robot = serial_chain_robot(30, 5)
+    q = np.random.default_rng(2).uniform(-1.5, 1.5, (3000, robot.n))
+    operational_space_inertia(robot, q[:10])                             # (caches filled)
+    for fn in (operational_space_inertia_inverse, operational_space_inertia):
+        out, peak = _peak(fn, robot, q)
+        assert out.shape == (3000, 6, 6) and peak - out.nbytes < 48 * 2**20, (fn.__name__, peak / 2**20)
+
+
+def test_a_singular_sample_is_named_by_its_place_in_the_whole_batch(monkeypatch):
+    robot = dynamics.load_robot("iiwa7")
+    q = np.random.default_rng(3).uniform(-1.0, 1.0, (300, 7))
+    q[200] = 0.0                                     # stretched out: joints 1, 3, 5 and 7 on one axis
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 1)
+    with pytest.raises(dynamics.ModelError, match=r"^operational space inertia of robot 'iiwa7' is singular at sample "
+                                                  r"200 \(6 task coordinates, 7 joints\); use operational_space_inert"):
+        operational_space_inertia(robot, q)
+
+
+def test_an_osi_too_large_is_refused_before_it_is_computed(monkeypatch):
+    robot = serial_chain_robot(9, 2)
+    q = np.zeros((400, robot.n))
+    frames = robot.link_names[-3:]                                      # 18 task coordinates: 324 numbers a sample
+    monkeypatch.setattr(blocks, "MAX_RESULT_BYTES", 8 * 400 * 324 - 1)
+    for fn in (operational_space_inertia_inverse, operational_space_inertia):
+        exc, peak = _peak(fn, robot, q, frames)
+        assert isinstance(exc, dynamics.ModelError) and peak < 2**20
+        assert str(exc).startswith("q: 400 samples give ") and "(324 numbers a sample)" in str(exc), exc
+    monkeypatch.setattr(blocks, "MAX_RESULT_BYTES", 8 * 400 * 324)
+    assert operational_space_inertia_inverse(robot, q, frames).shape == (400, 18, 18)
