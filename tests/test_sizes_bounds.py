@@ -17,7 +17,7 @@ import dynamics
 import dynamics.blocks as blocks
 from dynamics.operational_space_inertia import operational_space_inertia, operational_space_inertia_inverse
 from dynamics.random_model import serial_chain_robot
-from fixtures import binary_tree_robot, to_pinocchio
+from fixtures import binary_tree_robot, pinocchio_inverse_dynamics, to_pinocchio
 from toppra_app import waypoints
 from toppra_app.errors import InputError
 
@@ -163,3 +163,22 @@ def test_an_osi_too_large_is_refused_before_it_is_computed(monkeypatch):
         assert str(exc).startswith("q: 400 samples give ") and "(324 numbers a sample)" in str(exc), exc
     monkeypatch.setattr(blocks, "MAX_RESULT_BYTES", 8 * 400 * 324)
     assert operational_space_inertia_inverse(robot, q, frames).shape == (400, 18, 18)
+
+
+# ------------------------------------------------------------------------------ inverse dynamics
+@pytest.mark.parametrize("robot", [dynamics.load_robot("iiwa7"), serial_chain_robot(30, 5, prismatic=0.2)],
+                         ids=["iiwa7", "chain30"])
+def test_inverse_dynamics_of_a_batch_is_that_of_its_sub_batches_bit_for_bit(robot):
+    """RNEA split its samples into equal parts (5000 samples of 30 joints: 3 parts of 1667), so a sample's τ
+    differed by an ulp with the number of samples passed (40 of 5000 in sub-batches of 64). Parts are now
+    multiples of blocks.ALIGN, as the other batched dynamics: sub-batches starting at multiples of it agree."""
+    q, qd, qdd = np.random.default_rng(0).uniform(-1.5, 1.5, (3, 5000, robot.n))
+    whole = dynamics.inverse_dynamics(robot, q, qd, qdd)
+    for size in (blocks.ALIGN, 16 * blocks.ALIGN):
+        parts = np.concatenate([dynamics.inverse_dynamics(robot, q[a:a + size], qd[a:a + size], qdd[a:a + size])
+                                for a in range(0, 5000, size)])
+        assert np.array_equal(parts, whole), (size, int((parts != whole).any(axis=1).sum()))
+    rnea = pinocchio_inverse_dynamics(robot)
+    for k in (0, 1023, 1024, 2339, 2340, 4999):
+        ref = rnea(q[k], qd[k], qdd[k]) - robot.viscous * qd[k]            # (rigid body only here)
+        assert np.abs(whole[k] - ref).max() <= 1e-11 * np.abs(ref).max(), k
