@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import tracemalloc
 
 import numpy as np
@@ -18,6 +19,7 @@ import dynamics.blocks as blocks
 from dynamics.operational_space_inertia import operational_space_inertia, operational_space_inertia_inverse
 from dynamics.random_model import serial_chain_robot
 from fixtures import binary_tree_robot, pinocchio_inverse_dynamics, to_pinocchio
+import toppra_app.trajectory as trajectory
 from toppra_app import waypoints
 from toppra_app.errors import InputError
 
@@ -182,3 +184,36 @@ def test_inverse_dynamics_of_a_batch_is_that_of_its_sub_batches_bit_for_bit(robo
     for k in (0, 1023, 1024, 2339, 2340, 4999):
         ref = rnea(q[k], qd[k], qdd[k]) - robot.viscous * qd[k]            # (rigid body only here)
         assert np.abs(whole[k] - ref).max() <= 1e-11 * np.abs(ref).max(), k
+
+
+# ------------------------------------------------------------------------------ controller profile's dt
+def _limited_chain(n):
+    robot = serial_chain_robot(n, 5)
+    return robot.with_limits(tau_max=np.full(n, 1e4), qd_max=np.full(n, 2.0), qdd_max=np.full(n, 10.0))
+
+
+def test_the_controller_rate_check_is_bounded_in_bytes_that_grow_with_the_joints(monkeypatch):
+    """`controller.dt` was capped at 2 million samples whatever the number of joints: 30 joints at dt = 1e-6 s on a
+    1.1 s plan took 2.6 GB and 18 s (2 million samples: ~5 GB). Now 8 × (10 + 10 n) B a sample at most
+    `MAX_SAMPLE_BYTES`, refused in one line after the first solve; the estimate is checked against tracemalloc."""
+    from toppra_app import JointPath, plan_time_optimal
+    from toppra_app.controller import ControllerProfile
+    a, b = 10, 10                                                  # docs/safety.md: 8 × (10 + 10 n) B a sample
+    for n in (7, 30):
+        robot = _limited_chain(n)
+        path = JointPath.from_waypoints(np.random.default_rng(0).uniform(-0.5, 0.5, (3, n)))
+        duration = plan_time_optimal(robot, path, controller=ControllerProfile(torque_rate_max=1e9)).duration
+        peaks = [_peak(plan_time_optimal, robot, path, controller=ControllerProfile(
+            torque_rate_max=1e9, dt=duration / count, max_passes=1))[1] for count in (20_000, 40_000)]
+        assert peaks[1] - peaks[0] < 1.25 * 8 * (a + b * n) * 20_000, (n, (peaks[1] - peaks[0]) / 20_000)
+        monkeypatch.setattr(trajectory, "MAX_SAMPLE_BYTES", 8 * (a + b * 18) * 20_000)   # 20 000 samples of 18 joints
+        plan = _peak(plan_time_optimal, robot, path, controller=ControllerProfile(
+            torque_rate_max=1e9, dt=duration / 20_000, max_passes=1))[0]
+        monkeypatch.undo()
+        if n == 7:
+            assert abs(plan.duration - duration) < 1e-3 * duration
+        else:
+            assert isinstance(plan, InputError), plan
+            assert re.fullmatch(r"controller\.dt: \S+ s gives 2e\+04 samples over the plan's \S+ s, 47\.\d MiB at the "
+                                r"peak of its sampled rate check \(2480 B a sample\), more than the 29 MiB it may "
+                                r"take; use a larger dt", str(plan)), plan
