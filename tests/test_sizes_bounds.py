@@ -217,3 +217,19 @@ def test_the_controller_rate_check_is_bounded_in_bytes_that_grow_with_the_joints
             assert re.fullmatch(r"controller\.dt: \S+ s gives 2e\+04 samples over the plan's \S+ s, 47\.\d MiB at the "
                                 r"peak of its sampled rate check \(2480 B a sample\), more than the 29 MiB it may "
                                 r"take; use a larger dt", str(plan)), plan
+
+
+# ------------------------------------------------------------------------------ palletize --boxes
+@pytest.mark.parametrize("boxes, says", [(",".join(map(str, range(1, 20_001))), "box numbers must be between 1 and 8, got '9'"),
+                                         ("1_0", "expected comma-separated box numbers, got '1_0'"),
+                                         ("9" * 5000, "box numbers must be between 1 and 8, got '9999"),
+                                         ("1-1000000000", "expected comma-separated box numbers, got '1-1000000000' (a range a-b is not "
+                                                          "read: list the numbers)")])
+def test_palletize_boxes_names_the_wrong_entry_in_a_short_line(tmp_path, capsys, monkeypatch, boxes, says):
+    """--boxes of 20 000 numbers was refused in one line that quoted them all (109 kB); '1_0' was read as box 10."""
+    from toppra_app.cli import main
+    monkeypatch.chdir(tmp_path)
+    assert main(["palletize", "--boxes", boxes, "--no-plots", "--no-report", "--out", "out"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and len(err[0]) < 300 and f"error: --boxes: {says}" in err[0], err
+    assert not (tmp_path / "out").exists()
