@@ -233,3 +233,38 @@ def test_palletize_boxes_names_the_wrong_entry_in_a_short_line(tmp_path, capsys,
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and len(err[0]) < 300 and f"error: --boxes: {says}" in err[0], err
     assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------------------------ URDF
+def _chain_urdf(n, xyz="0 0 0.1"):
+    parts = ['<robot name="big"><link name="l0"/>']
+    for k in range(1, n + 1):
+        parts.append(f'<link name="l{k}"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" '
+                     f'ixz="0" iyz="0"/></inertial></link><joint name="j{k}" type="revolute"><parent link="l{k - 1}"/>'
+                     f'<child link="l{k}"/><origin xyz="{xyz if k == 1 else "0 0 0.1"}"/><axis xyz="0 0 1"/>'
+                     f'<limit lower="-1" upper="1" effort="10" velocity="1"/></joint>')
+    return "".join(parts) + "</robot>"
+
+
+def test_a_urdf_of_thousands_of_links_is_refused_after_parsing(tmp_path):
+    """10⁵ links were read (20 s, 0.9 GB) into a robot whose every RNEA allocates n² numbers (10⁴ joints: 16 s and
+    0.9 GB a sample); now one line once the XML is parsed. 4096 is 30 × example-robot-data's largest (130 links)."""
+    f = tmp_path / "big.urdf"
+    f.write_text(_chain_urdf(5000))
+    with pytest.raises(dynamics.ModelError, match=r"big\.urdf: 5001 <link> elements, more than the 4096 a robot may have$"):
+        dynamics.from_urdf(str(f))
+    f.write_text(_chain_urdf(300))
+    robot = dynamics.from_urdf(str(f))
+    assert robot.n == 300 and robot.joint_names[-1] == "j300"
+
+
+def test_a_huge_vector_attribute_is_not_split_into_millions_of_numbers(tmp_path):
+    """<origin xyz="0 0 0 … (10⁶ numbers)"> was split whole and every part read as a number before the count was
+    checked (a 40 MB value: 20 million strings); it was also parsed in 64 kB pieces, which expat 2.5 rescans
+    (quadratic: 20 s for 40 MB, now 1 s)."""
+    f = tmp_path / "attr.urdf"
+    f.write_text(_chain_urdf(2, xyz="0 " * 1_000_000))
+    exc, peak = _peak(dynamics.from_urdf, str(f))
+    assert isinstance(exc, dynamics.ModelError) and re.search(r"joint 'j1'.*<origin xyz=\"0 0 0 .{40,80}…\">: expected 3 "
+                                                               r"finite numbers$", str(exc)), exc
+    assert len(str(exc)) < 300 and peak < 8 * f.stat().st_size, peak / 2**20        # (was 30 × the file)
