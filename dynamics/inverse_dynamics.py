@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .blocks import ALIGN
 from .checks import as_batch, finite_result, same_batch
 from .kinematics import WorldT, dynamics_origin, world_quantities_into
 from .spatial import cross3
@@ -40,8 +41,8 @@ def inverse_dynamics(robot: RobotModel, q, qd, qdd, *, gravity: bool = True, wor
     if world is not None and np.shape(world.z) != (n, 3, N):
         raise ModelError(f"world: quantities for shape {np.shape(world.z)}, expected (n, 3, N) = {(n, 3, N)}")
     qdT, qddT = np.ascontiguousarray(body_rates(robot, qd2).T), np.ascontiguousarray(body_rates(robot, qdd2).T)
-    blocks = max(-(-N // max(BLOCK // n, 1)), 1)
-    M = max(-(-N // blocks), 1)                         # samples per block, all blocks (nearly) equal
+    M = max(min(N, max(ALIGN, BLOCK // n // ALIGN * ALIGN)), 1)    # samples per block, a multiple of ALIGN (equal
+                                                        # parts of N made τ of a sample differ by an ulp with N)
     work, world_work = _work_arrays(n, M, world is None)
     support = _support_matrix(robot.parents)
     origin = dynamics_origin(robot)

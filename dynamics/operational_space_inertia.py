@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .blocks import check_result, in_blocks
 from .checks import as_batch, short_repr
 from .kinematics import world_quantities
 from .model import PRISMATIC, ModelError, RobotModel
@@ -75,9 +76,20 @@ def operational_space_inertia_inverse(robot: RobotModel, q, frames=None) -> np.n
     does not cover: Λ⁻¹ = J M⁻¹ Jᵀ is then formed directly from J = J_bodies G and M = Gᵀ M_bodies G."""
     q2, single = as_batch(robot, q, "q")
     fr = _frames(robot, frames)
+    m = len(fr)
+    check_result("operational_space_inertia", q2.shape[0], 36 * m * m)
+    # over blocks of samples (dynamics.blocks): the work arrays below take ~2.3 kB a sample per body (30 joints:
+    # 70 kB a sample for a result of 0.3 kB, 7 GB for 10⁵ samples)
+    work = 8.0 * 36 * (9 * robot.n_bodies + m * robot.n_bodies + 4 * m * m) + 4096
     if robot.coupling is not None:
-        Linv = _coupled_inverse(robot, q2, frames)
-        return Linv[0] if single else Linv
+        Linv = in_blocks(lambda x: _coupled_inverse(robot, x, frames), work, q2)
+    else:
+        Linv = in_blocks(lambda x: _table1(robot, x, fr), work, q2)
+    return Linv[0] if single else Linv
+
+
+def _table1(robot: RobotModel, q2: np.ndarray, fr: list) -> np.ndarray:
+    """Λ⁻¹ (N, 6m, 6m) of the operational points `fr` ((body, transform) each) by Table 1 steps 1–5."""
     W = world_quantities(robot, q2)
     N, n = q2.shape
     parents = robot.parents
@@ -153,7 +165,7 @@ def operational_space_inertia_inverse(robot: RobotModel, q, frames=None) -> np.n
             blk = np.swapaxes(Xe[a], -1, -2) @ Vab @ Xe[b]                # eq. 22
             Linv[:, 6 * a:6 * a + 6, 6 * b:6 * b + 6] = blk
             Linv[:, 6 * b:6 * b + 6, 6 * a:6 * a + 6] = np.swapaxes(blk, -1, -2)
-    return Linv[0] if single else Linv
+    return Linv
 
 
 def _coupled_inverse(robot: RobotModel, q2: np.ndarray, frames) -> np.ndarray:
@@ -195,15 +207,23 @@ def operational_space_inertia(robot: RobotModel, q, frames=None, *, rcond: float
     if not valid:                      # (NaN or a negative rcond would let a singular Λ⁻¹ be inverted)
         raise ModelError(f"rcond: expected a number in [0, 1), got {short_repr(rcond)}")
     Linv = np.asarray(operational_space_inertia_inverse(robot, q, frames))
-    # step 6, symmetric PSD, scaled to unit diagonal: the angular rows of Λ⁻¹ are 1/(kg·m²), the linear ones 1/kg,
-    # so unscaled a robot 1000× smaller (lengths in mm) had eigenvalue ratios 10⁶× smaller and was refused as singular
+    single = Linv.ndim == 2
+    k = Linv.shape[-1]
+    Lam, bad = in_blocks(lambda x: _inverted(x, float(rcond)), 8.0 * 6 * k * k + 4096, Linv.reshape(-1, k, k))
+    if np.any(bad):
+        where = "" if single else f" at sample {int(np.flatnonzero(bad)[0])}"
+        raise ModelError(f"operational space inertia of robot '{robot.name}' is singular{where} "
+                         f"({k} task coordinates, {robot.n} joints); use operational_space_inertia_inverse")
+    return Lam[0] if single else Lam
+
+
+def _inverted(Linv: np.ndarray, rcond: float) -> tuple[np.ndarray, np.ndarray]:
+    """(Λ, singular) of a block of Λ⁻¹ (N, k, k), step 6; Λ is not to be used where `singular`."""
+    # symmetric PSD, scaled to unit diagonal: the angular rows of Λ⁻¹ are 1/(kg·m²), the linear ones 1/kg, so
+    # unscaled a robot 1000× smaller (lengths in mm) had eigenvalue ratios 10⁶× smaller and was refused as singular
     d = np.sqrt(np.einsum("...ii->...i", Linv))
-    s = np.divide(1.0, d, out=np.zeros_like(d), where=d > 0)             # (a zero row: singular below)
+    s = np.divide(1.0, d, out=np.zeros_like(d), where=d > 0)             # (a zero row: singular)
     w, U = np.linalg.eigh(Linv * s[..., :, None] * s[..., None, :])
     bad = w[..., 0] <= rcond * w[..., -1]
-    if np.any(bad):
-        where = "" if Linv.ndim == 2 else f" at sample {int(np.flatnonzero(bad)[0])}"
-        raise ModelError(f"operational space inertia of robot '{robot.name}' is singular{where} "
-                         f"({Linv.shape[-1]} task coordinates, {robot.n} joints); "
-                         "use operational_space_inertia_inverse")
-    return s[..., :, None] * ((U / w[..., None, :]) @ np.swapaxes(U, -1, -2)) * s[..., None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):                # (singular samples: refused by the caller)
+        return s[..., :, None] * ((U / w[..., None, :]) @ np.swapaxes(U, -1, -2)) * s[..., None, :], bad

@@ -41,10 +41,10 @@ def test_a_sample_in_blocks_is_the_sample_at_once(plans, which, monkeypatch):
     assert len(parts) == len(whole) > 5 * 1024
     for key in ("t", "q", "qd", "qdd", "tau", "s", "sd", "sdd"):
         a, b = getattr(parts, key), getattr(whole, key)
-        if not plan.law.linear and key != "tau":
+        if not plan.law.linear:       # (τ too: inverse_dynamics' blocks are multiples of dynamics.blocks.ALIGN)
             assert np.array_equal(a, b), key
-        else:   # θ(t) by Newton steps until every sample of the call has converged, inverse_dynamics' own blocks
-            assert np.abs(a - b).max() <= 2e-15 * np.abs(b).max(), key      # (equal parts of a call): ~1 ulp
+        else:   # θ(t) by Newton steps until every sample of the call has converged: ~1 ulp
+            assert np.abs(a - b).max() <= 2e-15 * np.abs(b).max(), key
     rnea = pinocchio_inverse_dynamics(plan.robot)                       # and right, by Pinocchio, at the seams
     for k in (1023, 1024, 1025, 4 * 1024, len(parts) - 1):
         tau = rnea(parts.q[k], parts.qd[k], parts.qdd[k]) + plan.robot.coulomb * np.sign(parts.qd[k])
@@ -136,7 +136,7 @@ def test_a_csv_of_too_many_rows_is_refused_as_it_is_read(tmp_path, monkeypatch):
     f.write_text("0,0\n" * 200_000)
     tracemalloc.start()
     try:
-        with pytest.raises(InputError, match=r"many.csv: row 1002: more than the 1000 waypoints a path may have$"):
+        with pytest.raises(InputError, match=r"many.csv: row 1001: more than the 1000 waypoints a path may have$"):
             waypoints.read_waypoints(str(f))
         peak = tracemalloc.get_traced_memory()[1]
     finally:

@@ -216,8 +216,10 @@ MAX_SAMPLES = 10_000_000           # documented bound (docs/safety.md): samples 
 MAX_SAMPLE_BYTES = 2 ** 30         # ... and the bytes of its arrays, 8 × (4 + 4 n) a sample (t, θ, θ̇, θ̈; q, q̇, q̈, τ):
                                    # 10 million samples of 7 joints were 2.6 GB kept, 5.3 GB at the peak
 BLOCK = 65_536                     # samples computed at a time: the peak is the arrays plus one block's work
-MAX_CONTROLLER_SAMPLES = 2_000_000 # ... of the controller profile's sampled rate check (`controller_samples`): ~600 B
-                                   # a sample at its peak (2.1 million: 1.3 GB; dt = 1e-6 s went past 24 GB)
+CONTROLLER_BYTES = (10, 10)        # the controller profile's sampled rate check (`controller_samples`) takes about
+                                   # 8 × (10 + 10 n) B a sample at its peak, at most `MAX_SAMPLE_BYTES` (640 B for 7
+                                   # joints: 1.7 million samples; a count of 2 million was 5 GB at 30 joints, and
+                                   # dt = 1e-6 s on a 69 s plan of 7 joints went past 24 GB)
 END_STEP = 1e-3                    # the last step of `sample_times` is at least this share of dt,
 END_STEP_MIN = 2e-9                # and at least 2 ns: stamps rounded to whole ns (ROS) still increase
 
@@ -229,14 +231,15 @@ def _check_count(duration: float, dt: float, most: int, field: str, whose: str, 
                          f"the {most:.0e} {holder}; use a larger dt")
 
 
-def check_bytes(duration: float, dt: float, per_sample: float, holder: str, hint: str = "") -> None:
-    """One line naming `dt` where sampling `duration` every `dt` at `per_sample` bytes a sample takes more
+def check_bytes(duration: float, dt: float, per_sample: float, holder: str, hint: str = "", field: str = "dt",
+                whose: str = "") -> None:
+    """One line naming `field` (`dt`) where sampling `duration` every `dt` at `per_sample` bytes a sample takes more
     than `MAX_SAMPLE_BYTES` (`holder`: what would hold them), before anything is allocated."""
     count = duration / dt
     if count * per_sample > MAX_SAMPLE_BYTES:
-        raise InputError(f"dt: {dt:g} s gives {count:.3g} samples over {duration:.6g} s, {size_text(count * per_sample)} {holder} "
-                         f"({per_sample:.0f} B a sample), more than the {size_text(MAX_SAMPLE_BYTES)} it may take; use a larger "
-                         f"dt{hint}")
+        raise InputError(f"{field}: {dt:g} s gives {count:.3g} samples over {whose}{duration:.6g} s, "
+                         f"{size_text(count * per_sample)} {holder} ({per_sample:.0f} B a sample), more than the "
+                         f"{size_text(MAX_SAMPLE_BYTES)} it may take; use a larger dt{hint}")
 
 
 def size_text(nbytes: float) -> str:
@@ -290,7 +293,9 @@ def controller_samples(robot, path, law, dt: float):
     at or after the end, where the state is the end state (`plan.sample` instead ends on the exact end
     time, a shorter last step than a controller has)."""
     T = law.duration
-    _check_count(T, dt, MAX_CONTROLLER_SAMPLES, "controller.dt", "the plan's ", "its sampled rate check may hold")
+    a, b = CONTROLLER_BYTES
+    check_bytes(T, dt, 8.0 * (a + b * robot.n), "at the peak of its sampled rate check", field="controller.dt",
+                whose="the plan's ")
     t = np.arange(int(np.ceil(T / dt - 1e-9)) + 1) * dt
     s, sd, sdd = law(np.minimum(t, T))
     return joint_motion(robot, path, s, sd, sdd, t)

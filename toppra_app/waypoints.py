@@ -10,15 +10,17 @@ the file, the row and the column — never a silently dropped waypoint (docs/saf
   reads 0.15), ``0x1A``, ``nan``, ``inf``, ``1,5`` or ``0.4rad``;
 * UTF-8, with or without a byte-order mark (Excel's "CSV UTF-8"); UTF-16 and binary files are refused;
 * empty lines and lines starting with ``#`` are skipped;
-* at most `MAX_BYTES` bytes, `MAX_ROWS` waypoints and `MAX_COLUMNS` columns, checked before parsing; values
+* at most `MAX_BYTES` bytes (checked before reading), `MAX_ROWS` waypoints and `MAX_COLUMNS` columns (as each row
+  is read: a line's fields counted before it is split, a row's numbers converted at once); values
   at most `MAX_VALUE` in magnitude (`MAX_PARAMETER` for the path parameter).
 """
 
 from __future__ import annotations
 
 import csv
-import io
+import math
 import re
+from array import array
 
 import numpy as np
 
@@ -34,7 +36,6 @@ MAX_PARAMETER = 1e13    # a path parameter (s ∈ [0, 2·10¹²] plans: the plan
 MAX_COLUMNS = 64
 PARAM_COLUMNS = ("s", "theta", "θ")
 
-_EOL = re.compile(r"\r\n|\r|\n")
 _NAME = re.compile(r"^[^\W\d][\w .:/()\[\]-]*$")
 
 
@@ -43,14 +44,27 @@ def number(text: str) -> float | None:
     return plain_number(text)
 
 
+def _spans(text: str):
+    """(start, end) of each line of `text`, its end included, split at \\n, \\r and \\r\\n as the CSV reader splits its rows,
+    by `str.find` (a regular expression took 1.4 s to find the end of a 200 MB line; `splitlines` built a list of
+    every line of a file of up to `MAX_BYTES`)."""
+    size, start, nl, cr = len(text), 0, -2, -2          # nl, cr: the next \\n and \\r (-1: none left, -2: not looked for)
+    while start < size:
+        if -1 != nl < start:
+            nl = text.find("\n", start)
+        if -1 != cr < start:
+            cr = text.find("\r", start)
+        end = min((p for p in (nl, cr) if p >= 0), default=size - 1)
+        if end == cr and end + 1 == nl:
+            end = nl
+        yield start, end + 1
+        start = end + 1
+
+
 def _lines(text: str):
-    """The lines of `text` one at a time, split at \\n, \\r and \\r\\n as the CSV reader splits its rows (`splitlines`
-    built a list of every line of a file of up to `MAX_BYTES` only for `_delimiter` to look at the first)."""
-    start = 0
-    for end in _EOL.finditer(text):
-        yield text[start:end.start()]
-        start = end.end()
-    yield text[start:]
+    """The lines of `text` one at a time, without their ends."""
+    for a, b in _spans(text):
+        yield text[a:b].rstrip("\r\n")
 
 
 def _delimiter(text: str) -> str:
@@ -62,6 +76,31 @@ def _delimiter(text: str) -> str:
     return next((d for d in (";", "\t") if d in first), ",")
 
 
+def _physical_rows(text: str, delimiter: str, filename: str):
+    """The lines of `text` with their ends, for the CSV reader, each checked before it is split into fields: a line
+    of more than `MAX_COLUMNS` fields is refused here (the reader built the list of all its fields first: 2.9 GB
+    for a 200 MB line of commas), a comment or a line of empty fields passed on as an empty line (skipped)."""
+    for i, (a, b) in enumerate(_spans(text), start=1):
+        yield _checked(text[a:b], delimiter, filename, i)
+
+
+def _checked(line: str, delimiter: str, filename: str, i: int) -> str:
+    if line.count(delimiter) < MAX_COLUMNS:
+        return line
+    if line.lstrip().startswith("#") or sum(line.count(c) for c in {delimiter, " ", "\t", "\r", "\n"}) == len(line):
+        return "\n"
+    if '"' not in line:
+        raise InputError(f"{filename}: row {i}: {line.count(delimiter) + 1} columns, more than {MAX_COLUMNS}")
+    d = re.escape(delimiter)     # a field as the reader splits it (a delimiter in quotes is not one), and its delimiter
+    field, pos = re.compile(f'(?>"(?:[^"]|"")*+(?:"[^{d}]*+)?|[^{d}"][^{d}]*+|){d}'), 0
+    for _ in range(MAX_COLUMNS):
+        m = field.match(line, pos)
+        if m is None:
+            return line
+        pos = m.end()
+    raise InputError(f"{filename}: row {i}: more than {MAX_COLUMNS} columns")
+
+
 def read_waypoints(filename: str, n: int | None = None, joint_names=None,
                    not_joints=None) -> tuple[np.ndarray, np.ndarray | None, list]:
     """(waypoints (m, n), s or None, joint column names); `InputError` naming file, row and field. With the
@@ -70,60 +109,30 @@ def read_waypoints(filename: str, n: int | None = None, joint_names=None,
     (locked, or a coupled <mimic> joint), for the message about a column naming one."""
     text = read_text(filename, MAX_BYTES, "a CSV file of waypoints", "row")
     delimiter = _delimiter(text)
-    rows = []            # counted as they are read: every row's fields held first took ~1 kB a row (1 GB for a
-    try:                 # CSV of 1 000 001 rows, tens of GB for the 256 MiB one of short rows) before the count
-        for i, r in enumerate(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter), start=1):
+    header = names = first_line = None
+    values, lines = array("d"), array("q")  # each row's numbers as it is read: 8 B a value (the rows' fields held as
+    try:                                    # text took ~1 kB a row, 1 GB for 1 000 000 rows of 7 joints)
+        for i, r in enumerate(csv.reader(_physical_rows(text, delimiter, filename), delimiter=delimiter), start=1):
             if not r or not any(f.strip() for f in r) or r[0].strip().startswith("#"):
                 continue
-            if len(rows) > MAX_ROWS:               # (a header is one more; without one, checked below)
-                raise InputError(f"{filename}: row {i}: more than the {MAX_ROWS} waypoints a path may have")
             if len(r) > MAX_COLUMNS:
                 raise InputError(f"{filename}: row {i}: {len(r)} columns, more than {MAX_COLUMNS}")
-            rows.append((i, [f.strip() for f in r]))
+            fields = [f.strip() for f in r]
+            if first_line is None:
+                first_line = i
+                header = _header(filename, i, fields, delimiter, joint_names)
+                names = header or [f"q{k + 1}" for k in range(len(fields))]
+                if header:
+                    continue
+            if len(lines) >= MAX_ROWS:
+                raise InputError(f"{filename}: row {i}: more than the {MAX_ROWS} waypoints a path may have")
+            _convert(filename, i, fields, names, delimiter, header is None and i == first_line, values)
+            lines.append(i)
     except csv.Error as exc:
         raise InputError(f"{filename}: not a CSV file ({exc})") from None
-    if not rows:
+    if first_line is None:
         raise InputError(f"{filename}: no waypoints (the file is empty)")
-    header = None
-    first_line, first = rows[0]
-    numeric = [number(f) is not None for f in first]
-    if not any(numeric):
-        bad = [f for f in first if not _NAME.match(f) and f not in (joint_names or ())]   # (any URDF joint name)
-        if bad:
-            hint = ("; fields separated by ';' or tabs: the decimal point is '.', not ','"
-                    if delimiter == "," and any(";" in f or "\t" in f for f in first) else "")
-            raise InputError(f"{filename}: row {first_line}: {short_repr(bad[0])} is neither a number nor a column "
-                             f"name{hint}")
-        header = list(first)
-        rows = rows[1:]
-        lowered = [h.lower() for h in header]
-        dup = sorted({h for h in lowered if lowered.count(h) > 1})
-        if dup:
-            raise InputError(f"{filename}: row {first_line}: the column name {short_repr(dup[0])} appears twice")
-    if header is None and len(rows) > MAX_ROWS:
-        raise InputError(f"{filename}: {len(rows)} waypoints, more than the {MAX_ROWS} a path may have")
-    width = len(header) if header else len(first)
-    names = header or [f"q{k + 1}" for k in range(width)]
-    values = np.empty((len(rows), width))
-    for r, (line, fields) in enumerate(rows):
-        if len(fields) != width:
-            raise InputError(f"{filename}: row {line}: expected {width} fields, got {len(fields)}")
-        for k, (name, f) in enumerate(zip(names, fields)):
-            v = number(f)
-            if v is None or not np.isfinite(v):
-                what = "is empty" if f == "" else f"{short_repr(f)} is not a plain number (like -1.25 or 3e-2)"
-                if delimiter == "," and (";" in f or "\t" in f):
-                    what += "; fields separated by ';' or tabs: the decimal point is '.', not ','"
-                elif delimiter != "," and "," in f:
-                    what += "; the decimal point is '.', not ','"
-                if header is None and r == 0:
-                    what += "; the first row mixes numbers and text, so it is not a header either"
-                raise InputError(f"{filename}: row {line}, field {short_repr(name)}: {what}")
-            most = MAX_PARAMETER if name.lower() in PARAM_COLUMNS else MAX_VALUE
-            if abs(v) > most:
-                raise InputError(f"{filename}: row {line}, field {short_repr(name)}: {short_repr(f)} is too large "
-                                 f"(at most {most:g} in magnitude)")
-            values[r, k] = v
+    values = np.frombuffer(values, dtype=float).reshape(len(lines), len(names))
     if len(values) < 2:
         raise InputError(f"{filename}: need at least 2 waypoints, got {len(values)}")
     data = values
@@ -139,15 +148,56 @@ def read_waypoints(filename: str, n: int | None = None, joint_names=None,
         steps = np.diff(s)
         if (steps <= 0).any():
             j = int(np.flatnonzero(steps <= 0)[0])
-            raise InputError(f"{filename}: row {rows[j + 1][0]}, field {short_repr(s_name)}: the path parameter must "
+            raise InputError(f"{filename}: row {lines[j + 1]}, field {short_repr(s_name)}: the path parameter must "
                              f"increase ({s[j + 1]:g} after {s[j]:g})")
     if joint_names is not None and header is not None:
         order = joint_order(filename, first_line, names, list(joint_names), not_joints)
         data, names = data[:, order], [names[k] for k in order]
     elif n is not None and data.shape[1] != n:
-        raise InputError(f"{filename}: row {rows[0][0]}: {data.shape[1]} joint columns but the robot has {n} joints")
+        raise InputError(f"{filename}: row {lines[0]}: {data.shape[1]} joint columns but the robot has {n} joints")
     return data, s, names
 
+
+def _header(filename: str, line: int, first: list, delimiter: str, joint_names) -> list | None:
+    """The first row's fields if they are a header (no field a number), else None; an `InputError` for a
+    first row of text that is not column names, or that names a column twice."""
+    if any(number(f) is not None for f in first):
+        return None
+    bad = [f for f in first if not _NAME.match(f) and f not in (joint_names or ())]   # (any URDF joint name)
+    if bad:
+        hint = ("; fields separated by ';' or tabs: the decimal point is '.', not ','"
+                if delimiter == "," and any(";" in f or "\t" in f for f in first) else "")
+        raise InputError(f"{filename}: row {line}: {short_repr(bad[0])} is neither a number nor a column name{hint}")
+    lowered = [h.lower() for h in first]
+    dup = sorted({h for h in lowered if lowered.count(h) > 1})
+    if dup:
+        raise InputError(f"{filename}: row {line}: the column name {short_repr(dup[0])} appears twice")
+    return list(first)
+
+
+def _convert(filename: str, line: int, fields: list, names: list, delimiter: str, first: bool, values) -> None:
+    """The row's numbers appended to `values`, or an `InputError` naming the row and the field."""
+    if len(fields) != len(names):
+        raise InputError(f"{filename}: row {line}: expected {len(names)} fields, got {len(fields)}")
+    row = [plain_number(f) for f in fields]
+    if all(v is not None and -MAX_VALUE <= v <= MAX_VALUE for v in row):     # (plain numbers are never NaN)
+        values.extend(row)
+        return
+    for name, f, v in zip(names, fields, row):
+        if v is None or not math.isfinite(v):
+            what = "is empty" if f == "" else f"{short_repr(f)} is not a plain number (like -1.25 or 3e-2)"
+            if delimiter == "," and (";" in f or "\t" in f):
+                what += "; fields separated by ';' or tabs: the decimal point is '.', not ','"
+            elif delimiter != "," and "," in f:
+                what += "; the decimal point is '.', not ','"
+            if first:
+                what += "; the first row mixes numbers and text, so it is not a header either"
+            raise InputError(f"{filename}: row {line}, field {short_repr(name)}: {what}")
+        most = MAX_PARAMETER if name.lower() in PARAM_COLUMNS else MAX_VALUE
+        if abs(v) > most:
+            raise InputError(f"{filename}: row {line}, field {short_repr(name)}: {short_repr(f)} is too large "
+                             f"(at most {most:g} in magnitude)")
+        values.append(v)
 
 def _listing(names, most: int = 8) -> str:
     shown = ", ".join(short_repr(x, 40) for x in names[:most])

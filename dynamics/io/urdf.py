@@ -44,7 +44,7 @@ from ..model import PRISMATIC, REVOLUTE, RobotModel
 from ..spatial import axis_angle, homogeneous
 from . import urdf_args, urdf_mimic
 from .packages import search_dirs
-from .urdf_as_found import URDFWarning, lenient_inertia, read_urdf_root, warn_corrections
+from .urdf_as_found import MAX_URDF_BYTES, URDFWarning, lenient_inertia, read_urdf_root, warn_corrections
 from .urdf_xml import Reader, one_line_errors
 
 __all__ = ["from_urdf", "merge_inertials", "URDFWarning", "read_urdf_root"]
@@ -53,7 +53,8 @@ _MOVABLE = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC
 _KNOWN = set(_MOVABLE) | {"fixed"}
 _UNSUPPORTED = {"floating", "planar"}
 
-MAX_URDF_BYTES = 64 << 20          # the largest example-robot-data URDF is a few MB
+MAX_ELEMENTS = 4096                # <link>s, and <joint>s, of one URDF (example-robot-data's most: 130 links, 101 moving
+                                   # joints); 10⁵ took 20 s and 0.9 GB to read, and one RNEA of 10⁴ joints 16 s, 0.9 GB
 MAX_INERTIAL = 1e12                # kg, kg·m²: a larger <mass> or <inertia> entry is no robot's (limits: 1e16)
 
 
@@ -147,6 +148,10 @@ def _read_document(path: str, xacro_args, package_dirs=()):
     root = read_urdf_root(path, xacro_args, package_dirs)
     if root.tag != "robot":
         raise ModelError(f"{path}: the root element is <{root.tag}>, expected <robot>")
+    for tag in ("link", "joint"):
+        count = len(root.findall(tag))
+        if count > MAX_ELEMENTS:
+            raise ModelError(f"{path}: {count} <{tag}> elements, more than the {MAX_ELEMENTS} a robot may have")
     return root
 
 

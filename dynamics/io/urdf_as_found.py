@@ -17,6 +17,9 @@ from ..inertial_parameters import check_inertial
 from .packages import find_in_package, package_roots
 
 
+MAX_URDF_BYTES = 64 << 20          # the largest example-robot-data URDF is a few MB
+
+
 def read_urdf_root(path: str, xacro_args: dict | None = None, package_dirs=()):
     """The XML root of a URDF file, or of a ``.xacro`` file expanded by the `xacro` package (``$(find NAME)`` and
     ``package://NAME/…`` includes found through `package_dirs`, `dynamics.io.packages`); one-line `ModelError`s
@@ -24,7 +27,14 @@ def read_urdf_root(path: str, xacro_args: dict | None = None, package_dirs=()):
     try:
         if os.fsdecode(path).lower().endswith(".xacro"):          # (as --robot reads the name: any case)
             return ET.fromstring(_expand_xacro(path, xacro_args, package_dirs))
-        return ET.parse(path).getroot()
+        with open(path, "rb") as fh:   # whole: expat < 2.6 fed in 64 kB pieces (ET.parse) rescans a long token at each
+            size = os.fstat(fh.fileno()).st_size    # piece (a 40 MB attribute: 20 s; read whole, 1 s) ...
+            data = fh.read(min(size, MAX_URDF_BYTES) + 1)          # ... into a buffer of the file's size
+            if len(data) > size:                    # (it grew, or a size the file system does not know)
+                data += fh.read(MAX_URDF_BYTES + 1 - len(data))
+        if len(data) > MAX_URDF_BYTES:
+            raise ModelError(f"{path}: larger than {MAX_URDF_BYTES >> 20} MiB; expected a URDF file")
+        return ET.fromstring(data)
     except FileNotFoundError:
         raise ModelError(f"{path}: file not found") from None
     except ET.ParseError as exc:

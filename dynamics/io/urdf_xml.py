@@ -54,10 +54,11 @@ class Reader:
         raw = elem.get(key)
         if raw is None:
             return np.array(default, dtype=float)
-        values = [_number(p) for p in raw.split()]
+        parts = raw.split(maxsplit=3)          # (a fourth is one too many: a 60 MB value was split into 20 million)
+        values = [_number(p) for p in parts[:3]]
         if None in values:
             raise self.error(where, f"<{elem.tag} {key}=\"{raw}\">: not a list of numbers")
-        if len(values) != 3 or not np.isfinite(values).all():
+        if len(parts) != 3 or not np.isfinite(values).all():
             raise self.error(where, f"<{elem.tag} {key}=\"{raw}\">: expected 3 finite numbers")
         return np.array(values)
 

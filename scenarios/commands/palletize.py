@@ -36,16 +36,20 @@ def add_parser(sub):
 
 
 def _parse_boxes(text, n):
-    from toppra_app.errors import InputError
+    from toppra_app.errors import InputError, short_repr
     if text is None:
         return None
-    try:
-        nums = [int(x) for x in text.replace(" ", "").split(",") if x]
-    except ValueError:
-        raise InputError(f"--boxes: expected comma-separated box numbers, got '{text}'") from None
-    bad = [k for k in nums if not 1 <= k <= n]
-    if bad or not nums:
-        raise InputError(f"--boxes: box numbers must be between 1 and {n}, got '{text}'")
+    entries = [x for x in text.replace(" ", "").split(",") if x]
+    # the first entry that is wrong, not the whole list (20 000 numbers were a 109 kB "line"); ASCII digits only
+    # (int() read "1_0" as box 10 and other scripts' digits)
+    word = next((x for x in entries if not (x.isascii() and x.isdigit())), None)
+    if word is not None:
+        raise InputError(f"--boxes: expected comma-separated box numbers, got {short_repr(word)}"
+                         + (" (a range a-b is not read: list the numbers)" if "-" in word.lstrip("-") else ""))
+    bad = next((x for x in entries if len(x) > 9 or not 1 <= int(x) <= n), None)   # (int() refuses 4300 digits)
+    if bad is not None or not entries:
+        raise InputError(f"--boxes: box numbers must be between 1 and {n}, got {short_repr(bad or text)}")
+    nums = [int(x) for x in entries]
     # in slot order, each once, as batch.boxes: the collision checks stand the slots before a box on the
     # pallet (the pallet is built in slot order), so '3,1' planned box 1 beside box 3 unchecked against it,
     # and '1,1' planned box 1 twice, its cycle-table rows summing both (2 × 2.07 s each)
