@@ -33,7 +33,6 @@ The default tool frame is the last frame welded by fixed joints to the last body
 from __future__ import annotations
 
 import os
-import re
 
 import numpy as np
 
@@ -45,6 +44,7 @@ from ..spatial import axis_angle, homogeneous
 from . import urdf_args, urdf_mimic
 from .packages import search_dirs
 from .urdf_as_found import MAX_URDF_BYTES, URDFWarning, lenient_inertia, read_urdf_root, warn_corrections
+from .urdf_tool import tool_frame_of
 from .urdf_xml import Reader, one_line_errors
 
 __all__ = ["from_urdf", "merge_inertials", "URDFWarning", "read_urdf_root"]
@@ -102,7 +102,7 @@ def from_urdf(path, locked_joints=None, name: str | None = None, tool_frame: str
     merged = _body_inertials(path, order, links, link_axes, body_of, T_in_body, len(bodies), strict, notes)
     frame_dict = {fname: (b, T) for fname, b, T, _ in frames}
     fingers = {n for n, j in joints.items() if j.get("mimic")} | {j["mimic"][0] for j in joints.values() if j.get("mimic")}
-    tool_frame = _tool_frame(path, tool_frame, bodies, frames, frame_dict, fingers)
+    tool_frame = tool_frame_of(path, tool_frame, bodies, frames, frame_dict, fingers)
 
     coupling = None
     js = [bd["joint"] for bd in bodies]
@@ -365,40 +365,6 @@ def _body_inertials(path, order, links, link_axes, body_of, T_in_body, n, strict
         T = T_in_body[lname]
         parts[b].append((m, T[:3, :3] @ c + T[:3, 3], T[:3, :3] @ I @ T[:3, :3].T))
     return [merge_inertials(p) for p in parts]
-
-
-# ------------------------------------------------------------------ step 7: the tool frame
-_FINGER = re.compile("finger|knuckle|thumb", re.IGNORECASE)
-
-
-def _tool_frame(path, tool_frame, bodies, frames, frame_dict, fingers):
-    """The given tool frame (checked), or the last frame welded by fixed joints to the last body that is
-    not a gripper's finger — a joint with a <mimic> or its leader, coupled or not (loaded with
-    mimic="independent", the Panda's tool was panda_rightfinger, not panda_hand_tcp); without one, the last frame welded to it through locked
-    joints from its own link and then fixed joints (a UR with wrist_3_joint locked: tool0, not the bare
-    wrist_2_link, which put a payload 0.18 m from the flange; fingers locked further on are passed over);
-    else that body itself. Frames named for a finger (a gripper welded on, the Kinova's finger tips beside its
-    j2s6s200_end_effector) are passed over while another is left."""
-    if tool_frame is None:
-        last = len(bodies) - 1
-        while last > 0 and bodies[last]["joint"]["name"] in fingers:    # a gripper's fingers at the end
-            last -= 1
-        tips = ([fname for fname, b, _, how in frames if b == last and how == 1]
-                or [fname for fname, b, _, how in frames if b == last and how in (2, 3)])
-        tips = [t for t in tips if not _FINGER.search(t)] or tips   # Kinova's end_effector, not a finger tip
-        chosen = tips[-1] if tips else bodies[last]["link"]
-        import warnings
-        ends = [bd["link"] for k, bd in enumerate(bodies) if k not in {b["parent"] for b in bodies}
-                and bd["joint"]["name"] not in fingers and not _FINGER.search(bd["joint"]["name"] + bd["link"])]
-        if len(ends) > 1:                # (Talos's was right_sole_link, Tiago's a finger: a payload without a frame went there)
-            warnings.warn(f"{path}: the robot branches ({len(ends)} ends: {', '.join(ends[:4])}"
-                          f"{', …' if len(ends) > 4 else ''}); its default tool frame is '{chosen}', the last "
-                          f"body's: give tool_frame= (--tool-frame) for the end effector you mean", URDFWarning,
-                          stacklevel=stacklevel_outside())
-        return chosen
-    if tool_frame not in frame_dict and tool_frame not in [bd["link"] for bd in bodies]:
-        raise ModelError(f"{path}: tool_frame '{tool_frame}': no such link on a moving body", argument="tool_frame")
-    return tool_frame
 
 
 _Reader = Reader      # the former private name (dynamics.urdf._Reader)
