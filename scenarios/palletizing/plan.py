@@ -18,12 +18,13 @@ from .moves import MoveGeometry, move_geometries, move_geometry, pick_posture
 from .results import MoveResult, NominalCheck, PalletReport
 
 def _path_deviation(cell: Cell, path, cart: CartesianPath) -> float:
-    """Largest TCP distance between the joint spline (at the midpoints between IK samples) and the
-    Cartesian path (linearly interpolated there) — the interpolation error of the spline."""
+    """Largest TCP distance between the joint spline and the Cartesian path halfway between IK samples (the
+    path's own poses there, `CartesianPath.mid`) — the interpolation error of the spline. The chord between
+    two samples stood in for the path: on the arc and the blends its sagitta (~0.5 mm at 80 samples) was
+    reported for a spline that kept within 0.06 mm of the path."""
     um = 0.5 * (cart.u[1:] + cart.u[:-1])
     T = frame_pose(cell.robot, path.q(um), TCP_FRAME)
-    pm = 0.5 * (cart.poses[1:, :3, 3] + cart.poses[:-1, :3, 3])
-    return float(np.linalg.norm(T[:, :3, 3] - pm, axis=1).max())
+    return float(np.linalg.norm(T[:, :3, 3] - cart.mid[:, :3, 3], axis=1).max())
 
 
 def select_boxes(cell: Cell, quick: bool = False, boxes=None) -> list[int]:
@@ -124,7 +125,8 @@ def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, 
                                  float(plan.duration), float(ratio.max()), cell.robot.joint_names[k],
                                  dt_replan, bool(nominal_plan.reused_problem))
     # empty return: the same Cartesian path backwards (joint path reversed: ends at the pick posture)
-    rcart = CartesianPath(geo.cart.poses[::-1].copy(), 1.0 - geo.cart.u[::-1], geo.cart.length, geo.cart.waypoints[::-1])
+    rcart = CartesianPath(geo.cart.poses[::-1].copy(), 1.0 - geo.cart.u[::-1], geo.cart.length, geo.cart.waypoints[::-1],
+                          geo.cart.mid[::-1].copy())
     rpath = JointPath.from_waypoints(geo.q[::-1], s=rcart.u)
     t0 = time.perf_counter()
     with _move_context(cell, slot, "return move"):
