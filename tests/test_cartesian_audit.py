@@ -32,13 +32,14 @@ def _first_box():
 
 
 def _pin_tcp(cell, Q):
+    """Pinocchio's TCP poses (k, 4, 4)."""
     model = to_pinocchio(cell.robot)
     data = model.createData()
     fid = model.getFrameId(TCP_FRAME)
     out = []
     for q in Q:
         pin.framesForwardKinematics(model, data, q)
-        out.append(data.oMf[fid].translation.copy())
+        out.append(data.oMf[fid].homogeneous.copy())
     return np.array(out)
 
 
@@ -46,7 +47,8 @@ def test_the_reported_path_deviation_is_the_splines_distance_from_the_cartesian_
     """path_deviation_m compared the spline halfway between IK samples with the chord of the two samples, not with
     the path: on the default cell's arc and blends it reported 0.41 mm for a spline that stays within 0.04 mm of
     the path (the chord's sagitta). Oracle: Pinocchio's TCP on 40 points per IK interval against the cell's
-    Cartesian path sampled 20 001 times (1e-5 of its length apart, at the same arc length)."""
+    Cartesian path sampled 20 001 times (1e-5 of its length apart, at the same arc length). The orientation's
+    deviation was not reported at all (path_rotation_deviation_deg now)."""
     cell, box = _first_box()
     slot = box.moves[0].slot
     dense = cartesian_path(cell, slot, samples=20001)
@@ -55,9 +57,15 @@ def test_the_reported_path_deviation_is_the_splines_distance_from_the_cartesian_
         tcp = _pin_tcp(cell, m.path.q(u))
         along = u if m.kind == "loaded" else 1.0 - u
         path = np.stack([np.interp(along, dense.u, dense.poses[:, k, 3]) for k in range(3)], axis=1)
-        true_max = float(np.linalg.norm(tcp - path, axis=1).max())
+        true_max = float(np.linalg.norm(tcp[:, :3, 3] - path, axis=1).max())
         assert true_max < 1e-4, (m.kind, true_max)               # 80 samples: the spline keeps within 0.1 mm
         assert 0.8 * true_max <= m.path_error <= true_max * (1 + 1e-6) + 1e-9, (m.kind, m.path_error, true_max)
+        # the tool's turn away from the path's orientation (the dense pose nearest in arc length: 1e-5 apart)
+        near = dense.poses[np.rint(along * (len(dense.u) - 1)).astype(int), :3, :3]
+        phi = np.arccos(np.clip(0.5 * (np.einsum("kij,kij->k", tcp[:, :3, :3], near) - 1.0), -1.0, 1.0))
+        assert 1e-6 < phi.max() < math.radians(0.05)
+        assert 0.8 * phi.max() <= m.path_rotation_error <= 1.05 * phi.max(), (m.kind, m.path_rotation_error, phi.max())
+        assert m.summary(cell.robot)["path_rotation_deviation_deg"] == math.degrees(m.path_rotation_error)
 
 
 def test_the_midpoint_poses_lie_on_the_path_halfway_between_samples():
