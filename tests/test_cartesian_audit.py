@@ -127,3 +127,17 @@ def test_a_tool_speed_given_in_mm_per_s_is_refused_naming_the_unit(tmp_path):
     for ok in (0.25, 10):
         cell = load_cell(_cell_with(tmp_path, f"tool_speed_max = {ok}"), check_reach=False)
         assert math.isclose(cell.tool_speed_max, ok)
+
+
+def test_a_preferred_posture_beyond_a_limit_names_the_joint_its_value_and_limits_in_degrees(tmp_path):
+    """'joint iiwa_joint_4 outside its limits' gave neither the value read nor the limits, nor their unit (a posture
+    written in radians or with a sign slip could not be told from the message). Limits: the model's, in degrees."""
+    f = tmp_path / "cell.toml"
+    f.write_text(DEFAULT_CELL.read_text().replace("# preferred_posture_deg = [...]",
+                                                  "preferred_posture_deg = [0, 30, 0, -130, 0, 60, 0]"))
+    with pytest.raises(InputError) as e:
+        load_cell(f, check_reach=False)
+    robot = load_robot("iiwa7")
+    lo, hi = math.degrees(robot.q_min[3]), math.degrees(robot.q_max[3])
+    assert str(e.value).endswith(f"cell.toml: cell.preferred_posture_deg: joint {robot.joint_names[3]} at -130° is "
+                                 f"outside its limits {lo:g}° to {hi:g}°"), str(e.value)
