@@ -69,6 +69,10 @@ def _parse_target(target, name: str = "target"):
     p, R = T[:3, 3].copy(), T[:3, :3].copy()
     if np.abs(R @ R.T - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
         raise IKError(f"{name}: the 3×3 block of the target pose is not a rotation matrix")
+    if np.abs(T[3] - (0.0, 0.0, 0.0, 1.0)).max() > 1e-9:    # (a transposed pose had its position read as 0, the
+        #                                                     rotation transposed, and "stalled" as out of reach)
+        raise IKError(f"{name}: the last row of a pose (4, 4) must be [0, 0, 0, 1], got {T[3].tolist()} (a "
+                      f"transposed pose? the position is the last column)")
     return p, R
 
 

@@ -84,6 +84,7 @@ class CartesianPath:
     u: np.ndarray            # (M,) normalised path parameter in [0, 1] (arc length)
     length: float            # m
     waypoints: np.ndarray    # corner points (pick, lifted, above place, place) (4, 3)
+    mid: np.ndarray | None = None   # (M − 1, 4, 4) TCP poses of the path halfway (in arc length) between samples
 
 
 def cartesian_path(cell: Cell, slot: Slot, samples: int | None = None) -> CartesianPath:
@@ -105,8 +106,10 @@ def cartesian_path(cell: Cell, slot: Slot, samples: int | None = None) -> Cartes
     pts, s = _blend_corners(pieces, cell.blend_radius, step)
     total = float(s[-1])
     su = np.linspace(0.0, total, M)
+    sm = 0.5 * (su[1:] + su[:-1])                      # halfway between samples: where the spline is judged
     pos = np.stack([np.interp(su, s, pts[:, k]) for k in range(3)], axis=1)
     pos[0], pos[-1] = p0, p3
+    pos_m = np.stack([np.interp(sm, s, pts[:, k]) for k in range(3)], axis=1)
     # yaw = pick yaw + change of azimuth + smooth step of the remaining turn over the transfer
     az = np.unwrap(np.arctan2(pos[:, 1], pos[:, 0]))
     yaw0 = math.atan2(cell.pick[1, 0], cell.pick[0, 0])
@@ -114,9 +117,18 @@ def cartesian_path(cell: Cell, slot: Slot, samples: int | None = None) -> Cartes
     b1 = min(cell.blend_radius, 0.5 * lens[0], 0.5 * lens[1])
     b2 = min(cell.blend_radius, 0.5 * lens[1], 0.5 * lens[2])
     s_a, s_b = (lens[0] - b1) / (lens[0] + lens[1] + lens[2]) * total, total - (lens[2] - b2) / sum(lens) * total
-    x = np.clip((su - s_a) / max(s_b - s_a, 1e-12), 0.0, 1.0)
-    yaw = yaw0 + (az - az[0]) + rest * (x * x * (3.0 - 2.0 * x))
+
+    def yaw_at(sv, daz):
+        x = np.clip((sv - s_a) / max(s_b - s_a, 1e-12), 0.0, 1.0)
+        return yaw0 + daz + rest * (x * x * (3.0 - 2.0 * x))
+
+    yaw = yaw_at(su, az - az[0])
     poses = np.stack([tool_down_pose(pos[k], yaw[k]) for k in range(M)])
     poses[0] = cell.pick
     poses[-1] = slot.place
-    return CartesianPath(poses, su / total, total, np.array([p0, p1, p2, p3]))
+    both = np.empty((2 * M - 1, 3))                    # samples and midpoints in turn: one unwrapped azimuth
+    both[0::2], both[1::2] = pos, pos_m
+    az_b = np.unwrap(np.arctan2(both[:, 1], both[:, 0]))
+    yaw_m = yaw_at(sm, az_b[1::2] - az_b[0])
+    mid = np.stack([tool_down_pose(pos_m[k], yaw_m[k]) for k in range(M - 1)])
+    return CartesianPath(poses, su / total, total, np.array([p0, p1, p2, p3]), mid)

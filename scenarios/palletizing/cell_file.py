@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from dynamics.checks import over_text
-from dynamics.mimic import from_degrees
+from dynamics.mimic import coordinate_prismatic, from_degrees
 from dynamics.model import ModelError, RobotModel
 from dynamics.payload import RigidBodyInertia, with_payload
 from toppra_app.errors import InputError, short_repr
@@ -286,8 +286,12 @@ def cell_from_document(doc: dict, source: str, base_dir: Path, default_name: str
     if rc.has("preferred_posture_deg"):
         qp = from_degrees(robot, rc.vector("preferred_posture_deg", robot.n))   # (a prismatic joint's value in m)
         bad = np.flatnonzero((qp < robot.q_min) | (qp > robot.q_max))
-        if bad.size:
-            raise rc.error("preferred_posture_deg", f"joint {robot.joint_names[bad[0]]} outside its limits")
+        if bad.size:                 # (it said only 'joint X outside its limits': no value, no limits, no unit)
+            k = int(bad[0])
+            prismatic = bool(coordinate_prismatic(robot)[k])
+            unit, scale = ("m", 1.0) if prismatic else ("°", 180.0 / math.pi)
+            raise rc.error("preferred_posture_deg", f"joint {robot.joint_names[k]} at {qp[k] * scale:g}{unit} is outside "
+                           f"its limits {robot.q_min[k] * scale:g}{unit} to {robot.q_max[k] * scale:g}{unit}")
         cell.q_preferred = qp
     else:
         cell.q_preferred = default_preferred_posture(robot, pick)

@@ -23,6 +23,8 @@ def read_collision(source, doc, cell: Cell) -> None:
 
 
 MIN_TOOL_SPEED = 1e-3     # m/s: [limits] tool_speed_max below a millimetre a second is no work cell's
+MAX_TOOL_SPEED = 10.0     # m/s: and above 10 m/s no arm's tool moves: tool_speed_max = 250 (meant as mm/s) was read
+#                           as 250 m/s, a limit that never acts, and the cell planned at full speed without a word
 
 
 def read_limits(source, doc, cell: Cell) -> None:
@@ -34,6 +36,9 @@ def read_limits(source, doc, cell: Cell) -> None:
     if rl.has("tool_speed_max"):
         # (at 1e-12 m/s a move lasts ~1e12 s: the sampling then failed naming `dt`, not this key)
         cell.tool_speed_max = rl.number("tool_speed_max", lo=MIN_TOOL_SPEED)
+        if cell.tool_speed_max > MAX_TOOL_SPEED:
+            raise rl.error("tool_speed_max", f"{cell.tool_speed_max:g} m/s is faster than any arm's tool moves (at most "
+                           f"{MAX_TOOL_SPEED:g}); the value is in m/s, not mm/s (250 mm/s is 0.25)")
     if rl.has("collaborative"):
         tbl = rl.table["collaborative"]
         if not isinstance(tbl, dict):

@@ -17,13 +17,16 @@ from .cell import Cell, Slot, TCP_FRAME
 from .moves import MoveGeometry, move_geometries, move_geometry, pick_posture
 from .results import MoveResult, NominalCheck, PalletReport
 
-def _path_deviation(cell: Cell, path, cart: CartesianPath) -> float:
-    """Largest TCP distance between the joint spline (at the midpoints between IK samples) and the
-    Cartesian path (linearly interpolated there) — the interpolation error of the spline."""
+def _path_deviation(cell: Cell, path, cart: CartesianPath) -> tuple[float, float]:
+    """Largest TCP distance (m) and tool turn (rad) between the joint spline and the Cartesian path halfway
+    between IK samples (the path's own poses there, `CartesianPath.mid`) — the interpolation error of the spline.
+    The chord between two samples stood in for the path: on the arc and the blends its sagitta (~0.5 mm at 80
+    samples) was reported for a spline that kept within 0.06 mm of the path; the orientation was not reported."""
     um = 0.5 * (cart.u[1:] + cart.u[:-1])
     T = frame_pose(cell.robot, path.q(um), TCP_FRAME)
-    pm = 0.5 * (cart.poses[1:, :3, 3] + cart.poses[:-1, :3, 3])
-    return float(np.linalg.norm(T[:, :3, 3] - pm, axis=1).max())
+    cos = 0.5 * (np.einsum("kij,kij->k", T[:, :3, :3], cart.mid[:, :3, :3]) - 1.0)    # tr(R_pathᵀ R) = 1 + 2 cos φ
+    return (float(np.linalg.norm(T[:, :3, 3] - cart.mid[:, :3, 3], axis=1).max()),
+            float(np.arccos(np.clip(cos, -1.0, 1.0)).max()))
 
 
 def select_boxes(cell: Cell, quick: bool = False, boxes=None) -> list[int]:
@@ -104,7 +107,7 @@ def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, 
     dt_plan = time.perf_counter() - t0
     t_plan = dt_plan
     loaded = MoveResult(first_index, b, "loaded", slot, load, path, plan, dt_plan, plan.reused_problem, geo.cart,
-                        geo.ik_time, _path_deviation(cell, path, geo.cart), unlimited(path, load),
+                        geo.ik_time, *_path_deviation(cell, path, geo.cart), unlimited(path, load),
                         ik_counts=dict(samples=len(geo.q), sweeps=geo.ik_sweeps, polished=geo.ik_polished,
                                        newton_steps=geo.ik_newton))
     check = nominal_plan = None
@@ -124,7 +127,8 @@ def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, 
                                  float(plan.duration), float(ratio.max()), cell.robot.joint_names[k],
                                  dt_replan, bool(nominal_plan.reused_problem))
     # empty return: the same Cartesian path backwards (joint path reversed: ends at the pick posture)
-    rcart = CartesianPath(geo.cart.poses[::-1].copy(), 1.0 - geo.cart.u[::-1], geo.cart.length, geo.cart.waypoints[::-1])
+    rcart = CartesianPath(geo.cart.poses[::-1].copy(), 1.0 - geo.cart.u[::-1], geo.cart.length, geo.cart.waypoints[::-1],
+                          geo.cart.mid[::-1].copy())
     rpath = JointPath.from_waypoints(geo.q[::-1], s=rcart.u)
     t0 = time.perf_counter()
     with _move_context(cell, slot, "return move"):
@@ -135,7 +139,7 @@ def plan_box(cell: Cell, b: int, first_index: int = 0, *, nominal: bool = True, 
     dt_plan = time.perf_counter() - t0
     t_plan += dt_plan
     ret = MoveResult(first_index + 1, b, "return", slot, None, rpath, rplan, dt_plan, rplan.reused_problem, rcart,
-                     0.0, _path_deviation(cell, rpath, rcart), unlimited(rpath, None))
+                     0.0, *_path_deviation(cell, rpath, rcart), unlimited(rpath, None))
     t_col = 0.0
     if cell.check_collisions and check_collisions:         # every move against the pallet, stack and conveyor
         from .collisions import check_move

@@ -27,6 +27,7 @@ class MoveResult:
     cart: CartesianPath
     ik_seconds: float = 0.0
     path_error: float = 0.0      # max TCP deviation of the joint spline from the Cartesian path (m)
+    path_rotation_error: float = 0.0   # and of its orientation (rad), both halfway between IK samples
     reference_plan: object | None = None   # the same move without the cell's optional planner options
     clearance: object | None = None        # collisions.Clearance: the closest approach (None: not checked)
     ik_counts: dict | None = None          # loaded move: IK samples, recursive sweeps, polished samples, Newton steps
@@ -55,6 +56,7 @@ class MoveResult:
                     ik_seconds=self.ik_seconds,
                     reused_compiled_problem=bool(self.reused_problem), solver=self.plan.solver,
                     iterations=int(self.plan.iterations), path_deviation_m=self.path_error,
+                    path_rotation_deviation_deg=math.degrees(self.path_rotation_error),
                     **({} if self.clearance is None else dict(clearance=self.clearance.as_dict())),
                     **({} if self.ik_counts is None else dict(ik=dict(self.ik_counts))),
                     **({} if self.unlimited_duration is None else
