@@ -103,15 +103,15 @@ class ControllerProfile:
             set_(name, _per_joint(getattr(self, name), name))
         dt = self.dt
         if isinstance(dt, (bool, str, np.bool_)) or not isinstance(dt, (int, float, np.integer, np.floating)) \
-                or not (math.isfinite(float(dt)) and 1e-6 <= float(dt) <= 1.0):
+                or not (1e-6 <= dt <= 1.0):    # (compared as given: float() of an integer of 400 digits overflowed)
             raise InputError(f"controller.dt: expected a sample period from 1e-6 to 1 s, got {short_repr(dt)}")
         set_("dt", float(dt))
         if not isinstance(self.smooth_ends, (bool, np.bool_)):
             raise InputError(f"controller.smooth_ends: expected true or false, got {short_repr(self.smooth_ends)}")
         set_("smooth_ends", bool(self.smooth_ends))
         mp = self.max_passes
-        if isinstance(mp, (bool, np.bool_)) or not isinstance(mp, (int, np.integer, float)) or mp != int(mp) \
-                or not 1 <= mp <= 20:
+        if isinstance(mp, (bool, np.bool_)) or not isinstance(mp, (int, np.integer, float, np.floating)) \
+                or not 1 <= mp <= 20 or mp != int(mp):   # (range first: int() of nan or inf raised, unnamed)
             raise InputError(f"controller.max_passes: expected a whole number from 1 to 20, got {short_repr(mp)}")
         set_("max_passes", int(mp))
         if not isinstance(self.time_law, str) or self.time_law not in TIME_LAWS:
@@ -193,7 +193,7 @@ class ControllerProfile:
                 nums = [float(v) for v in value.split(":")]
             except ValueError:
                 raise InputError(f"--controller: {key}: expected a number (per joint: a:b:c), got {value!r}") from None
-            if key == "max_passes" and len(nums) == 1 and nums[0] == int(nums[0]):
+            if key == "max_passes" and len(nums) == 1 and math.isfinite(nums[0]) and nums[0] == int(nums[0]):
                 table[key] = int(nums[0])
             else:
                 table[key] = nums[0] if len(nums) == 1 else nums
