@@ -73,6 +73,21 @@ def _per_joint(value, name: str):
     return float(v) if v.ndim == 0 else tuple(v.tolist())
 
 
+def finer_sampling(profile, dt: float, option: str = "--dt") -> str | None:
+    """One warning line where trajectory samples every `dt` are finer than a rate-limited profile's `dt`, else None.
+    The rate limits hold on the controller's samples t = k·profile.dt: a step the plan takes within one of its
+    periods — from rest into the first sample, and with θ̈ constant at every grid point (docs/controller.md, (C1))
+    — is a step on finer samples too, so their finite differences reach profile.dt / dt × the limit."""
+    if profile is None or not profile.has_rates or not dt < profile.dt * (1.0 - 1e-9):
+        return None
+    kinds = " and ".join(k for k, v in (("torque-rate", profile.torque_rate_max), ("jerk", profile.jerk_max))
+                         if v is not None)
+    return (f"{option} {dt:g} s is finer than the controller profile's dt {profile.dt:g} s: its {kinds} limits "
+            f"hold on samples every {profile.dt:g} s, and on these samples the step from rest into the first one "
+            f"is up to {profile.dt / dt:.3g}× the limit; for a drive sampling every {dt:g} s give the profile "
+            f"dt={dt:g}")
+
+
 @dataclass(frozen=True)
 class ControllerProfile:
     """Headroom factors (0, 1] on τ_max and q̇_max, acceleration limits (rad/s², m/s²), torque-rate limits
