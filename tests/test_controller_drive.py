@@ -139,3 +139,18 @@ def test_hostile_profile_values_in_the_library_are_input_errors(kw):
     with pytest.raises(InputError, match=rf"^controller\.{field}: expected") as exc:
         ControllerProfile(**kw)
     assert "\n" not in str(exc.value)
+
+
+def test_a_torque_headroom_too_small_to_hold_the_path_says_the_limit_is_the_headroom_s():
+    """torque_headroom 0.1 on the iiwa 7: "gravity alone exceeds the torque limit ... tau_max = 17.6 N·m" — a drive
+    engineer reads 176 N·m on the data sheet. The line now says tau_max there is the headroom × the robot's."""
+    from toppra_app.errors import InfeasiblePathError
+    path = JointPath.from_waypoints(BENCH_PATHS["iiwa7"]["straight"])
+    with pytest.raises(InfeasiblePathError, match=r"tau_max = 17\.6 N·m.*; tau_max there is controller\."
+                                                  r"torque_headroom = 0\.1 × the robot's$") as exc:
+        plan_time_optimal(robot(), path, controller=ControllerProfile(torque_headroom=0.1))
+    assert "\n" not in str(exc.value)
+    weak = robot().with_limits(tau_max=0.1 * np.asarray(robot().tau_max))      # the robot's own limit: no note
+    with pytest.raises(InfeasiblePathError, match=r"tau_max = 17\.6 N·m; the robot cannot hold the path there "
+                                                  r"\([^)]*\)$"):
+        plan_time_optimal(weak, path)
