@@ -73,6 +73,21 @@ def _per_joint(value, name: str):
     return float(v) if v.ndim == 0 else tuple(v.tolist())
 
 
+def finer_sampling(profile, dt: float, option: str = "--dt") -> str | None:
+    """One warning line where trajectory samples every `dt` are finer than a rate-limited profile's `dt`, else None.
+    The rate limits hold on the controller's samples t = k·profile.dt: a step the plan takes within one of its
+    periods — from rest into the first sample, and with θ̈ constant at every grid point (docs/controller.md, (C1))
+    — is a step on finer samples too, so their finite differences reach profile.dt / dt × the limit."""
+    if profile is None or not profile.has_rates or not dt < profile.dt * (1.0 - 1e-9):
+        return None
+    kinds = " and ".join(k for k, v in (("torque-rate", profile.torque_rate_max), ("jerk", profile.jerk_max))
+                         if v is not None)
+    return (f"{option} {dt:g} s is finer than the controller profile's dt {profile.dt:g} s: its {kinds} limits "
+            f"hold on samples every {profile.dt:g} s, and on these samples the step from rest into the first one "
+            f"is up to {profile.dt / dt:.3g}× the limit; for a drive sampling every {dt:g} s give the profile "
+            f"dt={dt:g}")
+
+
 @dataclass(frozen=True)
 class ControllerProfile:
     """Headroom factors (0, 1] on τ_max and q̇_max, acceleration limits (rad/s², m/s²), torque-rate limits
@@ -103,15 +118,15 @@ class ControllerProfile:
             set_(name, _per_joint(getattr(self, name), name))
         dt = self.dt
         if isinstance(dt, (bool, str, np.bool_)) or not isinstance(dt, (int, float, np.integer, np.floating)) \
-                or not (math.isfinite(float(dt)) and 1e-6 <= float(dt) <= 1.0):
+                or not (1e-6 <= dt <= 1.0):    # (compared as given: float() of an integer of 400 digits overflowed)
             raise InputError(f"controller.dt: expected a sample period from 1e-6 to 1 s, got {short_repr(dt)}")
         set_("dt", float(dt))
         if not isinstance(self.smooth_ends, (bool, np.bool_)):
             raise InputError(f"controller.smooth_ends: expected true or false, got {short_repr(self.smooth_ends)}")
         set_("smooth_ends", bool(self.smooth_ends))
         mp = self.max_passes
-        if isinstance(mp, (bool, np.bool_)) or not isinstance(mp, (int, np.integer, float)) or mp != int(mp) \
-                or not 1 <= mp <= 20:
+        if isinstance(mp, (bool, np.bool_)) or not isinstance(mp, (int, np.integer, float, np.floating)) \
+                or not 1 <= mp <= 20 or mp != int(mp):   # (range first: int() of nan or inf raised, unnamed)
             raise InputError(f"controller.max_passes: expected a whole number from 1 to 20, got {short_repr(mp)}")
         set_("max_passes", int(mp))
         if not isinstance(self.time_law, str) or self.time_law not in TIME_LAWS:
@@ -193,7 +208,7 @@ class ControllerProfile:
                 nums = [float(v) for v in value.split(":")]
             except ValueError:
                 raise InputError(f"--controller: {key}: expected a number (per joint: a:b:c), got {value!r}") from None
-            if key == "max_passes" and len(nums) == 1 and nums[0] == int(nums[0]):
+            if key == "max_passes" and len(nums) == 1 and math.isfinite(nums[0]) and nums[0] == int(nums[0]):
                 table[key] = int(nums[0])
             else:
                 table[key] = nums[0] if len(nums) == 1 else nums

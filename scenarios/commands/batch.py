@@ -51,11 +51,26 @@ def run(args) -> int:
     urdfs = [f for c in spec.cells for f in robot_file(c.document, c.base_dir)]            # (the cells' robot files)
     store = BatchStore(args.out, fingerprint, inputs=[args.source, *spec.sources, *urdfs])   # before any work
     loaded, failed_cells = load_cells(spec)
+    _finer_sampling(loaded, args.dt, args.no_trajectories)
     client, cluster = (None, None) if args.serial else dask_client(args.jobs, args.scheduler)
     try:
         return _run(args, spec, store, loaded, failed_cells, client, t0)
     finally:
         close_dask(client, cluster)                  # (a Ctrl-C here left the workers and a traceback behind)
+
+
+def _finer_sampling(loaded, dt: float, no_trajectories: bool) -> None:
+    """A warning line for each cell file whose controller profile ([controller], or [limits] rates) samples more
+    coarsely than the trajectories' --dt (their finite differences then exceed its rate limits: `finer_sampling`)."""
+    import warnings
+    from toppra_app.controller import finer_sampling
+    warned = set()
+    for cs, cell, _ in [] if no_trajectories else loaded:
+        note = finer_sampling(cell.planner_options().get("controller"), dt)   # ([limits] rates: a profile too)
+        if note and cs.file not in warned:                  # (once a file, not once a sweep's variant)
+            warned.add(cs.file)
+            table = "[controller]" if cell.controller else "[limits]"
+            warnings.warn(f"{cs.file}: {table}: {note}", RuntimeWarning, stacklevel=2)
 
 
 def _run(args, spec, store, loaded, failed_cells, client, t0) -> int:

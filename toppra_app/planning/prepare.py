@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InfeasiblePathError
 from ..limits.joint import JointVelocityLimit, viscous_speed
 from ..limits.rows import PathData, at_flip, tangent_point
 from ..socp import stations as st
@@ -179,12 +180,20 @@ def set_up(planner, refine_above: float, dense_refine_above: float) -> None:
     `data`, `b_ref`, `lams`, `moved` as law0, data0, … : where every plan starts); its `gap_target`, where the
     user gave none, `dense_refine_above` on a dense path, else `refine_above`."""
     gap = planner.estimates_gap                  # (no rates: the grid's points at known bends, `layers`)
-    s = prepare(planner.robot, planner.path, planner.limits, grid_mode=planner.grid_mode, grid_spec=planner.grid_spec,
-                scheme=planner.scheme, substeps=planner.substeps, tol=planner.tol,
-                check_positions=planner.check_position_limits, relocate=planner.relocate,
-                gap_target=refine_above if planner.gap_target is None else planner.gap_target, linear=planner.linear,
-                may_refine=planner.auto_grid and planner.max_splits > 0 and gap, with_layers=gap,
-                dense_linear=planner.linear and planner.auto_grid and gap, dense_stations=not planner.rated)
+    try:
+        s = prepare(planner.robot, planner.path, planner.limits, grid_mode=planner.grid_mode,
+                    grid_spec=planner.grid_spec, scheme=planner.scheme, substeps=planner.substeps, tol=planner.tol,
+                    check_positions=planner.check_position_limits, relocate=planner.relocate,
+                    gap_target=refine_above if planner.gap_target is None else planner.gap_target,
+                    linear=planner.linear, may_refine=planner.auto_grid and planner.max_splits > 0 and gap,
+                    with_layers=gap, dense_linear=planner.linear and planner.auto_grid and gap,
+                    dense_stations=not planner.rated)
+    except InfeasiblePathError as exc:           # the limit held against is the profile's, not the data sheet's
+        c = planner.controller                   # (torque_headroom 0.3: "tau_max = 52.8 N·m" on a 176 N·m joint)
+        if c is None or c.torque_headroom == 1.0 or "the torque limit of joint" not in str(exc):
+            raise
+        raise InfeasiblePathError(f"{exc}; tau_max there is controller.torque_headroom = {c.torque_headroom:g} × the "
+                                  f"robot's", argument=exc.argument) from None
     for name in Setup.__dataclass_fields__:
         value = getattr(s, name)
         if isinstance(value, np.ndarray):          # shared by every plan (`planner.grid`): read-only, as a robot's
