@@ -210,6 +210,8 @@ class RobotModel:
             if key in changes:
                 size = self.n_bodies if key == "masses" else self.n
                 changes[key] = _vector(key, changes[key], size, None, allow_inf=key not in ("coulomb", "viscous", "masses"))
+        if "armature" in changes:     # (as `create`: a list was kept as given — mutable, inf or text accepted)
+            changes["armature"] = _vector("armature", changes["armature"], self.n, 0.0, allow_inf=False)
         for key in ("coms", "inertias", "gravity", "placement_rotations", "placement_translations"):
             if key in changes:     # (checked as `create` does: a gravity of 2 values or complex went in unchecked)
                 changes[key] = _ro(_array(key, changes[key], getattr(self, key).shape))

@@ -167,12 +167,14 @@ def _dh_table(name, alpha, a, d, theta_offset, joint_types, masses, coms, inerti
 def from_mdh(name, alpha, a, d, theta_offset, masses, coms, inertias, *, joint_types=None,
              q_min=None, q_max=None, qd_max=None, qdd_max=None, tau_max=None, coulomb=None, viscous=None,
              gravity=(0.0, 0.0, -9.81), flange=None, tool_frame="flange", rated_payload=None,
-             joint_names=None, link_names=None, base_name="base", frames=None) -> RobotModel:
+             joint_names=None, link_names=None, base_name="base", frames=None, armature=None,
+             realisable_inertias: bool = True) -> RobotModel:
     """Serial robot from a modified (Craig) DH table: α_{i-1}, a_{i-1}, d_i, θ-offset_i per joint i.
 
     ``coms`` and ``inertias`` (about the COM) are in Craig's link frame i (= body i's frame).
     ``flange`` is a d-offset along z_n or a 4×4 transform in link frame n; the frame ``flange`` is always
     added (identity when ``flange`` is None). ``frames`` adds more named frames {name: (body, 4×4)}.
+    ``armature`` (per joint, G²·J_m) and ``realisable_inertias`` as in `from_dh` and `RobotModel.create`.
     """
     n, alpha, a, d, theta_offset, joint_types, masses, coms, inertias = _dh_table(
         name, alpha, a, d, theta_offset, joint_types, masses, coms, inertias)
@@ -186,7 +188,8 @@ def from_mdh(name, alpha, a, d, theta_offset, masses, coms, inertias, *, joint_t
         masses=masses, coms=coms, inertias=inertias, joint_names=joint_names, link_names=link_names,
         q_min=q_min, q_max=q_max, qd_max=qd_max, qdd_max=qdd_max, tau_max=tau_max,
         coulomb=coulomb, viscous=viscous, gravity=gravity, base_name=base_name,
-        frames=all_frames, tool_frame=tool_frame, rated_payload=rated_payload)
+        frames=all_frames, tool_frame=tool_frame, rated_payload=rated_payload, armature=armature,
+        realisable_inertias=realisable_inertias)
 
 
 def from_dh(name, alpha, a, d, theta_offset, masses, coms, inertias, *, joint_types=None,
