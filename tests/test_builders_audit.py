@@ -112,6 +112,34 @@ def test_the_same_arm_as_dh_and_as_mdh():
         assert_rel(dyn.inverse_dynamics(mdh, q, qd, qdd), dyn.inverse_dynamics(dh, q, qd, qdd), 1e-13, "RNEA")
 
 
+@pytest.mark.parametrize("build", [from_dh, from_mdh])
+@pytest.mark.parametrize("key, value, shown", [
+    ("alpha", np.degrees(ALPHA), "alpha: -90 for joint 1"),
+    ("theta_offset", np.degrees(OFF), "theta_offset: -90 for joint 2"),
+])
+def test_a_table_in_degrees_is_refused(build, key, value, shown):
+    """α = −90 (degrees) was taken as −90 rad: a different arm, built without a word. Any angle has an equal
+    one within ±2π, so an angle beyond is refused in one line naming the column, the joint and the unit."""
+    masses, coms, inertias, _ = _inertials()
+    table = dict(alpha=ALPHA, a=A, d=D, theta_offset=OFF)
+    table[key] = value
+    with pytest.raises(ModelError, match=rf"robot 'kr6': {shown} is beyond ±2π: DH angles are in radians") as info:
+        build("kr6", table["alpha"], table["a"], table["d"], table["theta_offset"], masses, coms, inertias)
+    assert "\n" not in str(info.value)
+    from_dh("kr6", ALPHA, A, D, [2 * PI, -2 * PI, 0, 0, 0, 0], masses, coms, inertias)      # ±2π itself is an angle
+
+
+@pytest.mark.parametrize("build", [from_dh, from_mdh])
+def test_coms_given_as_columns_are_refused(build):
+    """COMs as a (3, n) array (one column per link, as a spreadsheet copies them) were reshaped to (n, 3):
+    every link's COM scrambled. Now refused naming the robot, the field and both shapes."""
+    masses, coms, inertias, _ = _inertials()
+    with pytest.raises(ModelError, match=r"robot 'kr6': coms: expected shape \(6, 3\), got shape \(3, 6\)"):
+        build("kr6", ALPHA, A, D, OFF, masses, coms.T, inertias)
+    flat = build("kr6", ALPHA, A, D, OFF, masses, coms.reshape(-1), inertias)      # 3n values in order: kept
+    assert np.array_equal(flat.masses, masses)
+
+
 def test_rotor_inertia_set_by_replace_is_checked_and_copied():
     """`robot.replace(armature=list)` kept the caller's list: changing it afterwards changed the immutable
     model's M; inf went in (an infinite M) and text ended in numpy's UFuncTypeError. Now checked as `create`

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import ModelError
+from ..checks import ModelError, array
 from ..inertial_parameters import inertia_matrix
 from ..model import PRISMATIC, REVOLUTE, RobotModel
 from ..spatial import homogeneous, rotx, rotz, trans
@@ -142,12 +142,19 @@ def _flange_transform(name, flange) -> np.ndarray:
 
 def _common(name, n, masses, coms, inertias):
     masses = _table(name, "masses", masses, n)
-    try:
-        coms = np.asarray(coms, dtype=float).reshape(n, 3)
-    except (TypeError, ValueError):
-        raise ModelError(f"robot '{name}': coms: expected {n} points (x, y, z)") from None
+    coms = array(f"robot '{name}': coms", coms, (n, 3))      # (a (3, n) array was reshaped: COMs scrambled)
     inertias = as_inertias(inertias, n, f"robot '{name}': inertias")
     return masses, coms, inertias
+
+
+def _radians(name, key, angles):
+    """Refuse a DH angle beyond ±2π: every angle has an equal one within, so a table with 90 or −180 was
+    written in degrees (it built a different robot without a word)."""
+    beyond = np.flatnonzero(np.abs(angles) > 2.0 * np.pi * (1.0 + 1e-12))
+    if beyond.size:
+        k = int(beyond[0])
+        raise ModelError(f"robot '{name}': {key}: {angles[k]:g} for joint {k + 1} is beyond ±2π: DH angles are "
+                         f"in radians (a table in degrees? convert it with np.radians)")
 
 
 def _dh_table(name, alpha, a, d, theta_offset, joint_types, masses, coms, inertias):
@@ -159,6 +166,8 @@ def _dh_table(name, alpha, a, d, theta_offset, joint_types, masses, coms, inerti
     a = _table(name, "a", a, n)
     d = _table(name, "d", d, n)
     theta_offset = _table(name, "theta_offset", theta_offset, n, default=0.0)
+    for key, angles in (("alpha", alpha), ("theta_offset", theta_offset)):
+        _radians(name, key, angles)
     joint_types = _joint_types(name, joint_types, n)
     masses, coms, inertias = _common(name, n, masses, coms, inertias)
     return n, alpha, a, d, theta_offset, joint_types, masses, coms, inertias
