@@ -156,3 +156,31 @@ def test_rotor_inertia_set_by_replace_is_checked_and_copied():
                        (["1"] * 6, "expected a number or 6 numbers"), ([-1.0] * 6, "values >= 0")):
         with pytest.raises(ModelError, match=rf"armature: .*{shown}"):
             robot.replace(armature=bad)
+
+
+def test_replace_copies_and_checks_every_field_it_is_given():
+    """After a data-sheet build, names and numbers are set with `replace`. A list of joint names or types was
+    kept as the caller's list (changing it afterwards turned a revolute joint of the "immutable" model into a
+    prismatic one: another M), axes or parents given as lists ended in AttributeError ('list' object has no
+    attribute 'shape'), a rated payload "7" in a TypeError, and realisable_inertias="no" was taken (as True).
+    Now each is copied as `create` does, or refused in one line naming the field."""
+    robot = from_dh("kr6", ALPHA, A, D, OFF, *_inertials()[:3])
+    names, kinds = [f"A{i + 1}" for i in range(6)], ["revolute"] * 6
+    renamed = robot.replace(joint_names=names, joint_types=kinds, axes=[[0, 0, 2.0 / 2]] * 6, parents=range(-1, 5))
+    names[0], kinds[0] = "X", "prismatic"
+    assert renamed.joint_names[0] == "A1" and renamed.joint_types[0] == "revolute"
+    q = random_states(robot, 1, 5)[0][0]
+    assert_rel(dyn.mass_matrix(renamed, q), dyn.mass_matrix(robot, q), 1e-15, "M")
+    assert renamed.joint_index("A3") == 2 and not renamed.axes.flags.writeable
+    assert robot.replace(rated_payload=np.int64(6)).rated_payload == 6.0
+    for change, shown in ((dict(rated_payload="7"), r"rated_payload: expected a mass in kg >= 0 \(or None\), got '7'"),
+                          (dict(rated_payload=np.inf), r"rated_payload: expected a mass in kg"),
+                          (dict(realisable_inertias="no"), r"realisable_inertias: expected True or False, got 'no'"),
+                          (dict(joint_names="A1"), r"joint_names: expected a list of names, got 'A1'"),
+                          (dict(axes=[[0, 0, 1]] * 5), r"axes: expected shape \(6, 3\)"),
+                          (dict(parents=[-1, 0, 1]), r"parents: expected 6 parent indices")):
+        with pytest.raises(ModelError, match=shown) as info:
+            robot.replace(**change)
+        assert "\n" not in str(info.value)
+    with pytest.raises(ModelError, match=r"realisable_inertias: expected True or False"):
+        from_mdh("kr6", ALPHA, A, D, OFF, *_inertials()[:3], realisable_inertias="no")
