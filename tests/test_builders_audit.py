@@ -1,7 +1,9 @@
 """An arm without a URDF, built from its data sheet: the DH/MDH builders against Pinocchio on a URDF written here
 by hand (DH frames as fixed joints, so Pinocchio itself moves the inertial data), with the rotor inertia as
-Pinocchio's `model.armature`; the same arm as DH and as MDH; tables written in degrees, transposed COMs, and
-a rotor inertia set with `replace`."""
+Pinocchio's `model.armature`; the same arm as DH and as MDH; tables written in degrees, transposed COMs,
+tensors in kg·mm², and fields set with `replace`."""
+
+import warnings
 
 import numpy as np
 import pytest
@@ -9,6 +11,7 @@ import pytest
 import dynamics as dyn
 from dynamics import ModelError
 from dynamics.builders import from_dh, from_mdh, rotx
+from dynamics.io import robots
 from fixtures import assert_rel, random_inertia, random_states
 
 pin = pytest.importorskip("pinocchio")
@@ -184,3 +187,20 @@ def test_replace_copies_and_checks_every_field_it_is_given():
         assert "\n" not in str(info.value)
     with pytest.raises(ModelError, match=r"realisable_inertias: expected True or False"):
         from_mdh("kr6", ALPHA, A, D, OFF, *_inertials()[:3], realisable_inertias="no")
+
+
+@pytest.mark.parametrize("build", [from_dh, from_mdh])
+def test_a_tensor_in_kg_mm2_is_warned_of(build):
+    """CAD tools give inertia in kg·mm²; typed in as kg·m² the arm was 10⁶ times too heavy to turn, without a
+    word. A link whose mass lies on average more than 10 m from its COM, √(tr I / 2m) (the tensor's own measure:
+    tr I_C = 2 ∫|r|² dm), is now warned of once, naming the links; the same table in kg·m² loads silently."""
+    masses, coms, inertias, _ = _inertials()
+    with pytest.warns(UserWarning, match=r"robot 'kr6': inertias: links 1, 2, 3, 4, 5, 6 have their mass spread up "
+                                         r"to .* m around the COM .*kg·mm²") as seen:
+        build("kr6", ALPHA, A, D, OFF, masses, coms, inertias * 1e6)
+    assert len(seen) == 1 and seen[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        build("kr6", ALPHA, A, D, OFF, masses, coms, inertias)
+        for name in ("ur5e", "puma560", "panda"):          # built afresh (load_robot caches each built-in)
+            robots._load.__wrapped__(name)

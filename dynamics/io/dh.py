@@ -29,14 +29,18 @@ Inertia tensors may be given per link as 3×3 matrices, as 3 principal moments (
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from ..checks import ModelError, array
+from ..checks import ModelError, array, stacklevel_outside
 from ..inertial_parameters import inertia_matrix
 from ..model import PRISMATIC, REVOLUTE, RobotModel
 from ..spatial import homogeneous, rotx, rotz, trans
 
 __all__ = ["mdh_transform", "dh_transform", "mdh_chain", "dh_chain", "as_inertias", "from_mdh", "from_dh"]
+
+MAX_SPREAD = 10.0      # m: a link's RMS distance of mass from its COM, √(tr I_C / 2m), above which a table is doubted
 
 
 def mdh_transform(alpha: float, a: float, theta: float, d: float) -> np.ndarray:
@@ -144,6 +148,14 @@ def _common(name, n, masses, coms, inertias):
     masses = _table(name, "masses", masses, n)
     coms = array(f"robot '{name}': coms", coms, (n, 3))      # (a (3, n) array was reshaped: COMs scrambled)
     inertias = as_inertias(inertias, n, f"robot '{name}': inertias")
+    with np.errstate(all="ignore"):       # (a bad mass or tensor is refused by the model's own checks)
+        spread = np.sqrt(np.trace(inertias, axis1=1, axis2=2) / (2.0 * masses))
+    far = np.flatnonzero((masses > 0) & (spread > MAX_SPREAD))
+    if far.size:                           # (one warning for the table, naming the links)
+        warnings.warn(f"robot '{name}': inertias: link{'s' * (far.size > 1)} {', '.join(str(i + 1) for i in far)} "
+                      f"{'have their' if far.size > 1 else 'has its'} mass spread up to {spread[far].max():.3g} m around the COM "
+                      f"(√(tr I / 2m)): is the tensor in kg·mm² (× 1e-6 for kg·m²)?", UserWarning,
+                      stacklevel=stacklevel_outside())
     return masses, coms, inertias
 
 
