@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .checks import ModelError, array as _array, readonly as _ro, short_repr, vector as _vector
+from .checks import ModelError, array as _array, readonly as _ro, short_repr, switch as _switch, vector as _vector
 from .inertial_parameters import check_inertial
 from .mimic import Coupling, validate as _validate_coupling
 
@@ -171,7 +171,7 @@ class RobotModel:
             frame_transforms=_ro(np.asarray(transforms, dtype=float).reshape(-1, 4, 4)),
             tool_frame=tool_frame,
             rated_payload=rated_payload,
-            realisable_inertias=bool(realisable_inertias),
+            realisable_inertias=realisable_inertias,
             armature=_vector("armature", armature, n, 0.0, allow_inf=False),
             coupling=coupling,
         )
@@ -210,9 +210,21 @@ class RobotModel:
             if key in changes:
                 size = self.n_bodies if key == "masses" else self.n
                 changes[key] = _vector(key, changes[key], size, None, allow_inf=key not in ("coulomb", "viscous", "masses"))
-        for key in ("coms", "inertias", "gravity", "placement_rotations", "placement_translations"):
+        if "armature" in changes:     # (as `create`: a list was kept as given — mutable, inf or text accepted)
+            changes["armature"] = _vector("armature", changes["armature"], self.n, 0.0, allow_inf=False)
+        for key in ("coms", "inertias", "gravity", "placement_rotations", "placement_translations", "axes"):
             if key in changes:     # (checked as `create` does: a gravity of 2 values or complex went in unchecked)
                 changes[key] = _ro(_array(key, changes[key], getattr(self, key).shape))
+        if "parents" in changes:   # (a list ended in AttributeError: 'list' object has no attribute 'size')
+            parents = np.asarray(changes["parents"])
+            if parents.shape != self.parents.shape or not np.issubdtype(parents.dtype, np.integer):
+                raise ModelError(f"parents: expected {self.n_bodies} parent indices, got {short_repr(changes['parents'])}")
+            changes["parents"] = _ro(parents, int)
+        for key in ("joint_names", "link_names", "joint_types"):     # (a list was kept: changing it changed the model)
+            if key in changes:
+                if isinstance(changes[key], (str, bytes)) or not hasattr(changes[key], "__iter__"):
+                    raise ModelError(f"{key}: expected a list of names, got {short_repr(changes[key])}")
+                changes[key] = tuple(changes[key])
         return dataclasses.replace(self, **changes)
 
     def with_limits(self, *, q_min=None, q_max=None, qd_max=None, qdd_max=None, tau_max=None) -> "RobotModel":
@@ -328,5 +340,9 @@ def _validate(m: RobotModel) -> None:
         raise ModelError(f"tool_frame: unknown frame '{m.tool_frame}'")
     if m.armature is not None and (np.shape(m.armature) != (n,) or not (np.asarray(m.armature) >= 0).all()):
         raise ModelError(f"armature: expected {n} values >= 0 (rotor inertia per joint), got {m.armature}")
-    if m.rated_payload is not None and not m.rated_payload >= 0:
-        raise ModelError(f"rated_payload: must be >= 0 kg, got {m.rated_payload}")
+    if m.rated_payload is not None:        # (text ended in a TypeError, "no" for realisable_inertias read as True)
+        if (isinstance(m.rated_payload, (bool, np.bool_)) or not isinstance(m.rated_payload, (int, float, np.integer, np.floating))
+                or not 0 <= m.rated_payload < np.inf):
+            raise ModelError(f"rated_payload: expected a mass in kg >= 0 (or None), got {short_repr(m.rated_payload)}")
+        object.__setattr__(m, "rated_payload", float(m.rated_payload))
+    object.__setattr__(m, "realisable_inertias", _switch("realisable_inertias", m.realisable_inertias))

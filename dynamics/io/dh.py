@@ -29,14 +29,18 @@ Inertia tensors may be given per link as 3×3 matrices, as 3 principal moments (
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from ..checks import ModelError
+from ..checks import ModelError, array, stacklevel_outside
 from ..inertial_parameters import inertia_matrix
 from ..model import PRISMATIC, REVOLUTE, RobotModel
 from ..spatial import homogeneous, rotx, rotz, trans
 
 __all__ = ["mdh_transform", "dh_transform", "mdh_chain", "dh_chain", "as_inertias", "from_mdh", "from_dh"]
+
+MAX_SPREAD = 10.0      # m: a link's RMS distance of mass from its COM, √(tr I_C / 2m), above which a table is doubted
 
 
 def mdh_transform(alpha: float, a: float, theta: float, d: float) -> np.ndarray:
@@ -142,12 +146,27 @@ def _flange_transform(name, flange) -> np.ndarray:
 
 def _common(name, n, masses, coms, inertias):
     masses = _table(name, "masses", masses, n)
-    try:
-        coms = np.asarray(coms, dtype=float).reshape(n, 3)
-    except (TypeError, ValueError):
-        raise ModelError(f"robot '{name}': coms: expected {n} points (x, y, z)") from None
+    coms = array(f"robot '{name}': coms", coms, (n, 3))      # (a (3, n) array was reshaped: COMs scrambled)
     inertias = as_inertias(inertias, n, f"robot '{name}': inertias")
+    with np.errstate(all="ignore"):       # (a bad mass or tensor is refused by the model's own checks)
+        spread = np.sqrt(np.trace(inertias, axis1=1, axis2=2) / (2.0 * masses))
+    far = np.flatnonzero((masses > 0) & (spread > MAX_SPREAD))
+    if far.size:                           # (one warning for the table, naming the links)
+        warnings.warn(f"robot '{name}': inertias: link{'s' * (far.size > 1)} {', '.join(str(i + 1) for i in far)} "
+                      f"{'have their' if far.size > 1 else 'has its'} mass spread up to {spread[far].max():.3g} m around the COM "
+                      f"(√(tr I / 2m)): is the tensor in kg·mm² (× 1e-6 for kg·m²)?", UserWarning,
+                      stacklevel=stacklevel_outside())
     return masses, coms, inertias
+
+
+def _radians(name, key, angles):
+    """Refuse a DH angle beyond ±2π: every angle has an equal one within, so a table with 90 or −180 was
+    written in degrees (it built a different robot without a word)."""
+    beyond = np.flatnonzero(np.abs(angles) > 2.0 * np.pi * (1.0 + 1e-12))
+    if beyond.size:
+        k = int(beyond[0])
+        raise ModelError(f"robot '{name}': {key}: {angles[k]:g} for joint {k + 1} is beyond ±2π: DH angles are "
+                         f"in radians (a table in degrees? convert it with np.radians)")
 
 
 def _dh_table(name, alpha, a, d, theta_offset, joint_types, masses, coms, inertias):
@@ -159,6 +178,8 @@ def _dh_table(name, alpha, a, d, theta_offset, joint_types, masses, coms, inerti
     a = _table(name, "a", a, n)
     d = _table(name, "d", d, n)
     theta_offset = _table(name, "theta_offset", theta_offset, n, default=0.0)
+    for key, angles in (("alpha", alpha), ("theta_offset", theta_offset)):
+        _radians(name, key, angles)
     joint_types = _joint_types(name, joint_types, n)
     masses, coms, inertias = _common(name, n, masses, coms, inertias)
     return n, alpha, a, d, theta_offset, joint_types, masses, coms, inertias
@@ -167,12 +188,14 @@ def _dh_table(name, alpha, a, d, theta_offset, joint_types, masses, coms, inerti
 def from_mdh(name, alpha, a, d, theta_offset, masses, coms, inertias, *, joint_types=None,
              q_min=None, q_max=None, qd_max=None, qdd_max=None, tau_max=None, coulomb=None, viscous=None,
              gravity=(0.0, 0.0, -9.81), flange=None, tool_frame="flange", rated_payload=None,
-             joint_names=None, link_names=None, base_name="base", frames=None) -> RobotModel:
+             joint_names=None, link_names=None, base_name="base", frames=None, armature=None,
+             realisable_inertias: bool = True) -> RobotModel:
     """Serial robot from a modified (Craig) DH table: α_{i-1}, a_{i-1}, d_i, θ-offset_i per joint i.
 
     ``coms`` and ``inertias`` (about the COM) are in Craig's link frame i (= body i's frame).
     ``flange`` is a d-offset along z_n or a 4×4 transform in link frame n; the frame ``flange`` is always
     added (identity when ``flange`` is None). ``frames`` adds more named frames {name: (body, 4×4)}.
+    ``armature`` (per joint, G²·J_m) and ``realisable_inertias`` as in `from_dh` and `RobotModel.create`.
     """
     n, alpha, a, d, theta_offset, joint_types, masses, coms, inertias = _dh_table(
         name, alpha, a, d, theta_offset, joint_types, masses, coms, inertias)
@@ -186,7 +209,8 @@ def from_mdh(name, alpha, a, d, theta_offset, masses, coms, inertias, *, joint_t
         masses=masses, coms=coms, inertias=inertias, joint_names=joint_names, link_names=link_names,
         q_min=q_min, q_max=q_max, qd_max=qd_max, qdd_max=qdd_max, tau_max=tau_max,
         coulomb=coulomb, viscous=viscous, gravity=gravity, base_name=base_name,
-        frames=all_frames, tool_frame=tool_frame, rated_payload=rated_payload)
+        frames=all_frames, tool_frame=tool_frame, rated_payload=rated_payload, armature=armature,
+        realisable_inertias=realisable_inertias)
 
 
 def from_dh(name, alpha, a, d, theta_offset, masses, coms, inertias, *, joint_types=None,
