@@ -81,3 +81,29 @@ def test_the_summary_of_a_day_does_not_depend_on_the_order_its_boxes_finished(tm
     assert first["cells"]["default_cell~1"]["total_time_s"] == math.fsum(ok)
     assert list(first["cells"]) == ["default_cell~1", "default_cell~2"]
     assert first["cells"]["default_cell~1"]["errors"] == ["IKFailure: box 2", "IKFailure: box 5"]
+
+
+def test_a_box_no_solver_could_solve_is_a_failed_move_and_the_day_goes_on(tmp_path, capsys, monkeypatch):
+    """A `SolverError` (every solver of the chain failed numerically: a RuntimeError, not a ValueError) escaped the
+    task: serially it ended the whole batch at that box (the boxes after it not planned), on Dask the task was
+    retried, reported "lost … run the same command again" and failed again on every run, never in moves.csv. It is
+    now the box's failed rows with its one-line error, as an infeasible path is, and the batch goes on (exit 3)."""
+    import scenarios.palletizing as palletizing
+    from toppra_app.planner import SolverError
+    original = palletizing.plan_box
+
+    def plan_box(cell, box, *args, **kwargs):
+        if box == 0:
+            raise SolverError("the time-optimal problem could not be solved (CLARABEL: numerical error)")
+        return original(cell, box, *args, **kwargs)
+    monkeypatch.setattr(palletizing, "plan_box", plan_box)
+    out = tmp_path / "out"
+    manifest = write_manifest(tmp_path, boxes="[1, 2]", masses="[2.0]")
+    assert main(["batch", str(manifest), "--out", str(out), "--serial", "--no-report", "--no-trajectories"]) == 3
+    with open(out / "moves.csv", encoding="utf-8", newline="") as fh:
+        rows = {int(r["move"]): r for r in csv.DictReader(fh)}
+    assert sorted(rows) == [1, 2, 3, 4]
+    assert [rows[m]["status"] for m in (1, 2, 3, 4)] == ["failed", "failed", "ok", "ok"]
+    assert rows[1]["error"] == "SolverError: the time-optimal problem could not be solved (CLARABEL: numerical error)"
+    summary = json.loads((out / "batch_summary.json").read_text())
+    assert summary["failed"] == 2 and summary["cells"]["default_cell~1"]["errors"] == [rows[1]["error"]]
