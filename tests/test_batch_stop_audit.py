@@ -107,3 +107,25 @@ def test_a_box_no_solver_could_solve_is_a_failed_move_and_the_day_goes_on(tmp_pa
     assert rows[1]["error"] == "SolverError: the time-optimal problem could not be solved (CLARABEL: numerical error)"
     summary = json.loads((out / "batch_summary.json").read_text())
     assert summary["failed"] == 2 and summary["cells"]["default_cell~1"]["errors"] == [rows[1]["error"]]
+
+
+def test_a_second_batch_into_a_busy_directory_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
+    """docs/safety.md: the same command started again while the first runs ends "before any work". It read every
+    cell, solved their pick postures (~35 ms each, seconds for a sweep) and started its local Dask cluster (~4.5 s
+    with 2 workers here), and only then found the lock."""
+    import scenarios.batch.run as batch_run
+    import scenarios.palletizing as palletizing
+    work = []
+    monkeypatch.setattr(palletizing, "pick_posture", lambda *a, **k: work.append("pick posture"))
+    monkeypatch.setattr(batch_run, "dask_client", lambda *a, **k: work.append("dask") or (None, None))
+    manifest = write_manifest(tmp_path, boxes="[1]", masses="[2.0]")
+    out = tmp_path / "out"
+    first = BatchStore(out, read_source(manifest).fingerprint(dt=1e-3, trajectories=True))
+    first.open("0")
+    try:
+        assert main(["batch", str(manifest), "--out", str(out), "--jobs", "1"]) == 2
+    finally:
+        first.close()
+    err = capsys.readouterr().err.strip()
+    assert "another toppra-app batch is writing into it" in err and "\n" not in err
+    assert work == []
