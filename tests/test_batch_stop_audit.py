@@ -16,6 +16,7 @@ import pytest
 from scenarios.batch.manifest import read_source
 from scenarios.batch.run import summarise
 from scenarios.batch.store import BatchStore
+from toppra_app.errors import InputError
 from toppra_app.cli import main
 
 from test_batch import write_manifest
@@ -129,3 +130,22 @@ def test_a_second_batch_into_a_busy_directory_is_refused_before_any_work(tmp_pat
     err = capsys.readouterr().err.strip()
     assert "another toppra-app batch is writing into it" in err and "\n" not in err
     assert work == []
+
+
+@pytest.mark.parametrize("name", ["...toml", "..toml"])
+def test_a_cell_file_whose_id_is_dot_or_dot_dot_is_refused(tmp_path, capsys, name):
+    """A cell's id is its file's name without .toml and names its folder trajectories/ID: a cell file "...toml" in a
+    directory source planned as cell "..", its trajectories written to trajectories/../, the batch directory itself
+    (docs/batch.md: only moves.csv, the summary, the report, the marker and trajectories/ are written), and "..toml"
+    as cell "." straight into trajectories/. Such a file is now refused in one line before any work."""
+    from scenarios.palletizing import DEFAULT_CELL
+    cells = tmp_path / "cells"
+    cells.mkdir()
+    (cells / name).write_text(DEFAULT_CELL.read_text())
+    with pytest.raises(InputError, match=r"cannot be one: rename the file"):
+        read_source(cells)
+    out = tmp_path / "out"
+    assert main(["batch", str(cells), "--out", str(out), "--serial"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"toppra-app batch: error: {cells / name}: a cell's id is") and "\n" not in err
+    assert not out.exists()
