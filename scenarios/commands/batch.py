@@ -61,7 +61,8 @@ def run(args) -> int:
 def _run(args, spec, store, loaded, failed_cells, client, t0) -> int:
     from toppra_app.output import _version
     from toppra_app import interrupt
-    from scenarios.batch.run import Progress, Task, over_limits, read_moves, run_tasks, signals_deferred, summarise
+    from scenarios.batch.run import Progress, Task, over_limits, read_moves, run_tasks, summarise
+    from scenarios.batch.signals import signals_deferred
     from scenarios.batch.store import MOVES, REPORT
     done = store.open(_version())
     units = [(cs.id, b) for cs, _, boxes in loaded for b in boxes] + [(o.cell, o.box) for o in failed_cells]
