@@ -178,3 +178,38 @@ def test_a_worker_killed_while_the_workers_warm_up_does_not_end_the_batch(tmp_pa
     finally:
         run.close_dask(client, cluster)
     assert info["lost"] == [] and [r["status"] for o in outcomes for r in o.rows] == ["ok", "ok"]
+
+
+def test_a_scheduler_lost_mid_batch_keeps_the_finished_boxes_and_ends_in_one_line(tmp_path, capsys, monkeypatch):
+    """--scheduler: the scheduler killed (or restarted) mid-batch closed the client after 10 s of reconnecting, and
+    the next box submitted ended the batch in a 40-line traceback (ClosedClientError), exit 1 (an audit). The boxes
+    finished are kept, the others are lost as a task whose workers died is: one line, exit 3, the same command
+    plans them."""
+    pytest.importorskip("dask.distributed")
+    from distributed import Client
+    import scenarios.batch.run as run
+    from scenarios.batch.tasks import failed_outcome
+    clients = []
+
+    def local(jobs, scheduler):
+        clients.append(Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0"))
+        return clients[0], None
+    monkeypatch.setattr(run, "dask_client", local)
+    monkeypatch.setattr(run, "plan_box_task", lambda cell_id, cell, box, *a: failed_outcome(cell_id, cell, box,
+                                                                                           ValueError("skipped")))
+    original = BatchStore.write_outcome
+
+    def write_then_lose_the_scheduler(self, outcome, **kwargs):
+        original(self, outcome, **kwargs)
+        clients[0].close()                        # (as the client does when it cannot reconnect)
+    monkeypatch.setattr(BatchStore, "write_outcome", write_then_lose_the_scheduler)
+    manifest = write_manifest(tmp_path, boxes='"all"', masses="[2.0]")    # 8 boxes: more than the 5 in flight
+    out = tmp_path / "out"
+    assert main(["batch", str(manifest), "--out", str(out), "--jobs", "1", "--no-report"]) == 3
+    lines = [x for x in capsys.readouterr().err.strip().splitlines() if not x.startswith("batch: ")]
+    with open(out / "moves.csv", encoding="utf-8", newline="") as fh:
+        written = {int(r["box"]) for r in csv.DictReader(fh)}
+    lost = json.loads((out / "batch_summary.json").read_text())["run"]["lost"]
+    assert len(lines) == 1 and f"{len(lost)} box(es) not planned" in lines[0]
+    assert sorted(written | {int(x.split(" box ")[1].split(":")[0]) for x in lost}) == list(range(1, 9))
+    assert len(written) == 1 and len(lost) == 7

@@ -286,8 +286,15 @@ def run_tasks(tasks, write, *, nominal: bool, dt: float, client=None, trajectori
 
     def submit(n):
         for t in pending:
-            future = client.submit(_on_worker, t.cell_id, t.cell, t.box, nominal, dt, trajectories, pure=False,
-                                   retries=1, key=f"box-{t.cell_id}-{t.box}-{os.getpid()}-{time.time_ns()}")
+            try:
+                future = client.submit(_on_worker, t.cell_id, t.cell, t.box, nominal, dt, trajectories, pure=False,
+                                       retries=1, key=f"box-{t.cell_id}-{t.box}-{os.getpid()}-{time.time_ns()}")
+            except Exception as exc:               # the client closed (its scheduler was lost): a traceback, exit 1
+                if client.status not in ("closing", "closed"):
+                    raise
+                why = f"{type(exc).__name__}: {_one_line(exc)}"
+                lost.extend(f"{u.cell_id} box {u.box + 1}: {why}" for u in (t, *pending))
+                return
             of[future.key] = t
             ac.add(future)
             n -= 1
@@ -295,7 +302,15 @@ def run_tasks(tasks, write, *, nominal: bool, dt: float, client=None, trajectori
                 break
 
     submit(window)
-    for future in ac:
+    while not ac.is_empty():
+        if not ac.has_ready():                     # (`for future in ac` waited for good once the client had closed)
+            if client.status in ("closing", "closed"):    # its scheduler was lost: the boxes left are lost, as on
+                lost.extend(f"{t.cell_id} box {t.box + 1}: the connection to the scheduler was lost"   # dead workers
+                            for t in (*of.values(), *pending))
+                break
+            time.sleep(0.02)
+            continue
+        future = next(ac)
         t = of.pop(future.key)
         try:
             outcome = future.result()
