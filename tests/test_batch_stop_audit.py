@@ -213,3 +213,5 @@ def test_a_scheduler_lost_mid_batch_keeps_the_finished_boxes_and_ends_in_one_lin
     assert len(lines) == 1 and f"{len(lost)} box(es) not planned" in lines[0]
     assert sorted(written | {int(x.split(" box ")[1].split(":")[0]) for x in lost}) == list(range(1, 9))
     assert len(written) == 1 and len(lost) == 7
+    run = json.loads((out / "batch_summary.json").read_text())["run"]
+    assert run["moves_planned"] == 2 and run["moves_per_s"] == 2 / run["wall_s"]    # (it counted the lost boxes too)

@@ -102,9 +102,9 @@ def _run(args, spec, store, loaded, failed_cells, client, t0) -> int:
             write(o)
         info = run_tasks(tasks, write, nominal=spec.nominal, dt=args.dt, client=client,
                          trajectories=not args.no_trajectories)
-        info.update(moves_planned=2 * (len(tasks) - len(info.get("lost", []))), moves_skipped=skipped,
-                    max_task_result_bytes=max(nbytes, default=0),
-                    moves_per_s=2 * len(tasks) / max(info["wall_s"], 1e-9), total_wall_s=time.perf_counter() - t0,
+        planned = 2 * (len(tasks) - len(info.get("lost", [])))     # (the rate counted the lost boxes too)
+        info.update(moves_planned=planned, moves_skipped=skipped, max_task_result_bytes=max(nbytes, default=0),
+                    moves_per_s=planned / max(info["wall_s"], 1e-9), total_wall_s=time.perf_counter() - t0,
                     scheduler=args.scheduler, client_write_s=write_s[0])
         rows = read_moves(store.path / MOVES)
         summary = summarise(rows, spec, info, store.fingerprint)
