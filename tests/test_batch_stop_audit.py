@@ -215,3 +215,16 @@ def test_a_scheduler_lost_mid_batch_keeps_the_finished_boxes_and_ends_in_one_lin
     assert len(written) == 1 and len(lost) == 7
     run = json.loads((out / "batch_summary.json").read_text())["run"]
     assert run["moves_planned"] == 2 and run["moves_per_s"] == 2 / run["wall_s"]    # (it counted the lost boxes too)
+
+
+def test_the_batch_summary_says_which_tool_version_and_units_wrote_it(tmp_path):
+    """palletize's and payload-sweep's summaries carry the tool, its version and the units (scenarios.report.provenance);
+    batch_summary.json had none of them, so a day's summary could not be told from another version's."""
+    from scenarios.report import provenance
+    out = tmp_path / "out"
+    manifest = write_manifest(tmp_path, boxes="[1]", masses="[2.0]")
+    assert main(["batch", str(manifest), "--out", str(out), "--serial", "--no-report", "--no-trajectories"]) == 0
+    summary = json.loads((out / "batch_summary.json").read_text())
+    marker = json.loads((out / ".toppra-app-batch.json").read_text())
+    assert {k: summary.get(k) for k in ("tool", "version", "units")} == provenance()
+    assert summary["version"] == marker["version"] and summary["units"]["time"] == "s"

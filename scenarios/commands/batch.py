@@ -63,6 +63,7 @@ def _run(args, spec, store, loaded, failed_cells, client, t0) -> int:
     from toppra_app import interrupt
     from scenarios.batch.run import Progress, Task, over_limits, read_moves, run_tasks, summarise
     from scenarios.batch.signals import signals_deferred
+    from scenarios.report import provenance
     from scenarios.batch.store import MOVES, REPORT
     done = store.open(_version())
     units = [(cs.id, b) for cs, _, boxes in loaded for b in boxes] + [(o.cell, o.box) for o in failed_cells]
@@ -108,6 +109,7 @@ def _run(args, spec, store, loaded, failed_cells, client, t0) -> int:
                     scheduler=args.scheduler, client_write_s=write_s[0])
         rows = read_moves(store.path / MOVES)
         summary = summarise(rows, spec, info, store.fingerprint)
+        summary.update(provenance())                  # (palletize's and payload-sweep's summaries had them; not batch's)
         store.write_summary(summary)
         if not args.no_report:
             from scenarios.report_html import batch_report
