@@ -192,6 +192,9 @@ def _flatten(table: dict, prefix: str = ""):
 
 def _spec(doc: dict, source: str, overrides: tuple, suffix: str = "") -> CellSpec:
     stem = Path(source).stem
+    if stem in (".", ".."):          # ("...toml": its moves were written to trajectories/../, DIR itself)
+        raise InputError(f"{source}: a cell's id is its file name without .toml, the name of its folder in "
+                         f"trajectories/; '{stem}' cannot be one: rename the file")
     swept = ", ".join(f"{k} = {short_repr(v, 30)}" for k, v in overrides)
     return CellSpec(id=stem + suffix, document=doc, source=source + (f" [{stem + suffix}: {swept}]" if swept else ""),
                     file=source,

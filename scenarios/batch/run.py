@@ -8,13 +8,11 @@ deterministic planner (compiled problems are reused per worker process, which ch
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import logging
+import math
 import os
-import signal
 import sys
-import threading
 import time
 import warnings
 from dataclasses import dataclass
@@ -24,6 +22,7 @@ from toppra_app.errors import InputError
 
 from .manifest import BatchSpec
 from .scratch import scratch_directory
+from .signals import ctrl_c_held, signals_deferred
 from .tasks import BoxOutcome, failed_outcome, plan_box_task
 
 
@@ -146,7 +145,7 @@ def dask_client(jobs: int | None, scheduler: str | None):
     if received:
         close_dask(client, cluster)
         interrupt.handle(received[0], None)           # KeyboardInterrupt (Terminated for SIGTERM, SIGHUP)
-    client.run(quiet_heartbeat)                       # (idle now: returns at once)
+    on_workers(client, quiet_heartbeat)               # (idle now: returns at once)
     return client, cluster
 
 
@@ -211,23 +210,6 @@ def _until_running(client, cluster, n: int) -> int:
                 return failed
 
 
-@contextlib.contextmanager
-def signals_deferred():
-    """SIGINT, SIGTERM and SIGHUP recorded, not raised, inside (main thread only): the list of those received."""
-    received = []
-    if threading.current_thread() is not threading.main_thread():
-        yield received
-        return
-    sigs = [s for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-            if signal.getsignal(s) not in (signal.SIG_IGN, None)]
-    previous = {s: signal.signal(s, lambda signum, frame: received.append(signum)) for s in sigs}
-    try:
-        yield received
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
-
-
 def _spawned() -> set:
     """Process ids of this process's children spawned by multiprocessing (Dask's worker processes)."""
     import psutil                                       # (a dependency of dask.distributed)
@@ -248,20 +230,6 @@ def _until_spawned(before: set, n: int, timeout: float = 60.0) -> None:
         time.sleep(0.01)
 
 
-@contextlib.contextmanager
-def ctrl_c_held():
-    """Ctrl-C ignored inside (main thread only): while local workers start (they inherit it — Ctrl-C reaches the
-    whole process group, and each worker printed its traceback, 90-100 lines after ours; this process stops them
-    when it unwinds) and while they are shut down (a Ctrl-C there left them and a traceback behind)."""
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
-    try:
-        yield
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
-
-
 def close_dask(client, cluster) -> None:
     """Close the client and the local cluster (either may be None) with Ctrl-C held (`ctrl_c_held`)."""
     with ctrl_c_held():
@@ -278,6 +246,15 @@ def warm_up() -> None:
     for name in ("scenarios.palletizing", "toppra_app.planner"):
         importlib.import_module(name)
     importlib.import_module("toppra_app.samples").PREFETCH = False   # one process per core: no helper threads
+
+
+def on_workers(client, function) -> None:
+    """`client.run(function)`, passing over a worker that dies meanwhile (killed, out of memory; Dask re-runs its tasks,
+    which warm up in `_on_worker`): one killed during the warm-up ended the batch in a traceback (CommClosedError)."""
+    try:
+        client.run(function)
+    except OSError:                                # (distributed's CommClosedError)
+        pass
 
 
 def _on_worker(*args) -> BoxOutcome:
@@ -299,7 +276,7 @@ def run_tasks(tasks, write, *, nominal: bool, dt: float, client=None, trajectori
         return dict(mode="serial", workers=1, wall_s=time.perf_counter() - t0)
     from dask.distributed import as_completed
     t_warm = time.perf_counter()
-    client.run(warm_up)                            # every worker imports and compiles at once, in parallel
+    on_workers(client, warm_up)                    # every worker imports and compiles at once, in parallel
     t0, warm = time.perf_counter(), time.perf_counter() - t_warm
     workers = max(len(client.scheduler_info().get("workers", {})), 1)
     window = 3 * workers + 2                       # tasks in flight: memory flat in the batch size
@@ -309,8 +286,15 @@ def run_tasks(tasks, write, *, nominal: bool, dt: float, client=None, trajectori
 
     def submit(n):
         for t in pending:
-            future = client.submit(_on_worker, t.cell_id, t.cell, t.box, nominal, dt, trajectories, pure=False,
-                                   retries=1, key=f"box-{t.cell_id}-{t.box}-{os.getpid()}-{time.time_ns()}")
+            try:
+                future = client.submit(_on_worker, t.cell_id, t.cell, t.box, nominal, dt, trajectories, pure=False,
+                                       retries=1, key=f"box-{t.cell_id}-{t.box}-{os.getpid()}-{time.time_ns()}")
+            except Exception as exc:               # the client closed (its scheduler was lost): a traceback, exit 1
+                if client.status not in ("closing", "closed"):
+                    raise
+                why = f"{type(exc).__name__}: {_one_line(exc)}"
+                lost.extend(f"{u.cell_id} box {u.box + 1}: {why}" for u in (t, *pending))
+                return
             of[future.key] = t
             ac.add(future)
             n -= 1
@@ -318,7 +302,15 @@ def run_tasks(tasks, write, *, nominal: bool, dt: float, client=None, trajectori
                 break
 
     submit(window)
-    for future in ac:
+    while not ac.is_empty():
+        if not ac.has_ready():                     # (`for future in ac` waited for good once the client had closed)
+            if client.status in ("closing", "closed"):    # its scheduler was lost: the boxes left are lost, as on
+                lost.extend(f"{t.cell_id} box {t.box + 1}: the connection to the scheduler was lost"   # dead workers
+                            for t in (*of.values(), *pending))
+                break
+            time.sleep(0.02)
+            continue
+        future = next(ac)
         t = of.pop(future.key)
         try:
             outcome = future.result()
@@ -366,14 +358,17 @@ def over_limits(rows: list) -> list:
 
 
 def summarise(rows: list, spec: BatchSpec, run: dict, fingerprint: str) -> dict:
-    """The batch summary from the rows of moves.csv (`read_moves`)."""
+    """The batch summary from the rows of moves.csv (`read_moves`), whatever order the boxes finished in: the cells
+    in the batch's order, their errors in move order, the total exactly rounded (summed in the rows' order, a cell's
+    total was 17.650493434834207, 17.65049343483421 or 17.650493434834203 s by the run)."""
+    rank = {cs.id: k for k, cs in enumerate(spec.cells)}
     cells = {}
-    for r in rows:
-        c = cells.setdefault(r["cell"], dict(moves=0, failed=0, total_time_s=0.0, worst_ratio=0.0, errors=[],
+    for r in sorted(rows, key=lambda r: (rank.get(r["cell"], len(rank)), r["cell"], int(r["move"]))):
+        c = cells.setdefault(r["cell"], dict(moves=0, failed=0, total_time_s=[], worst_ratio=0.0, errors=[],
                                              within_limits=True, moves_over_limits=[]))
         c["moves"] += 1
         if r["status"] == "ok":
-            c["total_time_s"] += float(r["duration_s"])
+            c["total_time_s"].append(float(r["duration_s"]))
             c["worst_ratio"] = max(c["worst_ratio"], float(r["worst_ratio"]))
             if not limit_verdict(r)[0]:
                 c["within_limits"] = False
@@ -387,6 +382,7 @@ def summarise(rows: list, spec: BatchSpec, run: dict, fingerprint: str) -> dict:
         if cid in overrides:
             c["sweep"] = overrides[cid]
     for c in cells.values():
+        c["total_time_s"] = math.fsum(c["total_time_s"])
         c["moves_over_limits"].sort()
         if c["failed"] == c["moves"]:      # nothing planned: nothing to judge (it read within limits, 0.0 s, ratio 0)
             c.update(within_limits=None, total_time_s=None, worst_ratio=None)

@@ -60,8 +60,22 @@ class BatchStore:
                 raise OutputError(f"--out {out}: holds a batch of other cells or options (fingerprint "
                                   f"{marker.get('fingerprint')}, this batch {fingerprint}); choose another directory")
             self.resuming = True
+            self._refuse_if_locked()
         elif not self.path.parent.is_dir():
             raise OutputError(f"--out {out}: the parent directory {self.path.parent} does not exist")
+
+    def _refuse_if_locked(self) -> None:
+        """One line now if another batch holds DIR's lock (`open` takes it): the same command started again meanwhile
+        read every cell, solved their pick postures and started its local Dask cluster before it was refused."""
+        try:
+            fh = open(self.path / MOVES, "rb")
+        except OSError:
+            return                                    # (no moves.csv yet: `open` decides)
+        with fh:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise self._busy() from None
 
     def _marker(self):
         try:
@@ -99,8 +113,11 @@ class BatchStore:
             fcntl.flock(self._moves.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self.close()
-            raise OutputError(f"--out {self.path}: another toppra-app batch is writing into it; let it finish (or "
-                              f"stop it), then run the command again to resume") from None
+            raise self._busy() from None
+
+    def _busy(self) -> OutputError:
+        return OutputError(f"--out {self.path}: another toppra-app batch is writing into it; let it finish (or stop "
+                           f"it), then run the command again to resume")
 
     def _remove_temporaries(self) -> None:
         """This module's temporaries (`_atomic_bytes`) of a killed run: in DIR those of its own files, in

@@ -2,9 +2,9 @@
 worker), returned as plain data — rows for moves.csv and the sampled trajectories, no solver objects —
 so that what travels back to the client and what it holds is small (`BoxOutcome.nbytes`).
 
-A move that cannot be planned (the box out of reach, an infeasible path, ...) is not an exception here:
-its rows carry status "failed" and the one-line error, and the batch goes on. Only a lost worker makes
-Dask run the task again."""
+A move that cannot be planned (the box out of reach, an infeasible path, no solver solved it, ...) is not an
+exception here: its rows carry status "failed" and the one-line error, and the batch goes on. Only a lost
+worker makes Dask run the task again."""
 
 from __future__ import annotations
 
@@ -68,13 +68,16 @@ def plan_box_task(cell_id: str, cell, box: int, nominal: bool, dt: float, trajec
     of the whole pallet (box k: 2k + 1 and 2k + 2)."""
     from scenarios.palletizing import plan_box
     from toppra_app.export import trajectory_csv
+    from toppra_app.socp.solvers import SolverError
     t0 = time.perf_counter()
     slot = cell.slots[box]
     base = dict(cell=cell_id, box=box + 1, slot=slot.label, box_type=slot.box.name)
     first = 2 * box + 1
     try:
         result = plan_box(cell, box, first - 1, nominal=nominal)
-    except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:   # users' errors and failed solves
+    # users' errors and failed solves; a SolverError (no solver of the chain solved it) too: it ended a serial batch
+    # at that box, and on Dask it was retried and reported lost, on every run again
+    except (ValueError, ArithmeticError, np.linalg.LinAlgError, SolverError) as exc:
         return failed_outcome(cell_id, cell, box, exc, time.perf_counter() - t0)
     rows, files = [], {}
     check = result.check
