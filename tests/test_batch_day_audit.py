@@ -94,7 +94,7 @@ def test_a_cell_whose_moves_all_failed_is_not_summarised_as_within_its_limits():
     """batch_summary.json gave a cell whose every move failed within_limits true, total 0.0 s and worst ratio 0.0:
     read by a script, a good cell. Nothing was planned, so there is nothing to judge: null."""
     from types import SimpleNamespace
-    from scenarios.batch.run import summarise
+    from scenarios.batch.summary import summarise
     ok = dict(cell="good", move="1", box="1", kind="loaded", status="ok", duration_s="1.5", worst_ratio="0.9",
               within_limits="true", limit_ratio="0.9", limit_problems="", error="")
     bad = dict(cell="bad", move="1", box="1", kind="loaded", status="failed", duration_s="", worst_ratio="",

@@ -14,7 +14,7 @@ import signal
 import pytest
 
 from scenarios.batch.manifest import read_source
-from scenarios.batch.run import summarise
+from scenarios.batch.summary import summarise
 from scenarios.batch.store import BatchStore
 from toppra_app.errors import InputError
 from toppra_app.cli import main
@@ -228,3 +228,36 @@ def test_the_batch_summary_says_which_tool_version_and_units_wrote_it(tmp_path):
     marker = json.loads((out / ".toppra-app-batch.json").read_text())
     assert {k: summary.get(k) for k in ("tool", "version", "units")} == provenance()
     assert summary["version"] == marker["version"] and summary["units"]["time"] == "s"
+
+
+def test_a_batch_whose_workers_are_all_gone_ends_in_one_line(tmp_path, capsys, monkeypatch):
+    """Workers that close themselves (at a memory limit, `prlimit --as`) left the batch waiting for ever with none
+    left (an audit). After `run.NO_WORKERS_S` without a worker the boxes left are lost: one line, exit 3."""
+    pytest.importorskip("dask.distributed")
+    from distributed import Client
+    import scenarios.batch.run as run
+    from scenarios.batch.tasks import failed_outcome
+    clients = []
+
+    def local(jobs, scheduler):
+        clients.append(Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0"))
+        return clients[0], None
+    monkeypatch.setattr(run, "dask_client", local)
+    monkeypatch.setattr(run, "NO_WORKERS_S", 1.0)
+    monkeypatch.setattr(run, "plan_box_task", lambda cell_id, cell, box, *a: failed_outcome(cell_id, cell, box,
+                                                                                           ValueError("skipped")))
+    original = BatchStore.write_outcome
+
+    def write_then_lose_the_workers(self, outcome, **kwargs):
+        original(self, outcome, **kwargs)
+        if clients[0].cluster.workers:
+            clients[0].cluster.scale(0)           # (every worker gone, the scheduler and the client still up)
+    monkeypatch.setattr(BatchStore, "write_outcome", write_then_lose_the_workers)
+    manifest = write_manifest(tmp_path, boxes='"all"', masses="[2.0]")
+    out = tmp_path / "out"
+    assert main(["batch", str(manifest), "--out", str(out), "--jobs", "1", "--no-report"]) == 3
+    lines = [x for x in capsys.readouterr().err.strip().splitlines() if not x.startswith("batch: ")]
+    lost = json.loads((out / "batch_summary.json").read_text())["run"]["lost"]
+    assert len(lines) == 1 and f"{len(lost)} box(es) not planned" in lines[0]
+    assert lost and all("no worker left for 1 s" in x or "no worker computed it again in 1 s" in x for x in lost)
+    clients[0].close()

@@ -76,7 +76,8 @@ def _finer_sampling(loaded, dt: float, no_trajectories: bool) -> None:
 def _run(args, spec, store, loaded, failed_cells, client, t0) -> int:
     from toppra_app.output import _version
     from toppra_app import interrupt
-    from scenarios.batch.run import Progress, Task, over_limits, read_moves, run_tasks, summarise
+    from scenarios.batch.run import Progress, Task, run_tasks
+    from scenarios.batch.summary import over_limits, read_moves, summarise
     from scenarios.batch.signals import signals_deferred
     from scenarios.report import provenance
     from scenarios.batch.store import MOVES, REPORT
