@@ -180,11 +180,9 @@ def test_a_worker_killed_while_the_workers_warm_up_does_not_end_the_batch(tmp_pa
     assert info["lost"] == [] and [r["status"] for o in outcomes for r in o.rows] == ["ok", "ok"]
 
 
-def test_a_scheduler_lost_mid_batch_keeps_the_finished_boxes_and_ends_in_one_line(tmp_path, capsys, monkeypatch):
-    """--scheduler: the scheduler killed (or restarted) mid-batch closed the client after 10 s of reconnecting, and
-    the next box submitted ended the batch in a 40-line traceback (ClosedClientError), exit 1 (an audit). The boxes
-    finished are kept, the others are lost as a task whose workers died is: one line, exit 3, the same command
-    plans them."""
+def _in_process_dask(monkeypatch) -> list:
+    """The batch's Dask client made in this process (one worker thread), its boxes failing at once; the list
+    receives the client."""
     pytest.importorskip("dask.distributed")
     from distributed import Client
     import scenarios.batch.run as run
@@ -197,6 +195,15 @@ def test_a_scheduler_lost_mid_batch_keeps_the_finished_boxes_and_ends_in_one_lin
     monkeypatch.setattr(run, "dask_client", local)
     monkeypatch.setattr(run, "plan_box_task", lambda cell_id, cell, box, *a: failed_outcome(cell_id, cell, box,
                                                                                            ValueError("skipped")))
+    return clients
+
+
+def test_a_scheduler_lost_mid_batch_keeps_the_finished_boxes_and_ends_in_one_line(tmp_path, capsys, monkeypatch):
+    """--scheduler: the scheduler killed (or restarted) mid-batch closed the client after 10 s of reconnecting, and
+    the next box submitted ended the batch in a 40-line traceback (ClosedClientError), exit 1 (an audit). The boxes
+    finished are kept, the others are lost as a task whose workers died is: one line, exit 3, the same command
+    plans them."""
+    clients = _in_process_dask(monkeypatch)
     original = BatchStore.write_outcome
 
     def write_then_lose_the_scheduler(self, outcome, **kwargs):
@@ -233,19 +240,9 @@ def test_the_batch_summary_says_which_tool_version_and_units_wrote_it(tmp_path):
 def test_a_batch_whose_workers_are_all_gone_ends_in_one_line(tmp_path, capsys, monkeypatch):
     """Workers that close themselves (at a memory limit, `prlimit --as`) left the batch waiting for ever with none
     left (an audit). After `run.NO_WORKERS_S` without a worker the boxes left are lost: one line, exit 3."""
-    pytest.importorskip("dask.distributed")
-    from distributed import Client
     import scenarios.batch.run as run
-    from scenarios.batch.tasks import failed_outcome
-    clients = []
-
-    def local(jobs, scheduler):
-        clients.append(Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0"))
-        return clients[0], None
-    monkeypatch.setattr(run, "dask_client", local)
+    clients = _in_process_dask(monkeypatch)
     monkeypatch.setattr(run, "NO_WORKERS_S", 1.0)
-    monkeypatch.setattr(run, "plan_box_task", lambda cell_id, cell, box, *a: failed_outcome(cell_id, cell, box,
-                                                                                           ValueError("skipped")))
     original = BatchStore.write_outcome
 
     def write_then_lose_the_workers(self, outcome, **kwargs):
