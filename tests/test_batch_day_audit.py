@@ -122,3 +122,22 @@ def test_sweep_variants_of_one_robot_and_pick_solve_the_pick_posture_once(tmp_pa
     for k, (_, c, _) in enumerate(loaded):
         assert np.array_equal(c.q_pick, fresh.q_pick) and np.array_equal(c.pick, fresh.pick)
         assert c.grasp_turn == fresh.grasp_turn and (k == 0 or c.q_pick is not loaded[0][1].q_pick)
+
+
+def test_a_batch_resumed_by_another_version_says_so(tmp_path):
+    """The fingerprint holds the inputs and options, not the tool's version: a batch resumed after an upgrade
+    appended the new version's moves to the old one's without a word (the batch audit). It now warns, naming both."""
+    import warnings
+    from scenarios.batch.store import BatchStore
+    out = tmp_path / "out"
+    store = BatchStore(out, "f")
+    store.open("1.0")
+    store.close()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for version in ("1.0", "1.1"):
+            store = BatchStore(out, "f")
+            store.open(version)
+            store.close()
+    notes = [str(w.message) for w in caught]
+    assert len(notes) == 1 and "begun by toppra-app 1.0 with 1.1" in notes[0] and "\n" not in notes[0]

@@ -21,6 +21,7 @@ import json
 import os
 import re
 import secrets
+import warnings
 from pathlib import Path
 
 from toppra_app.output import OutputError, check_path_length, protected_reason, resolved_out, write_error
@@ -50,7 +51,7 @@ class BatchStore:
             raise OutputError(f"--out {out}: {why}")
         if self.path.exists() and not self.path.is_dir():
             raise OutputError(f"--out {out}: exists and is not a directory")
-        self.resuming = False
+        self.resuming, self.begun_by = False, None
         if self.path.is_dir() and any(self.path.iterdir()):
             marker = self._marker()
             if marker is None:
@@ -60,6 +61,7 @@ class BatchStore:
                 raise OutputError(f"--out {out}: holds a batch of other cells or options (fingerprint "
                                   f"{marker.get('fingerprint')}, this batch {fingerprint}); choose another directory")
             self.resuming = True
+            self.begun_by = marker.get("version")
             self._refuse_if_locked()
         elif not self.path.parent.is_dir():
             raise OutputError(f"--out {out}: the parent directory {self.path.parent} does not exist")
@@ -91,6 +93,10 @@ class BatchStore:
         batch at a time writes into DIR (a lock on moves.csv, held until `close`): a second run of the same
         command, started while the first still runs, removed the first's temporaries and appended the same
         moves again (52 rows for 32 moves, the totals in batch_summary.json counted twice)."""
+        if self.resuming and self.begun_by != version:    # (the fingerprint holds the inputs, not the version: a
+            warnings.warn(f"--out {self.path}: resuming a batch begun by toppra-app {self.begun_by} with {version}; "
+                          f"moves.csv holds the moves of both (a new --out plans every move with {version})",
+                          RuntimeWarning, stacklevel=2)     # resume after an upgrade mixed them unsaid)
         try:
             self.path.mkdir(exist_ok=True)
             if not self.resuming:                     # the marker first: a run stopped before it left a moves.csv
