@@ -95,8 +95,10 @@ def _server(answer: bytes | None):
     (None, "no Dask scheduler answered within"),                       # a dashboard's port: hung for good
     (b"HTTP/1.1 400 Bad Request\r\n\r\n" * 4, "cannot connect"),      # ended as "out of memory"
 ])
-def test_a_scheduler_address_where_no_dask_scheduler_answers_is_one_line(tmp_path, capsys, answer, why):
+def test_a_scheduler_address_where_no_dask_scheduler_answers_is_one_line(tmp_path, capsys, monkeypatch, answer, why):
     pytest.importorskip("dask.distributed")
+    import scenarios.batch.run as run
+    monkeypatch.setattr(run, "SCHEDULER_TIMEOUT", 2.0)          # (the 8 s of the command: the same one line)
     srv, address = _server(answer)
     result = []
     try:

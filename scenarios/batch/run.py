@@ -168,7 +168,10 @@ def quiet_heartbeat() -> None:
         log.addFilter(_SchedulerClosed())
 
 
-def check_scheduler(address: str, timeout: float = 8.0) -> None:
+SCHEDULER_TIMEOUT = 8.0     # s a Dask scheduler has to answer `check_scheduler`
+
+
+def check_scheduler(address: str, timeout: float | None = None) -> None:
     """One line unless a Dask scheduler answers at `address` within `timeout` seconds: Dask's own connect bounds
     the connection, not the handshake, so a port that accepts and then waits (a scheduler's dashboard, 8787)
     hung the batch (still waiting after 60 s), one that answers something else (a proxy, a web server) ended as "out of memory" (its
@@ -176,6 +179,7 @@ def check_scheduler(address: str, timeout: float = 8.0) -> None:
     unset variable) planned on a local cluster instead."""
     import asyncio
     from distributed.comm import connect
+    timeout = SCHEDULER_TIMEOUT if timeout is None else timeout
     if not address.strip():
         raise InputError("--scheduler: empty; give the scheduler's address, e.g. tcp://10.0.0.5:8786")
 
