@@ -22,7 +22,7 @@ if TYPE_CHECKING:                     # only for annotations: checks must not im
 
 __all__ = ["ModelError", "PayloadError", "short_repr", "file_name", "readonly", "floats", "vector", "array",
            "as_batch", "same_batch", "finite_result", "stacklevel_outside", "plain_number", "switch",
-           "over_text"]
+           "over_text", "read_at_most"]
 
 
 class ModelError(ValueError):
@@ -199,3 +199,14 @@ def over_text(value, limit) -> str:
     value just over a limit read "mass 7 kg exceeds the rated payload 7 kg" (7.0000001 kg)."""
     text = f"{float(value):g}"
     return text if text != f"{float(limit):g}" else repr(float(value))
+
+
+def read_at_most(fh, size: int, max_bytes: int) -> bytes:
+    """The bytes of the open binary file `fh` whose size by its stat is `size`: at most ``max_bytes + 1`` of them
+    (more than `max_bytes` means too large), read into a buffer of the file's size — ``read(n)`` allocates n bytes
+    first, 256 MiB for every CSV read at its bound — and read on up to the bound where the file grew or its file
+    system does not know its size (/proc: 0)."""
+    data = fh.read(min(size, max_bytes) + 1)
+    if len(data) > size:
+        data += fh.read(max_bytes + 1 - len(data))
+    return data

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import stat
 
+from dynamics.checks import read_at_most
+
 from .errors import InputError
 
 
@@ -28,10 +30,8 @@ def read_text(path, max_bytes: int, what: str, line_word: str = "line") -> str:
     if st.st_size > max_bytes:
         raise InputError(f"{source}: {st.st_size} bytes; {what} may have at most {max_bytes} bytes")
     try:
-        with open(path, "rb") as fh:    # read(n) allocates n bytes first: max_bytes (256 MiB for a CSV) per file read
-            raw = fh.read(min(st.st_size, max_bytes) + 1)
-            if len(raw) > st.st_size:                        # it grew, or a size the file system does not know (/proc)
-                raw += fh.read(max_bytes + 1 - len(raw))
+        with open(path, "rb") as fh:
+            raw = read_at_most(fh, st.st_size, max_bytes)
     except OSError as exc:
         raise InputError(f"{source}: cannot read ({exc.strerror or exc})") from None
     if len(raw) > max_bytes:

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..checks import ModelError, stacklevel_outside
+from ..checks import ModelError, read_at_most, stacklevel_outside
 from ..inertial_parameters import check_inertial
 from .packages import find_in_package, package_roots
 
@@ -28,10 +28,7 @@ def read_urdf_root(path: str, xacro_args: dict | None = None, package_dirs=()):
         if os.fsdecode(path).lower().endswith(".xacro"):          # (as --robot reads the name: any case)
             return ET.fromstring(_expand_xacro(path, xacro_args, package_dirs))
         with open(path, "rb") as fh:   # whole: expat < 2.6 fed in 64 kB pieces (ET.parse) rescans a long token at each
-            size = os.fstat(fh.fileno()).st_size    # piece (a 40 MB attribute: 20 s; read whole, 1 s) ...
-            data = fh.read(min(size, MAX_URDF_BYTES) + 1)          # ... into a buffer of the file's size
-            if len(data) > size:                    # (it grew, or a size the file system does not know)
-                data += fh.read(MAX_URDF_BYTES + 1 - len(data))
+            data = read_at_most(fh, os.fstat(fh.fileno()).st_size, MAX_URDF_BYTES)   # piece (40 MB attribute: 20 s)
         if len(data) > MAX_URDF_BYTES:
             raise ModelError(f"{path}: larger than {MAX_URDF_BYTES >> 20} MiB; expected a URDF file")
         return ET.fromstring(data)
