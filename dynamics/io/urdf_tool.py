@@ -28,7 +28,8 @@ def tool_frame_of(path, tool_frame, bodies, frames, frame_dict, fingers):
                 or [fname for fname, b, _, how in frames if b == last and how in (2, 3)])
         tips = [t for t in tips if not _FINGER.search(t)] or tips   # Kinova's end_effector, not a finger tip
         chosen = tips[-1] if tips else bodies[last]["link"]
-        ends = [bd["link"] for k, bd in enumerate(bodies) if k not in {b["parent"] for b in bodies}
+        parents = {bd["parent"] for bd in bodies}
+        ends = [bd["link"] for k, bd in enumerate(bodies) if k not in parents
                 and bd["joint"]["name"] not in fingers and not _FINGER.search(bd["joint"]["name"] + bd["link"])]
         if len(ends) > 1:     # (Talos's was right_sole_link, Tiago's a finger: a payload without a frame went there)
             warnings.warn(f"{path}: the robot branches ({len(ends)} ends: {', '.join(ends[:4])}"
