@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import dynamics
+from dynamics.blocks import BLOCK_BYTES, in_blocks
 
 from .checks import real
 from .errors import InputError
@@ -276,16 +277,9 @@ def sample_trajectory(robot, path, law: TimeLaw, dt: float = 1e-3) -> Trajectory
     of arrays, computed `BLOCK` samples at a time (the path, the dynamics and the time law's work took twice
     the arrays again: 1e-6 s on a 3 s plan peaked at 1.7 GB)."""
     t = sample_times(law.duration, dt, 8.0 * (4 + 4 * robot.n))
-    if t.size <= BLOCK:
-        return joint_motion(robot, path, *law(t), t)
-    out = None
-    for a in range(0, t.size, BLOCK):
-        part = joint_motion(robot, path, *law(t[a:a + BLOCK]), t[a:a + BLOCK])
-        if out is None:
-            out = TrajectorySample(*(np.empty((t.size,) + x.shape[1:]) for x in vars(part).values()))
-        for whole, x in zip(vars(out).values(), vars(part).values()):
-            whole[a:a + BLOCK] = x
-    return out
+    fields = in_blocks(lambda tb: tuple(vars(joint_motion(robot, path, *law(tb), tb)).values()),
+                       BLOCK_BYTES / BLOCK, t)                                  # (`BLOCK` samples a block)
+    return TrajectorySample(*fields)
 
 
 def controller_samples(robot, path, law, dt: float):
