@@ -63,14 +63,12 @@ def _finer_sampling(loaded, dt: float, no_trajectories: bool) -> None:
     """A warning line for each cell file whose controller profile ([controller], or [limits] rates) samples more
     coarsely than the trajectories' --dt (their finite differences then exceed its rate limits: `finer_sampling`)."""
     import warnings
-    from toppra_app.controller import finer_sampling
     warned = set()
     for cs, cell, _ in [] if no_trajectories else loaded:
-        note = finer_sampling(cell.planner_options().get("controller"), dt)   # ([limits] rates: a profile too)
+        note = cell.sampling_note(dt, cs.file)
         if note and cs.file not in warned:                  # (once a file, not once a sweep's variant)
             warned.add(cs.file)
-            table = "[controller]" if cell.controller else "[limits]"
-            warnings.warn(f"{cs.file}: {table}: {note}", RuntimeWarning, stacklevel=2)
+            warnings.warn(note, RuntimeWarning, stacklevel=2)
 
 
 def _run(args, spec, store, loaded, failed_cells, client, t0) -> int:

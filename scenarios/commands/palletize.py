@@ -192,11 +192,10 @@ def _plan_and_write(args, tmp, helper, t0):
     if args.quick:
         print("--quick: planning the first box of every layer only")
     robot = cell.robot
-    from toppra_app.controller import finer_sampling
-    note = finer_sampling(cell.planner_options().get("controller"), args.dt)   # (move CSVs at 4 kHz, 1 ms profile:
-    if note:                                                                     # 4× its rate, unsaid)
+    note = cell.sampling_note(args.dt)           # (move CSVs at 4 kHz of a 1 ms profile: 4× its rate, unsaid)
+    if note:
         import warnings
-        warnings.warn(f"{cell.source}: {'[controller]' if cell.controller else '[limits]'}: {note}", stacklevel=2)
+        warnings.warn(note, stacklevel=2)
     move_png = args.move_png and not args.no_plots
     bar = rp.ProgressBar("planning")
     checked = _CheckedMoves(bar)

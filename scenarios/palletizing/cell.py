@@ -150,6 +150,15 @@ class Cell:
                     **rates)
         return {k: v for k, v in opts.items() if v is not None}
 
+    def sampling_note(self, dt: float, source=None) -> str | None:
+        """One warning line where trajectory files sampled every `dt` are finer than the cell's rate-limited
+        controller profile ([controller], or [limits] rates planned as one) samples, naming `source` (default the
+        cell's) and the table (`toppra_app.controller.finer_sampling`); else None."""
+        from toppra_app.controller import finer_sampling
+        note = finer_sampling(self.planner_options().get("controller"), dt)
+        table = "[controller]" if self.controller else "[limits]"
+        return note and f"{self.source if source is None else source}: {table}: {note}"
+
     def rates_profile(self):
         """[limits] torque_rate_max / jerk_max as a `toppra_app.ControllerProfile`: the same limits on the 1 ms
         samples, steps from and to rest included, torque and speed headroom 1. The sequential scheme took 5–50 s
