@@ -73,8 +73,8 @@ def fit_within(s: np.ndarray, W: np.ndarray, tolerance: np.ndarray) -> tuple[BSp
         lo, hi = (lo, mid) if within(mid) else (mid, hi)
     t, c = fits[hi][0].t, fits[hi][0].c * tolerance
     c[0], c[-1] = W[0], W[-1]                          # exactly, not through the scaling
-    held = np.all(W == W[0], axis=0)
-    return (BSpline(t, c, 3) if not held.any() else _holding(BSpline(t, c, 3), held, W[0])), None
+    spline, held = BSpline(t, c, 3), np.all(W == W[0], axis=0)
+    return (_holding(spline, held, W[0]) if held.any() else spline), None
 
 
 def _holding(spline: BSpline, held: np.ndarray, values: np.ndarray) -> PPoly:
